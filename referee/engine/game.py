@@ -1,0 +1,305 @@
+"""A whole game: seeded deals, one after another, until a side reaches the target.
+
+:class:`GameState` deals each deal from the seed (see :mod:`referee.engine.deals`),
+rotates the dealer, adds up the scores and decides the outcome. With ``record=True``
+it also writes the game's events, the lines of a game record (``docs/records.md``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from referee.engine.actions import (
+    CALL_OUT,
+    END_DECLARATIONS,
+    NUM_PLAY_ACTIONS,
+    SIGNAL_NAMES,
+    Action,
+    is_declaration,
+)
+from referee.engine.cards import CARD_NAMES, CardSet, cards_of, names
+from referee.engine.deals import Deal, deal_cards, first_dealer
+from referee.engine.declarations import DECLARATION_CARDS, DECLARATION_NAMES, declaration_points
+from referee.engine.errors import IllegalActionError, Reason
+from referee.engine.rules import Rules
+from referee.engine.tressette import Observation, TressetteDeal
+from referee.engine.tressette_a_tre import TressetteATreDeal
+
+RECORD_FORMAT = "tavolo-record/1"
+
+DEAL_CLASSES: dict[str, type[TressetteDeal]] = {
+    "tressette": TressetteDeal,
+    "tressette-a-tre": TressetteATreDeal,
+}
+"""The deal class of each engine family."""
+
+
+class Termination(StrEnum):
+    """Why a game ended."""
+
+    TARGET_REACHED = "target_reached"
+    """A side reached the target with the highest total."""
+    DEALS_PLAYED = "deals_played"
+    """The fixed number of deals was played (normal end of a deal-count game)."""
+    CALLED_OUT = "called_out"
+    """A player called out, rightly or wrongly."""
+    ILLEGAL_ACTION = "illegal_action"
+    """A player's illegal actions forfeited the game."""
+    TIMEOUT = "timeout"
+    """A player ran out of time."""
+    CRASH = "crash"
+    """A player's process died or its connection was lost."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How a game ended."""
+
+    termination: Termination
+    winner: int | None
+    """Winning side, or None for a draw."""
+    totals: tuple[int, ...]
+    """Game points per side."""
+    deals: int
+    """Deals scored."""
+
+
+def new_deal(
+    rules: Rules,
+    hands: Sequence[CardSet],
+    dealer: int,
+    widow: CardSet = 0,
+    totals: Sequence[int] | None = None,
+) -> TressetteDeal:
+    """A deal of the rules' game from given hands."""
+    return DEAL_CLASSES[rules.game](rules, hands, dealer, widow=widow, totals=totals)
+
+
+def _cards(mask: CardSet) -> list[str]:
+    return names(cards_of(mask))
+
+
+class GameState:
+    """A game over seeded deals; ``deals=N`` plays exactly N deals instead of to the target.
+
+    ``deal_source(number, dealer)``, for tests and analysis, replaces the seeded deals.
+    """
+
+    def __init__(
+        self,
+        rules: Rules,
+        seed: str,
+        *,
+        deals: int | None = None,
+        seats: Sequence[str] | None = None,
+        record: bool = False,
+        deal_source: Callable[[int, int], Deal] | None = None,
+    ) -> None:
+        if deals is not None and deals < 1:
+            raise ValueError("a game needs at least one deal")
+        self.rules = rules
+        self.seed = seed
+        self.max_deals = deals
+        self.totals = [0] * rules.sides
+        self.outcome: Outcome | None = None
+        self.deal_number = 0
+        self.events: list[dict[str, Any]] | None = [] if record else None
+        self._deal_source = deal_source
+        self._dealer = first_dealer(rules.game, seed, rules.players)
+        self._trick_count = 0
+        if self.events is not None:
+            self.events.append(
+                {
+                    "type": "game",
+                    "format": RECORD_FORMAT,
+                    "game": rules.game,
+                    "rules": rules.to_dict(),
+                    "seed": seed,
+                    "deals": deals,
+                    "seats": list(seats) if seats is not None else None,
+                }
+            )
+        self.deal = self._start_deal()
+
+    # -- the state API ------------------------------------------------------------------
+
+    def current_player(self) -> int | None:
+        """Seat to act, or None once the game is over."""
+        return None if self.outcome else self.deal.current_player()
+
+    def is_terminal(self) -> bool:
+        """Whether the game is over."""
+        return self.outcome is not None
+
+    def legal_actions(self) -> tuple[Action, ...]:
+        """Legal actions of the seat to act."""
+        return () if self.outcome else self.deal.legal_actions()
+
+    def observation(self, seat: int) -> Observation:
+        """What ``seat`` may know now."""
+        return self.deal.observation(seat)
+
+    def apply_action(self, action: Action) -> None:
+        """Apply the action of the seat to act; illegal actions raise and change nothing."""
+        if self.outcome:
+            raise IllegalActionError(Reason.GAME_OVER, "the game is over")
+        deal = self.deal
+        seat = deal.current_player()
+        assert seat is not None
+        declared_before = len(deal.declared)
+        deal.apply_action(action)
+        if self.events is not None:
+            self._log_action(seat, action, declared_before)
+        if deal.is_terminal():
+            self._end_deal()
+
+    def forfeit(self, seat: int, termination: Termination, detail: str = "") -> None:
+        """End the game now; the side of ``seat`` loses for ``termination``."""
+        if self.outcome:
+            raise IllegalActionError(Reason.GAME_OVER, "the game is over")
+        if not 0 <= seat < self.rules.players:
+            raise ValueError(f"seat {seat} is not at this table")
+        if self.events is not None:
+            self.events.append(
+                {"type": "forfeit", "seat": seat, "reason": termination.value, "detail": detail}
+            )
+        loser = self.rules.side_of(seat)
+        self._finish(termination, self._best_side(exclude=loser))
+
+    # -- deals ---------------------------------------------------------------------------
+
+    def _start_deal(self) -> TressetteDeal:
+        self.deal_number += 1
+        rules = self.rules
+        if self.deal_number > 1:
+            self._dealer = (self._dealer + 1) % rules.players
+        if self._deal_source is not None:
+            dealt = self._deal_source(self.deal_number, self._dealer)
+        else:
+            dealt = deal_cards(rules.game, self.seed, self.deal_number, self._dealer, rules.players)
+        deal = new_deal(rules, dealt.hands, dealt.dealer, dealt.widow, self.totals)
+        self._trick_count = 0
+        if self.events is not None:
+            event: dict[str, Any] = {
+                "type": "deal",
+                "deal": self.deal_number,
+                "dealer": dealt.dealer,
+                "hands": [_cards(h) for h in dealt.hands],
+            }
+            if dealt.widow:
+                event["widow"] = _cards(dealt.widow)
+            self.events.append(event)
+            for seat, declaration in deal.declared:
+                self._log_declaration(seat, declaration)
+        return deal
+
+    def _end_deal(self) -> None:
+        deal = self.deal
+        rules = self.rules
+        if deal.call_out is not None:
+            call = deal.call_out
+            side = rules.side_of(call.seat)
+            winner = side if call.correct else self._best_side(exclude=side)
+            self._finish(Termination.CALLED_OUT, winner)
+            return
+        score = deal.score
+        assert score is not None
+        for side, points in enumerate(score.points):
+            self.totals[side] += points
+        if self.events is not None:
+            self.events.append(
+                {
+                    "type": "score",
+                    "deal": self.deal_number,
+                    "last_trick": score.last_trick,
+                    "thirds": list(score.thirds),
+                    "card_points": list(score.card_points),
+                    "declarations": list(score.declarations),
+                    "cappotto": score.cappotto,
+                    "points": list(score.points),
+                    "totals": list(self.totals),
+                }
+            )
+        top = max(self.totals)
+        leaders = [s for s, t in enumerate(self.totals) if t == top]
+        if self.max_deals is not None:
+            if self.deal_number >= self.max_deals:
+                self._finish(Termination.DEALS_PLAYED, leaders[0] if len(leaders) == 1 else None)
+                return
+        elif top >= rules.target and len(leaders) == 1:
+            self._finish(Termination.TARGET_REACHED, leaders[0])
+            return
+        # Below the target, or a tie at the top: one more deal.
+        self.deal = self._start_deal()
+
+    def _best_side(self, exclude: int) -> int | None:
+        """The side with the highest total other than ``exclude``; None on a tie."""
+        others = [s for s in range(self.rules.sides) if s != exclude]
+        top = max(self.totals[s] for s in others)
+        best = [s for s in others if self.totals[s] == top]
+        return best[0] if len(best) == 1 else None
+
+    def _finish(self, termination: Termination, winner: int | None) -> None:
+        self.outcome = Outcome(termination, winner, tuple(self.totals), self.deal_number)
+        if self.events is not None:
+            self.events.append(
+                {
+                    "type": "result",
+                    "termination": termination.value,
+                    "winner": winner,
+                    "totals": list(self.totals),
+                    "deals": self.deal_number,
+                }
+            )
+
+    # -- events ----------------------------------------------------------------------------
+
+    def _log_declaration(self, seat: int, declaration: int) -> None:
+        assert self.events is not None
+        self.events.append(
+            {
+                "type": "declare",
+                "seat": seat,
+                "declaration": DECLARATION_NAMES[declaration],
+                "cards": _cards(DECLARATION_CARDS[declaration]),
+                "points": declaration_points(declaration, self.rules.quattro_points),
+            }
+        )
+
+    def _log_action(self, seat: int, action: Action, declared_before: int) -> None:
+        assert self.events is not None
+        deal = self.deal
+        if action < NUM_PLAY_ACTIONS:
+            signal = SIGNAL_NAMES[action // 40]
+            self.events.append(
+                {
+                    "type": "play",
+                    "seat": seat,
+                    "card": CARD_NAMES[action % 40],
+                    "signal": signal or None,
+                }
+            )
+            winners = deal.trick_winners
+            if len(winners) > self._trick_count:
+                self._trick_count = len(winners)
+                self.events.append(
+                    {
+                        "type": "trick",
+                        "trick": self._trick_count,
+                        "winner": winners[-1],
+                    }
+                )
+        elif is_declaration(action):
+            for s, declaration in deal.declared[declared_before:]:
+                self._log_declaration(s, declaration)
+        elif action == END_DECLARATIONS:
+            self.events.append({"type": "end-declarations", "seat": seat})
+        elif action == CALL_OUT:
+            call = deal.call_out
+            assert call is not None
+            self.events.append(
+                {"type": "call-out", "seat": seat, "claimed": call.claimed, "correct": call.correct}
+            )

@@ -1,0 +1,213 @@
+"""Rules as data: one frozen set of knobs, and named presets.
+
+Every knob of ``RULES.md`` is a field of :class:`Rules`. A game record carries
+``Rules.to_dict()`` in full, and :meth:`Rules.from_dict` reads it back strictly.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+GAMES = ("tressette", "tressette-a-tre")
+"""Engine families. The deal generator hashes this name."""
+
+SIGNAL_MODES = ("any", "leader", "muto")
+STRISCIO_MEANINGS = ("more", "more_no_honours")
+CAPPOTTO_MODES = ("none", "double", "fixed")
+WIDOW_MODES = ("last_trick",)
+
+STANDARD_CARD_VALUES = (1, 1, 3, 1, 1, 1, 0, 0, 0, 0)
+"""Thirds of a point per rank ``3 2 A K Q J 7 6 5 4``: the ace 3/3, figures and pezzi 1/3."""
+
+
+class RulesError(ValueError):
+    """An unknown game, preset or knob, or a knob value out of range."""
+
+
+@dataclass(frozen=True)
+class Rules:
+    """The complete rule set of one game. Defaults are the ``tressette`` preset."""
+
+    game: str = "tressette"
+    """Engine family: ``tressette`` (4 seats, partners 0+2 and 1+3) or ``tressette-a-tre``."""
+    target: int = 41
+    """Game points a side needs; checked at the end of each deal."""
+    card_values: tuple[int, ...] = STANDARD_CARD_VALUES
+    """Thirds of a point for each rank, in rank order ``3 2 A K Q J 7 6 5 4``."""
+    declarations: bool = True
+    """Whether accusi (napoli, buon gioco, quattro) may be declared at all."""
+    quattro_points: int = 4
+    """Points for all four 3s, 2s or aces (seed 002 gives 3)."""
+    declaration_limit: int = 0
+    """Most combinations one player may declare in a deal; 0 means no limit."""
+    declare_before_first_card: bool = False
+    """All declarations happen in a round before the first card is led."""
+    auto_declare: bool = False
+    """The referee declares every held combination for each player."""
+    signals: str = "any"
+    """Who may signal: ``any`` player, the trick ``leader`` from trick 2, or ``muto`` (none)."""
+    striscio_meaning: str = "more"
+    """Striscio says ``more`` cards of the suit remain, or ``more_no_honours`` (none a 3, 2, A)."""
+    striscio_lengths: bool = False
+    """Striscio is said as lungo (4+ more cards) or corto (1 to 3 more) instead of plain."""
+    ribusso: bool = False
+    """Whether ribusso, a stronger busso on leading, is allowed."""
+    cappotto: str = "fixed"
+    """Winning every trick: ``none``, ``double`` (the deal counts double) or ``fixed`` (12)."""
+    cappotto_cancels_declarations: bool = True
+    """The side shut out of every trick also loses its declarations."""
+    call_out: bool = False
+    """Chiamarsi fuori: the leader may claim the target has been reached."""
+    widow: str = "last_trick"
+    """Tressette a tre: the 4 undealt cards go to the winner of the last trick."""
+
+    @property
+    def players(self) -> int:
+        """Seats at the table."""
+        return 3 if self.game == "tressette-a-tre" else 4
+
+    @property
+    def partnerships(self) -> bool:
+        """Whether seats play in two sides of two."""
+        return self.players == 4
+
+    @property
+    def sides(self) -> int:
+        """Number of scoring sides."""
+        return 2 if self.partnerships else self.players
+
+    @property
+    def hand_size(self) -> int:
+        """Cards dealt to each seat."""
+        return 12 if self.game == "tressette-a-tre" else 10
+
+    def side_of(self, seat: int) -> int:
+        """The scoring side of a seat."""
+        return seat % 2 if self.partnerships else seat
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every knob, JSON-ready, in field order."""
+        out = dataclasses.asdict(self)
+        out["card_values"] = list(self.card_values)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], *, base: Rules | None = None) -> Rules:
+        """Knobs from a mapping; unknown knobs and bad values raise :class:`RulesError`."""
+        if not isinstance(data, Mapping):
+            raise RulesError(f"rules must be a table of knobs, got {type(data).__name__}")
+        rules = base or cls()
+        changes: dict[str, Any] = {}
+        for key, value in data.items():
+            changes[key] = _check_knob(key, value)
+        rules = dataclasses.replace(rules, **changes)
+        rules.validate()
+        return rules
+
+    def with_knobs(self, assignments: list[str]) -> Rules:
+        """Apply ``knob=value`` texts, as given on the command line."""
+        data: dict[str, Any] = {}
+        for item in assignments:
+            key, sep, text = item.partition("=")
+            if not sep:
+                raise RulesError(f"rule {item!r} must be written knob=value")
+            data[key.strip()] = _parse_text(key.strip(), text.strip())
+        return Rules.from_dict(data, base=self)
+
+    def validate(self) -> None:
+        """Raise :class:`RulesError` when knobs contradict each other."""
+        if self.declaration_limit < 0:
+            raise RulesError("knob 'declaration_limit' must be 0 (no limit) or more")
+
+
+_FIELDS = {f.name: f for f in dataclasses.fields(Rules)}
+_CHOICES: dict[str, tuple[str, ...]] = {
+    "game": GAMES,
+    "signals": SIGNAL_MODES,
+    "striscio_meaning": STRISCIO_MEANINGS,
+    "cappotto": CAPPOTTO_MODES,
+    "widow": WIDOW_MODES,
+}
+_INT_RANGES = {"target": (1, 10_000), "quattro_points": (0, 100), "declaration_limit": (0, 19)}
+
+
+def _check_knob(key: str, value: Any) -> Any:
+    if key not in _FIELDS:
+        known = ", ".join(_FIELDS)
+        raise RulesError(f"unknown knob {key!r}; knobs are: {known}")
+    default = _FIELDS[key].default
+    if key in _CHOICES:
+        if value not in _CHOICES[key]:
+            raise RulesError(
+                f"knob {key!r} cannot be {value!r}; choose one of {', '.join(_CHOICES[key])}"
+            )
+        return value
+    if key == "card_values":
+        if (
+            not isinstance(value, list | tuple)
+            or len(value) != 10
+            or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in value)
+        ):
+            raise RulesError(
+                "knob 'card_values' must be 10 whole thirds, one per rank 3 2 A K Q J 7 6 5 4"
+            )
+        return tuple(value)
+    if isinstance(default, bool):
+        if not isinstance(value, bool):
+            raise RulesError(f"knob {key!r} must be true or false, got {value!r}")
+        return value
+    if isinstance(default, int):
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise RulesError(f"knob {key!r} must be a whole number, got {value!r}")
+        low, high = _INT_RANGES[key]
+        if not low <= value <= high:
+            raise RulesError(f"knob {key!r} must be between {low} and {high}, got {value}")
+        return value
+    raise RulesError(f"knob {key!r} cannot be set")  # pragma: no cover - every field is typed
+
+
+def _parse_text(key: str, text: str) -> Any:
+    """A knob value from command-line text, typed by the knob's default."""
+    if key not in _FIELDS:
+        return text  # _check_knob names the unknown knob
+    default = _FIELDS[key].default
+    if key == "card_values":
+        try:
+            return [int(v) for v in text.split(",")]
+        except ValueError:
+            raise RulesError(
+                f"knob 'card_values' must be 10 comma-separated thirds, got {text!r}"
+            ) from None
+    if isinstance(default, bool):
+        lowered = text.lower()
+        if lowered in ("true", "on", "yes", "1"):
+            return True
+        if lowered in ("false", "off", "no", "0"):
+            return False
+        raise RulesError(f"knob {key!r} must be true or false, got {text!r}")
+    if isinstance(default, int):
+        try:
+            return int(text)
+        except ValueError:
+            raise RulesError(f"knob {key!r} must be a whole number, got {text!r}") from None
+    return text
+
+
+PRESETS: dict[str, Rules] = {
+    "tressette": Rules(),
+    "tressette-muto": Rules(signals="muto"),
+    "treseta": Rules(target=41, signals="leader"),
+    "tressette-a-tre": Rules(game="tressette-a-tre", target=21, signals="muto"),
+}
+"""Named rule sets. ``tressette`` is all defaults."""
+
+
+def preset(name: str) -> Rules:
+    """The rule set of a preset name; raises :class:`RulesError` naming the choices."""
+    try:
+        return PRESETS[name]
+    except KeyError:
+        raise RulesError(f"unknown game {name!r}; choose one of {', '.join(PRESETS)}") from None

@@ -1,0 +1,286 @@
+"""Game records: JSON Lines written by the engine's events, and their verifier.
+
+The format is in ``docs/records.md``. A record is canonical: every line is
+``json.dumps(event, separators=(",", ":"), ensure_ascii=False)`` of the event the
+engine produces, so replaying the actions of a record reproduces it byte for byte.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from referee.engine.actions import (
+    CALL_OUT,
+    END_DECLARATIONS,
+    Action,
+    ActionError,
+    declare_action,
+    parse_signal,
+    play_action,
+)
+from referee.engine.cards import CardError, parse_card
+from referee.engine.declarations import DeclarationError, parse_declaration
+from referee.engine.errors import IllegalActionError
+from referee.engine.game import RECORD_FORMAT, GameState, Outcome, Termination
+from referee.engine.rules import Rules, RulesError
+
+FORFEIT_REASONS = (Termination.ILLEGAL_ACTION, Termination.TIMEOUT, Termination.CRASH)
+ACTION_TYPES = ("play", "declare", "end-declarations", "call-out", "forfeit")
+
+
+class RecordError(ValueError):
+    """A record that does not verify: names the file, the line and the first violation."""
+
+    def __init__(self, source: str, line: int | None, message: str) -> None:
+        where = f"{source}:{line}" if line is not None else source
+        super().__init__(f"{where}: {message}")
+        self.source = source
+        self.line = line
+        self.message = message
+
+
+def dumps(event: dict[str, Any]) -> str:
+    """The canonical text of one record line, without the newline."""
+    return json.dumps(event, separators=(",", ":"), ensure_ascii=False)
+
+
+class RecordWriter:
+    """Appends a game's events to a file as they happen, flushing after each deal."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self._stream = stream
+        self._written = 0
+
+    def write_new(self, events: list[dict[str, Any]]) -> None:
+        """Write the events not written yet."""
+        for event in events[self._written :]:
+            self._stream.write(dumps(event) + "\n")
+            if event["type"] in ("score", "result", "forfeit"):
+                self._stream.flush()
+        self._written = len(events)
+
+
+@dataclass(frozen=True)
+class Verified:
+    """A record that verified."""
+
+    source: str
+    outcome: Outcome
+    lines: int
+
+
+def _field(obj: dict[str, Any], key: str, kind: type | tuple[type, ...], where: str) -> Any:
+    if key not in obj:
+        raise ValueError(f"{where}: missing field '{key}'")
+    value = obj[key]
+    if not isinstance(value, kind) or (isinstance(value, bool) and kind is int):
+        raise ValueError(f"{where}: field '{key}' has the wrong type ({value!r})")
+    return value
+
+
+def _action_of(obj: dict[str, Any]) -> tuple[int, Action]:
+    """(seat, action) of an action line; ValueError names the bad field."""
+    kind = obj["type"]
+    where = f"'{kind}' line"
+    seat = _field(obj, "seat", int, where)
+    if kind == "play":
+        card = parse_card(_field(obj, "card", str, where))
+        signal = obj.get("signal")
+        if signal is not None and not isinstance(signal, str):
+            raise ValueError(f"{where}: field 'signal' must be a signal name or null")
+        return seat, play_action(card, parse_signal(signal) if signal else 0)
+    if kind == "declare":
+        return seat, declare_action(parse_declaration(_field(obj, "declaration", str, where)))
+    if kind == "end-declarations":
+        return seat, END_DECLARATIONS
+    return seat, CALL_OUT
+
+
+def _difference(obj: dict[str, Any], expected: dict[str, Any]) -> str:
+    """The first field where a record line differs from what the replay gives."""
+    kind = expected["type"]
+    if obj.get("type") != kind:
+        return f"expected a '{kind}' line, found '{obj.get('type')}'"
+    for key, value in expected.items():
+        if key not in obj:
+            return f"'{kind}' line is missing field '{key}'"
+        if obj[key] != value:
+            if kind == "deal" and key in ("hands", "widow", "dealer"):
+                return f"deal {expected['deal']}: field '{key}' does not match the seed"
+            return (
+                f"'{kind}' line: field '{key}' is {json.dumps(obj[key])}, "
+                f"the replay gives {json.dumps(value)}"
+            )
+    extra = next(k for k in obj if k not in expected)
+    return f"'{kind}' line has an unknown field '{extra}'"
+
+
+def _header(obj: Any) -> tuple[Rules, str, int | None, list[str] | None]:
+    if not isinstance(obj, dict) or obj.get("type") != "game":
+        raise ValueError("the first line must be the 'game' line")
+    if obj.get("format") != RECORD_FORMAT:
+        raise ValueError(f"field 'format' must be {RECORD_FORMAT!r}, got {obj.get('format')!r}")
+    try:
+        rules = Rules.from_dict(_field(obj, "rules", dict, "'game' line"))
+    except RulesError as exc:
+        raise ValueError(f"field 'rules': {exc}") from None
+    if obj.get("game") != rules.game:
+        raise ValueError(f"field 'game' is {obj.get('game')!r} but the rules are {rules.game!r}")
+    seed = _field(obj, "seed", str, "'game' line")
+    deals = obj.get("deals")
+    if deals is not None and (not isinstance(deals, int) or isinstance(deals, bool) or deals < 1):
+        raise ValueError("field 'deals' must be a whole number from 1, or null")
+    seats = obj.get("seats")
+    if seats is not None and (
+        not isinstance(seats, list)
+        or len(seats) != rules.players
+        or not all(isinstance(s, str) for s in seats)
+    ):
+        raise ValueError(f"field 'seats' must be {rules.players} names, or null")
+    return rules, seed, deals, seats
+
+
+def verify_lines(lines: Iterable[str], source: str = "<record>") -> Verified:
+    """Replay a record's lines (each without its newline) and check every one of them."""
+    state: GameState | None = None
+    events: list[dict[str, Any]] = []
+    pos = 0
+    number = 0
+    for number, text in enumerate(lines, start=1):
+        try:
+            obj = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise RecordError(
+                source, number, f"not JSON ({exc.msg} at column {exc.colno})"
+            ) from None
+        if state is None:
+            try:
+                rules, seed, deals, seats = _header(obj)
+            except ValueError as exc:
+                raise RecordError(source, number, str(exc)) from None
+            state = GameState(rules, seed, deals=deals, seats=seats, record=True)
+            assert state.events is not None
+            events = state.events
+        elif not isinstance(obj, dict) or not isinstance(obj.get("type"), str):
+            raise RecordError(source, number, "a line must be an object with a 'type'")
+        elif pos == len(events):
+            _apply_line(state, obj, source, number)
+        expected = events[pos]
+        if obj != expected:
+            raise RecordError(source, number, _difference(obj, expected))
+        if text != dumps(expected):
+            raise RecordError(source, number, "line is not in canonical form (see docs/records.md)")
+        pos += 1
+    if state is None:
+        raise RecordError(source, None, "the record is empty")
+    if pos < len(events):
+        raise RecordError(
+            source, number + 1, f"record ends early: a '{events[pos]['type']}' line is missing"
+        )
+    if state.outcome is None:
+        seat = state.current_player()
+        raise RecordError(
+            source, number + 1, f"record ends before the game is over: seat {seat} is to act"
+        )
+    return Verified(source, state.outcome, number)
+
+
+def _apply_line(state: GameState, obj: dict[str, Any], source: str, number: int) -> None:
+    """Apply the action a line records, or raise RecordError saying why it cannot be."""
+    kind = obj["type"]
+    if state.outcome is not None:
+        raise RecordError(source, number, f"a '{kind}' line after the game's result")
+    to_act = state.current_player()
+    if kind not in ACTION_TYPES:
+        raise RecordError(
+            source, number, f"expected an action of seat {to_act}, found a '{kind}' line"
+        )
+    if kind == "forfeit":
+        try:
+            seat = _field(obj, "seat", int, "'forfeit' line")
+            reason = Termination(_field(obj, "reason", str, "'forfeit' line"))
+            if reason not in FORFEIT_REASONS:
+                raise ValueError
+            detail = _field(obj, "detail", str, "'forfeit' line")
+            state.forfeit(seat, reason, detail)
+        except ValueError as exc:
+            message = str(exc) or "field 'reason' must be illegal_action, timeout or crash"
+            raise RecordError(source, number, message) from None
+        return
+    try:
+        seat, action = _action_of(obj)
+    except (ValueError, CardError, ActionError, DeclarationError) as exc:
+        raise RecordError(source, number, str(exc)) from None
+    if seat != to_act:
+        raise RecordError(source, number, f"seat {seat} acts, but it is seat {to_act}'s turn")
+    try:
+        state.apply_action(action)
+    except IllegalActionError as exc:
+        raise RecordError(
+            source, number, f"illegal action by seat {seat} ({exc.reason.value}): {exc.message}"
+        ) from None
+
+
+def record_lines(stream: IO[str]) -> Iterator[str]:
+    """The lines of a record file without newlines; a last line without one is truncated."""
+    for raw in stream:
+        if not raw.endswith("\n"):
+            raise _Truncated(raw)
+        yield raw[:-1]
+
+
+class _Truncated(Exception):
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+
+
+def verify_file(path: str | Path) -> Verified:
+    """Verify one record file; raise :class:`RecordError` naming the first violation."""
+    source = str(path)
+    try:
+        with open(path, encoding="utf-8") as stream:
+            lines = 0
+
+            def counted() -> Iterator[str]:
+                nonlocal lines
+                for text in record_lines(stream):
+                    lines += 1
+                    yield text
+
+            try:
+                return verify_lines(counted(), source)
+            except _Truncated:
+                raise RecordError(
+                    source, lines + 1, "truncated: the last line has no newline"
+                ) from None
+    except OSError as exc:
+        raise RecordError(source, None, f"cannot read: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise RecordError(source, None, "not UTF-8 text") from None
+
+
+def replay(lines: Iterable[str]) -> list[str]:
+    """The record rebuilt from the actions in ``lines`` alone, one canonical line each.
+
+    Derived lines (deals, tricks, scores, results) are ignored and made anew; the
+    lines are assumed to be a record that verifies.
+    """
+    state: GameState | None = None
+    events: list[dict[str, Any]] = []
+    for pos, text in enumerate(lines):
+        obj = json.loads(text)
+        if state is None:
+            rules, seed, deals, seats = _header(obj)
+            state = GameState(rules, seed, deals=deals, seats=seats, record=True)
+            assert state.events is not None
+            events = state.events
+        elif pos == len(events):
+            if obj["type"] == "forfeit":
+                state.forfeit(obj["seat"], Termination(obj["reason"]), obj["detail"])
+            else:
+                state.apply_action(_action_of(obj)[1])
+    return [dumps(e) for e in events]

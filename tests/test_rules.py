@@ -1,0 +1,67 @@
+import pytest
+
+from referee.engine.rules import PRESETS, Rules, RulesError, preset
+
+
+def test_presets():
+    assert preset("tressette") == Rules()
+    assert preset("tressette").target == 41
+    assert preset("tressette-muto").signals == "muto"
+    assert preset("treseta").signals == "leader"
+    assert preset("treseta").target == 41
+    a_tre = preset("tressette-a-tre")
+    assert (a_tre.players, a_tre.hand_size, a_tre.target, a_tre.sides) == (3, 12, 21, 3)
+    assert set(PRESETS) >= {"tressette", "tressette-muto", "treseta", "tressette-a-tre"}
+
+
+def test_unknown_game_names_choices():
+    with pytest.raises(RulesError, match=r"unknown game 'scopa'.*tressette"):
+        preset("scopa")
+
+
+def test_unknown_knob_is_named():
+    with pytest.raises(RulesError, match="unknown knob 'trumps'"):
+        Rules.from_dict({"trumps": "D"})
+
+
+@pytest.mark.parametrize(
+    ("knob", "value", "message"),
+    [
+        ("signals", "loud", "knob 'signals' cannot be 'loud'"),
+        ("cappotto", "triple", "knob 'cappotto' cannot be 'triple'"),
+        ("target", 0, "knob 'target' must be between"),
+        ("target", "41", "knob 'target' must be a whole number"),
+        ("target", True, "knob 'target' must be a whole number"),
+        ("call_out", "yes", "knob 'call_out' must be true or false"),
+        ("card_values", [1, 2], "knob 'card_values' must be 10"),
+        ("declaration_limit", -1, "knob 'declaration_limit' must be between"),
+    ],
+)
+def test_bad_values_are_named(knob, value, message):
+    with pytest.raises(RulesError, match=message):
+        Rules.from_dict({knob: value})
+
+
+def test_command_line_knobs():
+    rules = preset("tressette").with_knobs(["signals=muto", "target=31", "call_out=on"])
+    assert (rules.signals, rules.target, rules.call_out) == ("muto", 31, True)
+    rules = Rules().with_knobs(["card_values=1,1,3,1,1,1,0,0,0,0"])
+    assert rules.card_values == (1, 1, 3, 1, 1, 1, 0, 0, 0, 0)
+    with pytest.raises(RulesError, match="knob=value"):
+        Rules().with_knobs(["muto"])
+    with pytest.raises(RulesError, match="unknown knob 'colour'"):
+        Rules().with_knobs(["colour=red"])
+    with pytest.raises(RulesError, match="whole number"):
+        Rules().with_knobs(["target=many"])
+
+
+def test_every_knob_round_trips():
+    for rules in PRESETS.values():
+        data = rules.to_dict()
+        assert Rules.from_dict(data) == rules
+    assert set(Rules().to_dict()) == {
+        "game", "target", "card_values", "declarations", "quattro_points",
+        "declaration_limit", "declare_before_first_card", "auto_declare", "signals",
+        "striscio_meaning", "striscio_lengths", "ribusso", "cappotto",
+        "cappotto_cancels_declarations", "call_out", "widow",
+    }  # fmt: skip

@@ -1,0 +1,1 @@
+"""Tavolo's top layer: tournaments and the ``tavolo`` command line."""

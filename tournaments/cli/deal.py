@@ -1,0 +1,46 @@
+"""``tavolo deal``: show one seeded deal."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+import typer
+
+from referee.engine.cards import cards_of, names
+from referee.engine.deals import deal_cards, dealer_of
+from tournaments.cli.common import GAME_HELP, RULE_HELP, fail, load_rules
+
+
+def deal(
+    seed: Annotated[str, typer.Option(help="Seed text.")],
+    game: Annotated[str, typer.Option(help=GAME_HELP)] = "tressette",
+    number: Annotated[int, typer.Option("--deal", help="Deal number, from 1.")] = 1,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    rule: Annotated[list[str] | None, typer.Option(help=RULE_HELP)] = None,
+) -> None:
+    """Show the cards of deal N of a seed, as anyone can reproduce them (docs/deals.md)."""
+    rules = load_rules(game, rule)
+    if number < 1:
+        fail(f"--deal must be 1 or more, got {number}")
+    players = rules.players
+    dealt = deal_cards(
+        rules.game, seed, number, dealer_of(rules.game, seed, number, players), players
+    )
+    out: dict[str, Any] = {
+        "game": rules.game,
+        "seed": seed,
+        "deal": number,
+        "dealer": dealt.dealer,
+        "hands": [names(cards_of(h)) for h in dealt.hands],
+    }
+    if dealt.widow:
+        out["widow"] = names(cards_of(dealt.widow))
+    if as_json:
+        typer.echo(json.dumps(out))
+        return
+    typer.echo(f"{rules.game}, seed {seed!r}, deal {number}, dealer seat {dealt.dealer}")
+    for seat, hand in enumerate(out["hands"]):
+        typer.echo(f"  seat {seat}: {' '.join(hand)}")
+    if "widow" in out:
+        typer.echo(f"  widow:  {' '.join(out['widow'])}")

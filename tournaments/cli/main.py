@@ -1,0 +1,22 @@
+"""The ``tavolo`` command line."""
+
+from __future__ import annotations
+
+import typer
+
+from tournaments.cli.bench import bench_app
+from tournaments.cli.deal import deal
+from tournaments.cli.play import play
+from tournaments.cli.verify import verify
+
+app = typer.Typer(
+    name="tavolo",
+    no_args_is_help=True,
+    add_completion=False,
+    help="Referee and tournament harness for Tressette and its family.",
+    pretty_exceptions_enable=False,
+)
+app.command()(deal)
+app.command()(play)
+app.command()(verify)
+app.add_typer(bench_app, name="bench")
