@@ -452,7 +452,7 @@ class TressetteDeal:
             self._trick += 1
             if self._trick == 1:
                 self._lead, self._lead_set = self._tables.lead, self._tables.lead_set
-            elif not self._hands[winner]:
+            if not self._hands[winner]:
                 self._finish(winner)
             return
         suit = card // 10
@@ -622,6 +622,11 @@ class TressetteDeal:
     def declared(self) -> tuple[tuple[int, int], ...]:
         """Declarations made so far: (seat, declaration id), in order."""
         return tuple(self._declared)
+
+    @property
+    def declared_points(self) -> tuple[int, ...]:
+        """Points declared so far by each side."""
+        return tuple(self._declared_points)
 
     @property
     def trick_winners(self) -> tuple[int, ...]:
