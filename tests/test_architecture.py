@@ -1,0 +1,69 @@
+"""The dependency arrows: engine <- referee <- tournaments <- CLI, and an engine without I/O."""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# What the engine may import: pure computation only (no files, sockets, processes, clocks,
+# randomness or grpc).
+ENGINE_ALLOWED = {
+    "__future__", "collections", "dataclasses", "enum", "functools", "hashlib",
+    "operator", "struct", "typing", "referee",
+}  # fmt: skip
+
+
+def imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module.split(".")[0])
+    return found
+
+
+def full_imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+    return found
+
+
+def test_engine_does_no_io_and_imports_no_grpc():
+    files = sorted((ROOT / "referee" / "engine").glob("*.py"))
+    assert files
+    for path in files:
+        extra = imports(path) - ENGINE_ALLOWED
+        assert not extra, f"{path.name} imports {sorted(extra)}"
+        modules = full_imports(path)
+        outside = {
+            m for m in modules if m.startswith("referee.") and not m.startswith("referee.engine")
+        }
+        assert not outside, f"{path.name} reaches outside the engine: {sorted(outside)}"
+
+
+def test_deals_do_not_use_pythons_random():
+    assert "random" not in imports(ROOT / "referee" / "engine" / "deals.py")
+
+
+def test_referee_does_not_import_tournaments():
+    for path in sorted((ROOT / "referee").rglob("*.py")):
+        assert "tournaments" not in imports(path), path
+
+
+def test_every_third_party_import_is_a_declared_dependency():
+    declared = {"grpc", "google", "typer", "rich", "tabulate"}
+    stdlib = set(sys.stdlib_module_names)
+    for package in ("referee", "tournaments"):
+        for path in sorted((ROOT / package).rglob("*.py")):
+            third = imports(path) - stdlib - {"referee", "tournaments"}
+            assert third <= declared, f"{path} imports undeclared {sorted(third - declared)}"
