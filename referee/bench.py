@@ -60,3 +60,48 @@ def bench_engine(rules: Rules, *, seconds: float = 1.0, rounds: int = 5) -> Engi
         rates.append(played / elapsed)
         total += played
     return EngineBench(rules.game, statistics.median(rates), tuple(rates), total)
+
+
+def _bare_playouts(count: int, rng: random.Random) -> None:
+    """The reference loop: shuffle, deal 4 x 10, follow suit at random; no rules beyond that."""
+    choice = rng.choice
+    for _ in range(count):
+        deck = list(range(40))
+        rng.shuffle(deck)
+        hands = [deck[i * 10 : i * 10 + 10] for i in range(4)]
+        leader = 0
+        for _trick in range(10):
+            led = best = -1
+            winner = leader
+            for k in range(4):
+                seat = (leader + k) % 4
+                held = hands[seat]
+                if led < 0:
+                    card = choice(held)
+                    led, best, winner = card // 10, card, seat
+                else:
+                    follow = [c for c in held if c // 10 == led]
+                    card = choice(follow or held)
+                    if card // 10 == led and card < best:
+                        best, winner = card, seat
+                held.remove(card)
+            leader = winner
+
+
+def bench_bare_loop(*, seconds: float = 1.0, rounds: int = 5) -> EngineBench:
+    """The reference loop timed like :func:`bench_engine`, to compare machines."""
+    rng = random.Random(20261129)
+    _bare_playouts(500, rng)
+    rates: list[float] = []
+    total = 0
+    for _ in range(rounds):
+        played = 0
+        start = time.perf_counter()
+        elapsed = 0.0
+        while elapsed < seconds:
+            _bare_playouts(200, rng)
+            played += 200
+            elapsed = time.perf_counter() - start
+        rates.append(played / elapsed)
+        total += played
+    return EngineBench("bare-loop", statistics.median(rates), tuple(rates), total)
