@@ -23,6 +23,7 @@ from referee.engine.actions import (
     play_action,
 )
 from referee.engine.cards import CardError, parse_card
+from referee.engine.deals import SeedError, check_seed
 from referee.engine.declarations import DeclarationError, parse_declaration
 from referee.engine.errors import IllegalActionError
 from referee.engine.game import RECORD_FORMAT, GameState, Outcome, Termination
@@ -131,6 +132,10 @@ def _header(obj: Any) -> tuple[Rules, str, int | None, list[str] | None]:
     if obj.get("game") != rules.game:
         raise ValueError(f"field 'game' is {obj.get('game')!r} but the rules are {rules.game!r}")
     seed = _field(obj, "seed", str, "'game' line")
+    try:
+        check_seed(seed)
+    except SeedError as exc:
+        raise ValueError(f"field 'seed': {exc}") from None
     deals = obj.get("deals")
     if deals is not None and (not isinstance(deals, int) or isinstance(deals, bool) or deals < 1):
         raise ValueError("field 'deals' must be a whole number from 1, or null")
@@ -156,6 +161,10 @@ def verify_lines(lines: Iterable[str], source: str = "<record>") -> Verified:
         except json.JSONDecodeError as exc:
             raise RecordError(
                 source, number, f"not JSON ({exc.msg} at column {exc.colno})"
+            ) from None
+        except RecursionError:
+            raise RecordError(
+                source, number, "not a record line (JSON nested too deeply)"
             ) from None
         if state is None:
             try:
@@ -225,42 +234,31 @@ def _apply_line(state: GameState, obj: dict[str, Any], source: str, number: int)
         ) from None
 
 
-def record_lines(stream: IO[str]) -> Iterator[str]:
-    """The lines of a record file without newlines; a last line without one is truncated."""
-    for raw in stream:
-        if not raw.endswith("\n"):
-            raise _Truncated(raw)
-        yield raw[:-1]
-
-
-class _Truncated(Exception):
-    def __init__(self, text: str) -> None:
-        super().__init__(text)
-
-
 def verify_file(path: str | Path) -> Verified:
-    """Verify one record file; raise :class:`RecordError` naming the first violation."""
+    """Verify one record file; raise :class:`RecordError` naming the first violation.
+
+    Lines end with ``\n`` alone: the file is read as bytes, so a ``\r`` stays on its line
+    and fails the canonical-form check.
+    """
     source = str(path)
-    try:
-        with open(path, encoding="utf-8") as stream:
-            lines = 0
+    number = 0
 
-            def counted() -> Iterator[str]:
-                nonlocal lines
-                for text in record_lines(stream):
-                    lines += 1
-                    yield text
-
+    def lines(stream: IO[bytes]) -> Iterator[str]:
+        nonlocal number
+        for raw in stream:
+            number += 1
+            if not raw.endswith(b"\n"):
+                raise RecordError(source, number, "truncated: the last line has no newline")
             try:
-                return verify_lines(counted(), source)
-            except _Truncated:
-                raise RecordError(
-                    source, lines + 1, "truncated: the last line has no newline"
-                ) from None
+                yield raw[:-1].decode("utf-8")
+            except UnicodeDecodeError:
+                raise RecordError(source, number, "not UTF-8 text") from None
+
+    try:
+        with open(path, "rb") as stream:
+            return verify_lines(lines(stream), source)
     except OSError as exc:
         raise RecordError(source, None, f"cannot read: {exc.strerror}") from None
-    except UnicodeDecodeError:
-        raise RecordError(source, None, "not UTF-8 text") from None
 
 
 def replay(lines: Iterable[str]) -> list[str]:

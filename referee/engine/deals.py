@@ -20,9 +20,26 @@ _WORDS = struct.Struct(">16I")
 _SPAN = 1 << 32
 
 
+class SeedError(ValueError):
+    """A seed that is not text UTF-8 can encode."""
+
+
+def check_seed(seed: str) -> str:
+    """The seed, if UTF-8 can encode it; else :class:`SeedError`."""
+    if not isinstance(seed, str):
+        raise SeedError(f"a seed must be text, got {type(seed).__name__}")
+    try:
+        seed.encode("utf-8")
+    except UnicodeEncodeError:
+        raise SeedError(
+            f"seed {seed!r} is not valid Unicode text (UTF-8 cannot encode it)"
+        ) from None
+    return seed
+
+
 @functools.lru_cache(maxsize=64)
 def _stream_prefix(game: str, seed: str) -> bytes:
-    return b"\x00".join((DOMAIN, game.encode(), seed.encode(), b""))
+    return b"\x00".join((DOMAIN, game.encode(), check_seed(seed).encode(), b""))
 
 
 class WordStream:

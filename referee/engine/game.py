@@ -64,7 +64,7 @@ class Outcome:
     totals: tuple[int, ...]
     """Game points per side."""
     deals: int
-    """Deals scored."""
+    """Deals played, counting an unfinished last deal (a forfeit or a call-out)."""
 
 
 def new_deal(

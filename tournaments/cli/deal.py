@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from referee.engine.cards import cards_of, names
-from referee.engine.deals import deal_cards, dealer_of
+from referee.engine.deals import SeedError, check_seed, deal_cards, dealer_of
 from tournaments.cli.common import GAME_HELP, RULE_HELP, fail, load_rules
 
 
@@ -21,6 +21,10 @@ def deal(
 ) -> None:
     """Show the cards of deal N of a seed, as anyone can reproduce them (docs/deals.md)."""
     rules = load_rules(game, rule)
+    try:
+        check_seed(seed)
+    except SeedError as exc:
+        fail(str(exc))
     if number < 1:
         fail(f"--deal must be 1 or more, got {number}")
     players = rules.players
@@ -37,7 +41,7 @@ def deal(
     if dealt.widow:
         out["widow"] = names(cards_of(dealt.widow))
     if as_json:
-        typer.echo(json.dumps(out))
+        typer.echo(json.dumps(out, ensure_ascii=False))
         return
     typer.echo(f"{rules.game}, seed {seed!r}, deal {number}, dealer seat {dealt.dealer}")
     for seat, hand in enumerate(out["hands"]):

@@ -10,9 +10,10 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from tabulate import tabulate
 
+from referee.engine.deals import SeedError, check_seed
 from referee.engine.game import GameState
 from referee.local_play import EntriesError, play_game, seat_names
-from referee.players import UnknownPlayerError
+from referee.players import UnknownPlayerError, make_player
 from tournaments.cli.common import GAME_HELP, RULE_HELP, fail, load_rules
 
 
@@ -35,13 +36,16 @@ def play(
         fail(f"--deals must be 1 or more, got {deals}")
     try:
         names = seat_names(rules, entries)
-    except EntriesError as exc:
+        check_seed(seed)
+        for name in entries:
+            make_player(name, seed)
+    except (EntriesError, SeedError, UnknownPlayerError) as exc:
         fail(str(exc))
     with contextlib.ExitStack() as stack:
         stream: IO[str] | None = None
         if record is not None:
             try:
-                stream = stack.enter_context(open(record, "w", encoding="utf-8"))
+                stream = stack.enter_context(open(record, "w", encoding="utf-8", newline="\n"))
             except OSError as exc:
                 fail(f"cannot write record {record}: {exc.strerror}")
         progress = Progress(
@@ -59,10 +63,7 @@ def play(
         def on_deal(state: GameState) -> None:
             progress.update(task, advance=1, score=f"totals {state.totals}")
 
-        try:
-            outcome = play_game(rules, seed, entries, deals=deals, record=stream, on_deal=on_deal)
-        except UnknownPlayerError as exc:
-            fail(str(exc))
+        outcome = play_game(rules, seed, entries, deals=deals, record=stream, on_deal=on_deal)
     rows = []
     for side in range(rules.sides):
         seats = [s for s in range(rules.players) if rules.side_of(s) == side]

@@ -1,0 +1,78 @@
+"""Regenerate the golden game records in ``tests/golden/``.
+
+Run ``.venv/bin/python -m tests.make_golden`` after a change that is meant to alter
+records (rules, deals, record format or the built-in players), then review the diff.
+``tests/test_golden.py`` plays the same cases and compares them with these files.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from referee.engine.rules import Rules, preset
+from referee.local_play import play_game
+
+GOLDEN_DIR = Path(__file__).resolve().parent / "golden"
+
+
+@dataclass(frozen=True)
+class GoldenCase:
+    """One whole game between built-in random players, from a fixed seed."""
+
+    name: str
+    game: str
+    seed: str
+    deals: int | None = None
+    """None plays to the target."""
+    knobs: tuple[str, ...] = field(default=())
+    """``knob=value`` texts, as given to ``tavolo play --rule``."""
+
+    @property
+    def rules(self) -> Rules:
+        return preset(self.game).with_knobs(list(self.knobs))
+
+    @property
+    def path(self) -> Path:
+        return GOLDEN_DIR / f"{self.name}.jsonl"
+
+    def record(self) -> str:
+        """The case's record, played now."""
+        rules = self.rules
+        out = io.StringIO()
+        play_game(rules, self.seed, ["random"] * rules.sides, deals=self.deals, record=out)
+        return out.getvalue()
+
+
+CASES = (
+    GoldenCase("golden-1-tressette", "tressette", "golden-1"),
+    GoldenCase("golden-2-tressette-muto", "tressette-muto", "golden-2", deals=3),
+    GoldenCase("golden-3-treseta-call-out", "treseta", "golden-3", knobs=("call_out=true",)),
+    GoldenCase("golden-4-tressette-a-tre", "tressette-a-tre", "golden-4"),
+    GoldenCase(
+        "golden-5-tressette-declare-first",
+        "tressette",
+        "golden-5",
+        deals=2,
+        knobs=("declare_before_first_card=true", "striscio_lengths=true"),
+    ),
+)
+
+
+def main() -> int:
+    GOLDEN_DIR.mkdir(exist_ok=True)
+    for case in CASES:
+        text = case.record()
+        old = case.path.read_text(encoding="utf-8") if case.path.exists() else None
+        status = "unchanged" if old == text else ("new" if old is None else "CHANGED")
+        case.path.write_text(text, encoding="utf-8", newline="\n")
+        lines = text.count("\n")
+        print(f"{os.path.relpath(case.path)}: {lines} lines, {status}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
