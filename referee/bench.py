@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import itertools
 import random
 import statistics
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from referee.engine.deals import deal_cards
@@ -39,13 +41,12 @@ def _playouts(rules: Rules, seed: str, first: int, count: int, rng: random.Rando
         assert deal.score is not None
 
 
-def bench_engine(rules: Rules, *, seconds: float = 1.0, rounds: int = 5) -> EngineBench:
-    """Time ``rounds`` rounds of about ``seconds`` each, after a warm-up round."""
-    rng = random.Random(20261129)
-    seed = "bench"
-    _playouts(rules, seed, 1, 500, rng)  # warm-up: builds the action tables
-    batch = 200
-    first = 1
+_BATCH = 200
+
+
+def _timed(name: str, run_batch: Callable[[], None], seconds: float, rounds: int) -> EngineBench:
+    """Deals per second of ``run_batch`` (``_BATCH`` deals a call), after a warm-up batch."""
+    run_batch()
     rates: list[float] = []
     total = 0
     for _ in range(rounds):
@@ -53,13 +54,23 @@ def bench_engine(rules: Rules, *, seconds: float = 1.0, rounds: int = 5) -> Engi
         start = time.perf_counter()
         elapsed = 0.0
         while elapsed < seconds:
-            _playouts(rules, seed, first, batch, rng)
-            first += batch
-            played += batch
+            run_batch()
+            played += _BATCH
             elapsed = time.perf_counter() - start
         rates.append(played / elapsed)
         total += played
-    return EngineBench(rules.game, statistics.median(rates), tuple(rates), total)
+    return EngineBench(name, statistics.median(rates), tuple(rates), total)
+
+
+def bench_engine(rules: Rules, *, seconds: float = 1.0, rounds: int = 5) -> EngineBench:
+    """Time ``rounds`` rounds of about ``seconds`` each of seeded random playouts."""
+    rng = random.Random(20261129)
+    next_deal = itertools.count(1, _BATCH)
+
+    def batch() -> None:
+        _playouts(rules, "bench", next(next_deal), _BATCH, rng)
+
+    return _timed(rules.game, batch, seconds, rounds)
 
 
 def _bare_playouts(count: int, rng: random.Random) -> None:
@@ -91,17 +102,4 @@ def _bare_playouts(count: int, rng: random.Random) -> None:
 def bench_bare_loop(*, seconds: float = 1.0, rounds: int = 5) -> EngineBench:
     """The reference loop timed like :func:`bench_engine`, to compare machines."""
     rng = random.Random(20261129)
-    _bare_playouts(500, rng)
-    rates: list[float] = []
-    total = 0
-    for _ in range(rounds):
-        played = 0
-        start = time.perf_counter()
-        elapsed = 0.0
-        while elapsed < seconds:
-            _bare_playouts(200, rng)
-            played += 200
-            elapsed = time.perf_counter() - start
-        rates.append(played / elapsed)
-        total += played
-    return EngineBench("bare-loop", statistics.median(rates), tuple(rates), total)
+    return _timed("bare-loop", lambda: _bare_playouts(_BATCH, rng), seconds, rounds)
