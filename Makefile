@@ -9,11 +9,11 @@ STAMP := $(VENV)/.installed
 .PHONY: demo test lint typecheck unit setup clean
 
 # pip's output goes to a log, shown only if the install fails.
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml clients/python/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	@echo "installing tavolo and its dependencies into $(VENV) (log: $(VENV)/pip.log)"
 	@$(BIN)/python -m pip install --upgrade pip > $(VENV)/pip.log 2>&1 \
-		&& $(BIN)/python -m pip install -e '.[dev]' >> $(VENV)/pip.log 2>&1 \
+		&& $(BIN)/python -m pip install -e '.[dev]' -e clients/python >> $(VENV)/pip.log 2>&1 \
 		|| { cat $(VENV)/pip.log; exit 1; }
 	@touch $(STAMP)
 

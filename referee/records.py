@@ -30,7 +30,10 @@ from referee.engine.game import RECORD_FORMAT, GameState, Outcome, Termination
 from referee.engine.rules import Rules, RulesError
 
 FORFEIT_REASONS = (Termination.ILLEGAL_ACTION, Termination.TIMEOUT, Termination.CRASH)
-ACTION_TYPES = ("play", "declare", "end-declarations", "call-out", "forfeit")
+ACTION_TYPES = (
+    "play", "declare", "end-declarations", "call-out", "forfeit", "rejected", "incident",
+)  # fmt: skip
+"""Lines that say what someone did; every other line is derived from them."""
 
 
 class RecordError(ValueError):
@@ -56,6 +59,10 @@ class RecordWriter:
         self._stream = stream
         self._written = 0
 
+    def new_game(self) -> None:
+        """The next events come from a new game's list, written from its start."""
+        self._written = 0
+
     def write_new(self, events: list[dict[str, Any]]) -> None:
         """Write the events not written yet."""
         for event in events[self._written :]:
@@ -67,11 +74,16 @@ class RecordWriter:
 
 @dataclass(frozen=True)
 class Verified:
-    """A record that verified."""
+    """A record that verified: one outcome per game it holds."""
 
     source: str
-    outcome: Outcome
+    outcomes: tuple[Outcome, ...]
     lines: int
+
+    @property
+    def outcome(self) -> Outcome:
+        """The outcome of the last game."""
+        return self.outcomes[-1]
 
 
 def _field(obj: dict[str, Any], key: str, kind: type | tuple[type, ...], where: str) -> Any:
@@ -150,11 +162,42 @@ def _header(obj: Any) -> tuple[Rules, str, int | None, list[str] | None]:
 
 
 def verify_lines(lines: Iterable[str], source: str = "<record>") -> Verified:
-    """Replay a record's lines (each without its newline) and check every one of them."""
+    """Replay a record's lines (each without its newline) and check every one of them.
+
+    A record holds one game or several in a row (the games of a match), each starting
+    with its ``game`` line.
+    """
+    outcomes, number = _walk(lines, source, check=True)
+    return Verified(source, tuple(outcomes), number)
+
+
+def replay(lines: Iterable[str]) -> list[str]:
+    """The record rebuilt from the actions in ``lines`` alone, one canonical line each.
+
+    Derived lines (deals, tricks, scores, results) are made anew; the lines are assumed
+    to be a record that verifies.
+    """
+    rebuilt: list[str] = []
+    _walk(lines, "<record>", check=False, rebuilt=rebuilt)
+    return rebuilt
+
+
+def _walk(
+    lines: Iterable[str], source: str, *, check: bool, rebuilt: list[str] | None = None
+) -> tuple[list[Outcome], int]:
+    """Feed a record's actions to the engine, comparing every line when ``check``."""
     state: GameState | None = None
     events: list[dict[str, Any]] = []
     pos = 0
     number = 0
+    outcomes: list[Outcome] = []
+
+    def close_game() -> None:
+        if state is not None and state.outcome is not None:
+            outcomes.append(state.outcome)
+            if rebuilt is not None:
+                rebuilt.extend(dumps(e) for e in events)
+
     for number, text in enumerate(lines, start=1):
         try:
             obj = json.loads(text)
@@ -166,7 +209,16 @@ def verify_lines(lines: Iterable[str], source: str = "<record>") -> Verified:
             raise RecordError(
                 source, number, "not a record line (JSON nested too deeply)"
             ) from None
-        if state is None:
+        if state is None or (state.outcome is not None and pos == len(events)):
+            if state is not None and (not isinstance(obj, dict) or obj.get("type") != "game"):
+                kind = obj.get("type") if isinstance(obj, dict) else None
+                raise RecordError(
+                    source,
+                    number,
+                    f"a '{kind}' line after the game's result (a new game "
+                    "starts with a 'game' line)",
+                )
+            close_game()
             try:
                 rules, seed, deals, seats = _header(obj)
             except ValueError as exc:
@@ -174,14 +226,15 @@ def verify_lines(lines: Iterable[str], source: str = "<record>") -> Verified:
             state = GameState(rules, seed, deals=deals, seats=seats, record=True)
             assert state.events is not None
             events = state.events
+            pos = 0
         elif not isinstance(obj, dict) or not isinstance(obj.get("type"), str):
             raise RecordError(source, number, "a line must be an object with a 'type'")
         elif pos == len(events):
             _apply_line(state, obj, source, number)
         expected = events[pos]
-        if obj != expected:
+        if check and obj != expected:
             raise RecordError(source, number, _difference(obj, expected))
-        if text != dumps(expected):
+        if check and text != dumps(expected):
             raise RecordError(source, number, "line is not in canonical form (see docs/records.md)")
         pos += 1
     if state is None:
@@ -195,32 +248,42 @@ def verify_lines(lines: Iterable[str], source: str = "<record>") -> Verified:
         raise RecordError(
             source, number + 1, f"record ends before the game is over: seat {seat} is to act"
         )
-    return Verified(source, state.outcome, number)
+    close_game()
+    return outcomes, number
 
 
 def _apply_line(state: GameState, obj: dict[str, Any], source: str, number: int) -> None:
     """Apply the action a line records, or raise RecordError saying why it cannot be."""
     kind = obj["type"]
-    if state.outcome is not None:
-        raise RecordError(source, number, f"a '{kind}' line after the game's result")
     to_act = state.current_player()
     if kind not in ACTION_TYPES:
         raise RecordError(
             source, number, f"expected an action of seat {to_act}, found a '{kind}' line"
         )
-    if kind == "forfeit":
-        try:
-            seat = _field(obj, "seat", int, "'forfeit' line")
-            reason = Termination(_field(obj, "reason", str, "'forfeit' line"))
-            if reason not in FORFEIT_REASONS:
-                raise ValueError
-            detail = _field(obj, "detail", str, "'forfeit' line")
-            state.forfeit(seat, reason, detail)
-        except ValueError as exc:
-            message = str(exc) or "field 'reason' must be illegal_action, timeout or crash"
-            raise RecordError(source, number, message) from None
-        return
+    where = f"'{kind}' line"
     try:
+        if kind == "forfeit":
+            seat = _field(obj, "seat", int, where)
+            reason = Termination(_field(obj, "reason", str, where))
+            if reason not in FORFEIT_REASONS:
+                raise ValueError("field 'reason' must be illegal_action, timeout or crash")
+            state.forfeit(seat, reason, _field(obj, "detail", str, where))
+            return
+        if kind == "incident":
+            seat = _field(obj, "seat", int, where)
+            if not 0 <= seat < state.rules.players:
+                raise ValueError(f"seat {seat} is not at this table")
+            state.note_incident(
+                seat, _field(obj, "kind", str, where), _field(obj, "detail", str, where)
+            )
+            return
+        if kind == "rejected":
+            seat = _field(obj, "seat", int, where)
+            action = _field(obj, "action_id", int, where)
+            if seat != to_act:
+                raise ValueError(f"seat {seat} was refused an action, but seat {to_act} is to act")
+            state.note_rejected(seat, action)
+            return
         seat, action = _action_of(obj)
     except (ValueError, CardError, ActionError, DeclarationError) as exc:
         raise RecordError(source, number, str(exc)) from None
@@ -259,26 +322,3 @@ def verify_file(path: str | Path) -> Verified:
             return verify_lines(lines(stream), source)
     except OSError as exc:
         raise RecordError(source, None, f"cannot read: {exc.strerror}") from None
-
-
-def replay(lines: Iterable[str]) -> list[str]:
-    """The record rebuilt from the actions in ``lines`` alone, one canonical line each.
-
-    Derived lines (deals, tricks, scores, results) are ignored and made anew; the
-    lines are assumed to be a record that verifies.
-    """
-    state: GameState | None = None
-    events: list[dict[str, Any]] = []
-    for pos, text in enumerate(lines):
-        obj = json.loads(text)
-        if state is None:
-            rules, seed, deals, seats = _header(obj)
-            state = GameState(rules, seed, deals=deals, seats=seats, record=True)
-            assert state.events is not None
-            events = state.events
-        elif pos == len(events):
-            if obj["type"] == "forfeit":
-                state.forfeit(obj["seat"], Termination(obj["reason"]), obj["detail"])
-            else:
-                state.apply_action(_action_of(obj)[1])
-    return [dumps(e) for e in events]

@@ -48,7 +48,11 @@ def assert_one_error(result: Result, *needles: str) -> str:
 
 
 def play_args(record: Path, *extra: str, seed: str = "s", deals: str = "2") -> list[str]:
-    return ["play", *extra, "--seed", seed, "--deals", deals, "--record", str(record), "--quiet"]
+    """A quick game in this process (``--in-process``); tests/test_match.py covers gRPC."""
+    return [
+        "play", *extra, "--seed", seed, "--deals", deals, "--record", str(record), "--quiet",
+        "--in-process",
+    ]  # fmt: skip
 
 
 # -- tavolo play ------------------------------------------------------------------------
@@ -102,7 +106,7 @@ def test_play_with_rules_and_to_target(tmp_path: Path) -> None:
     record = tmp_path / "target.jsonl"
     result = tavolo(
         "play", "random", "random", "--seed", "t", "--record", record, "--quiet",
-        "--game", "treseta", "--rule", "target=11", "--rule", "cappotto=double",
+        "--game", "treseta", "--rule", "target=11", "--rule", "cappotto=double", "--in-process",
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     header = json.loads(record.read_text(encoding="utf-8").splitlines()[0])
@@ -140,7 +144,7 @@ def test_play_with_rules_and_to_target(tmp_path: Path) -> None:
     ],
 )
 def test_play_bad_input(args: list[str], needles: list[str]) -> None:
-    result = tavolo("play", *args, "--seed", "s", "--quiet")
+    result = tavolo("play", *args, "--seed", "s", "--quiet", "--in-process")
     assert_one_error(result, *needles)
 
 
@@ -418,7 +422,10 @@ def test_verify_line_after_result(tmp_path: Path, good_record: list[str], extra:
     path = write(tmp_path / "t.jsonl", [*good_record, copied])
     line, message = verify_error(path)
     assert line == len(good_record) + 1
-    assert message == f"a '{extra}' line after the game's result"
+    assert (
+        message
+        == f"a '{extra}' line after the game's result (a new game starts with a 'game' line)"
+    )
 
 
 def test_verify_empty_file(tmp_path: Path) -> None:

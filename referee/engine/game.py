@@ -169,6 +169,35 @@ class GameState:
         loser = self.rules.side_of(seat)
         self._finish(termination, self._best_side(exclude=loser))
 
+    def note_rejected(self, seat: int, action: Action) -> IllegalActionError:
+        """Record that ``seat`` tried ``action`` and the rules refused it; return why.
+
+        Raises ValueError if the action is in fact legal (the referee must apply it).
+        """
+        if self.outcome:
+            raise IllegalActionError(Reason.GAME_OVER, "the game is over")
+        if seat != self.deal.current_player():
+            raise ValueError(f"seat {seat} is not to act")
+        try:
+            refusal = self.deal.explain_refusal(action)
+        except IllegalActionError as exc:
+            refusal = exc
+        if self.events is not None:
+            self.events.append(
+                {
+                    "type": "rejected",
+                    "seat": seat,
+                    "action_id": action,
+                    "reason": refusal.reason.value,
+                }
+            )
+        return refusal
+
+    def note_incident(self, seat: int, kind: str, detail: str) -> None:
+        """Record something the referee saw a seat do outside the rules' actions."""
+        if self.events is not None:
+            self.events.append({"type": "incident", "seat": seat, "kind": kind, "detail": detail})
+
     # -- deals ---------------------------------------------------------------------------
 
     def _start_deal(self) -> TressetteDeal:

@@ -470,6 +470,20 @@ class TressetteDeal:
         self._n_in_trick = 1
         self._turn = self._next_seat[seat]
 
+    def explain_refusal(self, action: Action) -> IllegalActionError:
+        """Why the seat to act may not take ``action``; ValueError if it may.
+
+        An action outside ``legal_actions()`` is refused before anything changes (the
+        property tests check this), so trying it is how the reason is found.
+        """
+        if action in self.legal_actions():
+            raise ValueError(f"action {action} is legal here")
+        try:
+            self.apply_action(action)
+        except IllegalActionError as exc:
+            return exc
+        raise AssertionError(f"action {action} is not listed as legal but was applied")
+
     def _refuse(self, seat: int, action: Action) -> None:
         """Handle an action off the fast path: apply it if it is not a play, else raise."""
         if 0 <= action < NUM_PLAY_ACTIONS and self._phase == _PLAY:

@@ -1,7 +1,8 @@
-"""``tavolo play``: a game between entries, with its record."""
+"""``tavolo play``: a match between entries over real gRPC, with its record."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from pathlib import Path
 from typing import IO, Annotated
@@ -12,52 +13,212 @@ from tabulate import tabulate
 
 from referee.engine.deals import SeedError, check_seed
 from referee.engine.game import GameState
+from referee.engine.rules import Rules
+from referee.entries import EntryError, parse_entry
 from referee.local_play import EntriesError, play_game, seat_names
+from referee.match import FaultPolicy, Limits, Match, MatchConfig, MatchResult, rotations
 from referee.players import UnknownPlayerError, make_player
+from referee.service import start_referee
 from tournaments.cli.common import GAME_HELP, RULE_HELP, fail, load_rules
 
 
 def play(
     entries: Annotated[
-        list[str], typer.Argument(help="One built-in player per side, e.g. random.")
+        list[str],
+        typer.Argument(
+            help="One entry per side: random, heuristic, remote, cmd:<command> or a .toml "
+            "bot manifest."
+        ),
     ],
-    seed: Annotated[str, typer.Option(help="Seed text; the same seed plays the same game.")],
+    seed: Annotated[str, typer.Option(help="Seed text; the same seed deals the same cards.")],
     game: Annotated[str, typer.Option(help=GAME_HELP)] = "tressette",
     deals: Annotated[
-        int | None, typer.Option(help="Play exactly N deals instead of up to the target.")
+        int | None, typer.Option(help="Deals per game; without it each game goes to the target.")
     ] = None,
-    record: Annotated[Path | None, typer.Option(help="Write the game record here.")] = None,
+    sets: Annotated[
+        int, typer.Option(help="Duplicate sets: each plays its deals once per seat rotation.")
+    ] = 1,
+    record: Annotated[Path | None, typer.Option(help="Write the match record here.")] = None,
     rule: Annotated[list[str] | None, typer.Option(help=RULE_HELP)] = None,
+    deadline_ms: Annotated[int, typer.Option(help="Time for each decision.")] = 1000,
+    time_bank_ms: Annotated[
+        int, typer.Option(help="Extra time per bot for the match, spent on overruns.")
+    ] = 0,
+    max_attempts: Annotated[int, typer.Option(help="Illegal actions allowed per decision.")] = 3,
+    on_fault: Annotated[
+        FaultPolicy,
+        typer.Option(
+            help="On a timeout, illegal actions or a crash: forfeit the game or play at random."
+        ),
+    ] = FaultPolicy.FORFEIT,
+    connect_timeout: Annotated[float, typer.Option(help="Seconds for bots to connect.")] = 20.0,
+    grace: Annotated[float, typer.Option(help="Seconds a dropped bot has to reconnect.")] = 5.0,
+    listen: Annotated[
+        str, typer.Option(help="Address of the referee, e.g. 0.0.0.0:50051 for remote bots.")
+    ] = "127.0.0.1:0",
+    workdir: Annotated[
+        Path | None,
+        typer.Option(help="Keep each bot's folder and logs here (default: a temporary folder)."),
+    ] = None,
+    in_process: Annotated[
+        bool, typer.Option(help="Play built-in random players inside this process, without gRPC.")
+    ] = False,
     quiet: Annotated[bool, typer.Option(help="No progress bar.")] = False,
 ) -> None:
-    """Play one game between built-in players and print the result table."""
+    """Play a match between entries and print the result table.
+
+    In a partnership game each entry takes both seats of one side, as two processes.
+    Each duplicate set plays the same seeded deals once per rotation of the sides.
+    """
     rules = load_rules(game, rule)
     if deals is not None and deals < 1:
         fail(f"--deals must be 1 or more, got {deals}")
+    if sets < 1:
+        fail(f"--sets must be 1 or more, got {sets}")
+    try:
+        check_seed(seed)
+    except SeedError as exc:
+        fail(str(exc))
+    if len(entries) != rules.sides:
+        fail(f"{rules.game} needs {rules.sides} entries, one per side; got {len(entries)}")
+    if in_process:
+        _play_in_process(rules, seed, entries, deals, record, quiet)
+        return
+    if deadline_ms < 1 or max_attempts < 1 or time_bank_ms < 0:
+        fail("--deadline-ms and --max-attempts must be 1 or more, --time-bank-ms 0 or more")
+    try:
+        parsed = tuple(parse_entry(e) for e in entries)
+    except EntryError as exc:
+        fail(str(exc))
+    limits = Limits(
+        deadline_ms=deadline_ms,
+        time_bank_ms=time_bank_ms,
+        max_attempts=max_attempts,
+        connect_timeout=connect_timeout,
+        grace=grace,
+        on_fault=on_fault,
+    )
+    config = MatchConfig(rules, seed, parsed, deals, sets, limits)
+    with contextlib.ExitStack() as stack:
+        stream = _open_record(stack, record)
+        result = asyncio.run(_run(config, listen, stream, workdir, quiet))
+    _print_result(result, rules, config)
+    if record is not None:
+        typer.echo(f"record: {record}")
+
+
+def _open_record(stack: contextlib.ExitStack, record: Path | None) -> IO[str] | None:
+    if record is None:
+        return None
+    try:
+        return stack.enter_context(open(record, "w", encoding="utf-8", newline="\n"))
+    except OSError as exc:
+        fail(f"cannot write record {record}: {exc.strerror}")
+
+
+async def _run(
+    config: MatchConfig, listen: str, stream: IO[str] | None, workdir: Path | None, quiet: bool
+) -> MatchResult:
+    try:
+        referee = await start_referee(listen)
+    except (OSError, RuntimeError) as exc:
+        fail(f"cannot listen on {listen}: {exc}")
+    games = config.sets * rotations(config.rules)
+    total = config.deals * games if config.deals else None
+    progress = _progress(quiet)
+    task = progress.add_task("deals", total=total, score=f"game 1 of {games}")
+
+    def on_deal(match: Match) -> None:
+        progress.update(
+            task,
+            completed=match.deals_done,
+            score=f"game {len(match.result.outcomes) + 1} of {games}",
+        )
+
+    def on_ticket(label: str, ticket: str) -> None:
+        progress.console.print(
+            f"remote seat {label}: connect to {referee.address} with ticket {ticket}"
+        )
+
+    try:
+        with progress:
+            match = Match(
+                referee,
+                config,
+                record=stream,
+                workdir=workdir,
+                on_deal=on_deal,
+                on_ticket=on_ticket,
+            )
+            return await match.run()
+    finally:
+        await referee.stop()
+
+
+def _progress(quiet: bool) -> Progress:
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[score]}"),
+        TimeElapsedColumn(),
+        disable=quiet,
+        transient=True,
+    )
+
+
+def _print_result(result: MatchResult, rules: Rules, config: MatchConfig) -> None:
+    rows = []
+    for stats in result.stats:
+        per_deal = stats.points / stats.deals if stats.deals else 0.0
+        rows.append(
+            [
+                stats.name,
+                stats.games,
+                f"{stats.wins}-{stats.draws}-{stats.losses}",
+                stats.points,
+                f"{per_deal:.2f}",
+                f"{stats.timeouts}/{stats.illegal}/{stats.crashes}",
+            ]
+        )
+    typer.echo(
+        tabulate(
+            rows,
+            headers=[
+                "entry",
+                "games",
+                "W-D-L",
+                "points",
+                "points/deal",
+                "timeouts/illegal/crashes",
+            ],
+        )
+    )
+    typer.echo("")
+    for number, (outcome, sides) in enumerate(zip(result.outcomes, result.sides, strict=True), 1):
+        seated = " vs ".join(result.stats[e].name for e in sides)
+        winner = "draw" if outcome.winner is None else result.stats[sides[outcome.winner]].name
+        typer.echo(
+            f"game {number}: {seated}: {list(outcome.totals)} after {outcome.deals} deals, "
+            f"{outcome.termination.value}, {winner}"
+        )
+    for label, kind, detail in result.incidents:
+        typer.echo(f"incident {label}: {kind}: {detail.splitlines()[0] if detail else ''}")
+
+
+def _play_in_process(
+    rules: Rules, seed: str, entries: list[str], deals: int | None, record: Path | None, quiet: bool
+) -> None:
+    """One game between built-in players in this process (the quick path, no processes)."""
     try:
         names = seat_names(rules, entries)
-        check_seed(seed)
         for name in entries:
             make_player(name, seed)
-    except (EntriesError, SeedError, UnknownPlayerError) as exc:
+    except (EntriesError, UnknownPlayerError) as exc:
         fail(str(exc))
     with contextlib.ExitStack() as stack:
-        stream: IO[str] | None = None
-        if record is not None:
-            try:
-                stream = stack.enter_context(open(record, "w", encoding="utf-8", newline="\n"))
-            except OSError as exc:
-                fail(f"cannot write record {record}: {exc.strerror}")
-        progress = Progress(
-            TextColumn("[bold]{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("{task.fields[score]}"),
-            TimeElapsedColumn(),
-            disable=quiet,
-            transient=True,
-        )
-        stack.enter_context(progress)
+        stream = _open_record(stack, record)
+        progress = stack.enter_context(_progress(quiet))
         task = progress.add_task("deals", total=deals, score="")
 
         def on_deal(state: GameState) -> None:

@@ -22,11 +22,18 @@ def verify(
             typer.echo(f"error: {exc}", err=True)
             failed += 1
             continue
-        outcome = done.outcome
-        winner = "a draw" if outcome.winner is None else f"side {outcome.winner} wins"
-        typer.echo(
-            f"{path}: ok, {done.lines} lines, {outcome.deals} deals, {winner} "
-            f"({outcome.termination.value}), totals {list(outcome.totals)}"
-        )
+        games = []
+        for outcome in done.outcomes:
+            winner = "a draw" if outcome.winner is None else f"side {outcome.winner} wins"
+            games.append(
+                f"{outcome.deals} deals, {winner} ({outcome.termination.value}), "
+                f"totals {list(outcome.totals)}"
+            )
+        if len(games) == 1:
+            typer.echo(f"{path}: ok, {done.lines} lines, {games[0]}")
+        else:
+            typer.echo(f"{path}: ok, {done.lines} lines, {len(games)} games")
+            for number, text in enumerate(games, 1):
+                typer.echo(f"  game {number}: {text}")
     if failed:
         raise typer.Exit(1)

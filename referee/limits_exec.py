@@ -1,0 +1,38 @@
+"""Become a bot process under CPU and memory limits: ``python -m referee.limits_exec``.
+
+    python -m referee.limits_exec --cpu-seconds 600 --memory-mb 2048 -- CMD [ARGS...]
+
+Sets RLIMIT_CPU and RLIMIT_AS, then replaces itself with CMD, so the limits bind the
+bot and nothing else. Imports nothing from Tavolo, to start fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import sys
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="referee.limits_exec")
+    parser.add_argument("--cpu-seconds", type=int, required=True)
+    parser.add_argument("--memory-mb", type=int, required=True)
+    parser.add_argument("command", nargs=argparse.REMAINDER)
+    args = parser.parse_args(argv)
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not command:
+        parser.error("no command to run")
+    resource.setrlimit(resource.RLIMIT_CPU, (args.cpu_seconds, args.cpu_seconds + 1))
+    memory = args.memory_mb * 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    try:
+        os.execvp(command[0], command)
+    except OSError as exc:
+        print(f"tavolo: cannot start {command[0]!r}: {exc.strerror}", file=sys.stderr)
+        return 127
+    return 0  # pragma: no cover - execvp does not return
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,273 @@
+"""Tickets and the live stream of each player slot.
+
+A ticket is the secret that lets one connection act for one player slot of one match.
+The slot's seat may change between the games of a duplicate set; the ticket never
+lets a connection act for any other slot.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+import grpc
+
+from referee.proto import referee_pb2 as pb
+
+FLOOD_LIMIT = 32
+"""Messages a bot may send beyond its one answer per request before it is cut off."""
+
+
+class LinkError(Exception):
+    """A reason to end a bot's stream with a gRPC status."""
+
+    def __init__(self, code: grpc.StatusCode, reason: str, message: str) -> None:
+        super().__init__(f"{reason}: {message}")
+        self.code = code
+        self.reason = reason
+        self.message = message
+
+
+class Wait(Enum):
+    """How waiting for a decision ended."""
+
+    DECISION = "decision"
+    TIMEOUT = "timeout"
+    GONE = "gone"
+
+
+@dataclass
+class Incident:
+    """Something a slot did wrong outside a decision, for the record."""
+
+    kind: str
+    detail: str
+
+
+@dataclass
+class SlotLink:
+    """One player slot of a match: its ticket, its stream, and what it still has to hear."""
+
+    match_id: str
+    slot: int
+    """Index of the slot in the match: entry * slots-per-entry + k."""
+    ticket: str
+    label: str
+    """Who this is in logs and records, e.g. "heuristic#1"; never sent to other bots."""
+    outbox: list[pb.Event] = field(default_factory=list)
+    pending: pb.PlayResponse | None = None
+    """The last response that carried a request, re-sent on reconnection."""
+    expected: int | None = None
+    """The request id the slot must answer now."""
+    time_bank_ms: int = 0
+    ever_connected: bool = False
+    closed: bool = False
+    """The match is over or the slot was given up: the ticket opens nothing any more."""
+    incidents: list[Incident] = field(default_factory=list)
+    _context: Any = None
+    _decisions: asyncio.Queue[pb.Decision] = field(default_factory=asyncio.Queue)
+    _connected: asyncio.Event = field(default_factory=asyncio.Event)
+    _gone: asyncio.Event = field(default_factory=asyncio.Event)
+    _finished: asyncio.Event = field(default_factory=asyncio.Event)
+    _unsolicited: int = 0
+    process_exit: str | None = None
+    """Set by the process runner when this slot's bot process has exited."""
+
+    @property
+    def connected(self) -> bool:
+        """Whether a stream is attached now."""
+        return self._context is not None
+
+    async def wait_connected(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for a stream; False if none came."""
+        if self._context is not None:
+            return True
+        try:
+            await asyncio.wait_for(self._connected.wait(), timeout)
+        except TimeoutError:
+            return False
+        return True
+
+    # -- the servicer's side -------------------------------------------------------------
+
+    async def attach(self, context: Any) -> None:
+        """Take a new stream: welcome it and re-send a pending request."""
+        self._context = context
+        self.ever_connected = True
+        self._gone.clear()
+        self._connected.set()
+        welcome = pb.Event(welcome=pb.Welcome(match_id=self.match_id, slot=self.slot))
+        await self._write(pb.PlayResponse(events=[welcome]))
+        if self.pending is not None:
+            await self._write(self.pending)
+
+    async def serve(self, context: Any) -> None:
+        """Read the slot's messages until the match ends or the stream goes."""
+        finished = asyncio.ensure_future(self._finished.wait())
+        read: asyncio.Future[Any] = asyncio.ensure_future(context.read())
+        try:
+            while True:
+                done, _ = await asyncio.wait({read, finished}, return_when=asyncio.FIRST_COMPLETED)
+                if read not in done:
+                    return
+                message = read.result()
+                if message is grpc.aio.EOF:
+                    return
+                self._receive(message)
+                read = asyncio.ensure_future(context.read())
+        finally:
+            read.cancel()
+            finished.cancel()
+            self.detach(context)
+
+    def detach(self, context: Any) -> None:
+        """Forget a stream that ended, unless a newer one replaced it."""
+        if self._context is context:
+            self._context = None
+            self._connected.clear()
+            self._gone.set()
+
+    def _receive(self, message: pb.PlayRequest) -> None:
+        if message.HasField("decision"):
+            if self.expected is None:
+                self._unsolicited += 1
+            self._decisions.put_nowait(message.decision)
+        else:
+            self._unsolicited += 1
+            if message.HasField("hello"):
+                raise LinkError(
+                    grpc.StatusCode.INVALID_ARGUMENT, "repeated_hello", "Hello is sent only once"
+                )
+        if self._unsolicited > FLOOD_LIMIT:
+            self.incidents.append(Incident("flood", f"more than {FLOOD_LIMIT} unasked messages"))
+            raise LinkError(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                "flood",
+                f"more than {FLOOD_LIMIT} messages that answer no request",
+            )
+
+    # -- the table's side ---------------------------------------------------------------
+
+    async def send(self, response: pb.PlayResponse) -> None:
+        """Send to the slot if it is connected; what it misses is lost, as a dropped line."""
+        if response.HasField("request"):
+            self.pending = response
+            self.expected = response.request.request_id
+        await self._write(response)
+
+    async def flush(self) -> None:
+        """Send the events waiting in the outbox, without a request."""
+        if self.outbox:
+            events, self.outbox = self.outbox, []
+            await self._write(pb.PlayResponse(events=events))
+
+    async def _write(self, response: pb.PlayResponse) -> None:
+        context = self._context
+        if context is None:
+            return
+        try:
+            await context.write(response)
+        except (asyncio.InvalidStateError, grpc.aio.AioRpcError, RuntimeError):
+            # The stream ended under us: the slot is disconnected, which the table
+            # handles (grace period, then the fault policy).
+            self.detach(context)
+
+    async def next_decision(
+        self, request_id: int, timeout: float
+    ) -> tuple[Wait, pb.Decision | None]:
+        """The slot's answer to ``request_id``, or why none came within ``timeout``.
+
+        Answers to other (stale) requests are collected as incidents and skipped.
+        """
+        loop = asyncio.get_running_loop()
+        end = loop.time() + timeout
+        while True:
+            if self._context is None:
+                return Wait.GONE, None
+            left = end - loop.time()
+            if left <= 0:
+                return Wait.TIMEOUT, None
+            get = asyncio.ensure_future(self._decisions.get())
+            gone = asyncio.ensure_future(self._gone.wait())
+            done, _ = await asyncio.wait(
+                {get, gone}, timeout=left, return_when=asyncio.FIRST_COMPLETED
+            )
+            gone.cancel()
+            if get not in done:
+                get.cancel()
+                continue
+            decision = get.result()
+            if decision.request_id == request_id:
+                self.expected = None
+                self.pending = None
+                return Wait.DECISION, decision
+            await self.reject_stale(decision)
+
+    async def reject_stale(self, decision: pb.Decision) -> None:
+        """Tell the slot an answer came for a request that is no longer open."""
+        detail = f"request {decision.request_id} is not open"
+        self.incidents.append(Incident("stale_request", detail))
+        event = pb.Event(
+            action_rejected=pb.ActionRejected(
+                request_id=decision.request_id,
+                action_id=decision.action_id,
+                reason="stale_request",
+                message=detail + " (answered too late, or twice)",
+            )
+        )
+        await self._write(pb.PlayResponse(events=[event]))
+
+    def drain_stale(self) -> list[pb.Decision]:
+        """Answers queued for requests that are closed."""
+        out = []
+        while not self._decisions.empty():
+            out.append(self._decisions.get_nowait())
+        return out
+
+    def finish(self) -> None:
+        """The match is over: end the stream and refuse the ticket from now on."""
+        self.closed = True
+        self.expected = None
+        self.pending = None
+        self._finished.set()
+
+
+class TicketBook:
+    """Every open ticket of this referee."""
+
+    def __init__(self) -> None:
+        self._links: dict[str, SlotLink] = {}
+
+    def issue(self, match_id: str, slot: int, label: str) -> SlotLink:
+        """A new slot with a fresh unguessable ticket."""
+        link = SlotLink(match_id, slot, secrets.token_urlsafe(24), label)
+        self._links[link.ticket] = link
+        return link
+
+    def claim(self, ticket: str) -> SlotLink:
+        """The slot a ticket opens; LinkError says why it opens none."""
+        link = self._links.get(ticket)
+        if link is None:
+            raise LinkError(grpc.StatusCode.UNAUTHENTICATED, "unknown_ticket", "unknown ticket")
+        if link.closed:
+            raise LinkError(
+                grpc.StatusCode.ALREADY_EXISTS,
+                "ticket_used",
+                "this ticket has been used and its seat is closed",
+            )
+        if link.connected:
+            link.incidents.append(Incident("second_connection", "refused a second stream"))
+            raise LinkError(
+                grpc.StatusCode.ALREADY_EXISTS,
+                "seat_taken",
+                "a connection for this seat is already open",
+            )
+        return link
+
+    def retire(self, links: list[SlotLink]) -> None:
+        """Close slots whose match is over; their tickets stay known, as used."""
+        for link in links:
+            link.finish()

@@ -1,0 +1,496 @@
+"""A match between entries at one table: duplicate sets of seeded games over the protocol.
+
+The match starts each local entry's processes (two per entry in a partnership game,
+one per seat otherwise), waits for every slot to connect with its ticket, plays the
+games, writes the record as it goes, and always kills and reaps its processes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import random
+import secrets
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import IO, Any
+
+from referee.bot_process import BotProcess, start_bot
+from referee.engine.game import GameState, Outcome, Termination
+from referee.engine.rules import Rules
+from referee.entries import Entry, unique_names
+from referee.links import Incident, SlotLink, Wait
+from referee.proto import referee_pb2 as pb
+from referee.protocol import (
+    hand_event,
+    legal_messages,
+    observation_message,
+    public_event,
+    scored_event,
+)
+from referee.records import RecordWriter
+from referee.service import Referee, TableFeed
+
+
+class FaultPolicy(StrEnum):
+    """What happens when a seat times out, runs out of attempts, crashes or disconnects."""
+
+    FORFEIT = "forfeit"
+    """The seat's side loses the game; the reason is recorded."""
+    RANDOM = "random"
+    """The referee plays a random legal action for the seat and the game goes on."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Time and fault settings of a match."""
+
+    deadline_ms: int = 1000
+    """Time for each decision."""
+    time_bank_ms: int = 0
+    """Extra time per slot for the whole match, spent when a decision overruns."""
+    max_attempts: int = 3
+    """Illegal actions allowed per decision, the last one included, before the fault."""
+    connect_timeout: float = 20.0
+    """Seconds each slot has to connect at the start of the match."""
+    grace: float = 5.0
+    """Seconds a dropped connection has to come back with its ticket."""
+    on_fault: FaultPolicy = FaultPolicy.FORFEIT
+
+
+@dataclass(frozen=True)
+class MatchConfig:
+    """Everything a match is played from."""
+
+    rules: Rules
+    seed: str
+    entries: tuple[Entry, ...]
+    """One per side."""
+    deals: int | None = None
+    """Deals per game; None plays each game to the target."""
+    sets: int = 1
+    """Duplicate sets: each plays the same seeded deals once per seat rotation."""
+    limits: Limits = Limits()
+
+
+@dataclass
+class EntryStats:
+    """What one entry did over a match."""
+
+    name: str
+    games: int = 0
+    wins: int = 0
+    draws: int = 0
+    losses: int = 0
+    points: int = 0
+    deals: int = 0
+    timeouts: int = 0
+    illegal: int = 0
+    crashes: int = 0
+
+
+@dataclass
+class MatchResult:
+    """How a match went."""
+
+    match_id: str
+    outcomes: list[Outcome] = field(default_factory=list)
+    sides: list[list[int]] = field(default_factory=list)
+    """For each game, the entry at each side."""
+    stats: list[EntryStats] = field(default_factory=list)
+    incidents: list[tuple[str, str, str]] = field(default_factory=list)
+    """(slot label, kind, detail) of everything that went wrong."""
+
+
+def game_seed(seed: str, set_number: int) -> str:
+    """The seed of duplicate set ``set_number`` (from 1): the match seed for the first."""
+    return seed if set_number == 1 else f"{seed}:{set_number}"
+
+
+def rotations(rules: Rules) -> int:
+    """Games per duplicate set: every side for every entry."""
+    return rules.sides
+
+
+class Match:
+    """One match at one table of a running referee."""
+
+    def __init__(
+        self,
+        referee: Referee,
+        config: MatchConfig,
+        *,
+        record: IO[str] | None = None,
+        workdir: Path | None = None,
+        on_deal: Callable[[Match], None] | None = None,
+        on_ticket: Callable[[str, str], None] | None = None,
+    ) -> None:
+        self.referee = referee
+        self.config = config
+        self.rules = config.rules
+        self.match_id = secrets.token_hex(6)
+        self.names = unique_names(list(config.entries))
+        self.record = RecordWriter(record) if record is not None else None
+        self._workdir = workdir
+        self._on_deal = on_deal
+        self._on_ticket = on_ticket
+        self.slots_per_entry = 2 if self.rules.partnerships else 1
+        self.links: list[list[SlotLink]] = [
+            [
+                referee.book.issue(self.match_id, e * self.slots_per_entry + k, f"{name}#{k + 1}")
+                for k in range(self.slots_per_entry)
+            ]
+            for e, name in enumerate(self.names)
+        ]
+        self.processes: list[BotProcess] = []
+        self.result = MatchResult(self.match_id, stats=[EntryStats(n) for n in self.names])
+        self.feed = TableFeed(self.match_id, self.match_id, list(self.names))
+        referee.feeds[self.match_id] = self.feed
+        self.deals_done = 0
+        self._request_ids = 0
+        self._rng = random.Random(f"{config.seed}/referee")
+        self.total_games = config.sets * rotations(self.rules)
+        self._incidents_seen: dict[int, int] = {}
+        self._watchers: list[asyncio.Future[None]] = []
+
+    # -- the whole match -----------------------------------------------------------------
+
+    async def run(self) -> MatchResult:
+        """Play every game; processes are stopped and reaped whatever happens."""
+        with contextlib.ExitStack() as stack:
+            root = self._workdir
+            if root is None:
+                root = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="tavolo-")))
+            try:
+                await self._start_processes(root)
+                await self._await_connections()
+                await self._announce()
+                for set_number in range(1, self.config.sets + 1):
+                    for rotation in range(rotations(self.rules)):
+                        game = len(self.result.outcomes) + 1
+                        await self._play_game(
+                            game, game_seed(self.config.seed, set_number), rotation
+                        )
+                await self._finish()
+            finally:
+                await self._stop_processes()
+                self.feed.close()
+                self.referee.feeds.pop(self.match_id, None)
+        return self.result
+
+    async def _start_processes(self, root: Path) -> None:
+        for e, entry in enumerate(self.config.entries):
+            for k, link in enumerate(self.links[e]):
+                if entry.remote:
+                    if self._on_ticket is not None:
+                        self._on_ticket(link.label, link.ticket)
+                    continue
+                env = {
+                    "TAVOLO_REFEREE": self.referee.address,
+                    "TAVOLO_TICKET": link.ticket,
+                    "TAVOLO_SEED": f"{self.config.seed}/{self.names[e]}/{k}",
+                }
+                process = await start_bot(entry, link.label, root / f"{e}-{k}", env)
+                self.processes.append(process)
+                self._watchers.append(asyncio.ensure_future(self._watch(process, link)))
+
+    async def _watch(self, process: BotProcess, link: SlotLink) -> None:
+        note = await process.watch()
+        link.process_exit = note
+
+    async def _await_connections(self) -> None:
+        timeout = self.config.limits.connect_timeout
+        waits = [link.wait_connected(timeout) for row in self.links for link in row]
+        for link, ok in zip(
+            [link for row in self.links for link in row], await asyncio.gather(*waits), strict=True
+        ):
+            if not ok:
+                why = link.process_exit or "no connection"
+                link.incidents.append(Incident("never_connected", f"{timeout:g} s passed: {why}"))
+
+    async def _announce(self) -> None:
+        started = pb.Event(
+            match_started=pb.MatchStarted(
+                match_id=self.match_id,
+                game=self.rules.game,
+                rules_json=json.dumps(self.rules.to_dict(), separators=(",", ":")),
+                games=self.total_games,
+                deals_per_game=self.config.deals or 0,
+            )
+        )
+        for row in self.links:
+            for link in row:
+                link.outbox.append(started)
+
+    async def _finish(self) -> None:
+        over = pb.Event(match_over=pb.MatchOver(match_id=self.match_id))
+        for row in self.links:
+            for link in row:
+                link.outbox.append(over)
+                await link.flush()
+        self.referee.book.retire([link for row in self.links for link in row])
+
+    async def _stop_processes(self) -> None:
+        for row in self.links:
+            for link in row:
+                if not link.closed:
+                    link.finish()
+                self.result.incidents.extend((link.label, i.kind, i.detail) for i in link.incidents)
+        await asyncio.gather(*(p.stop() for p in self.processes))
+        await asyncio.gather(*self._watchers)
+
+    # -- one game --------------------------------------------------------------------------
+
+    def seating(self, rotation: int) -> list[SlotLink]:
+        """The slot at each seat for a rotation: entry e takes side (e + rotation) mod sides."""
+        seats: list[SlotLink | None] = [None] * self.rules.players
+        for e, row in enumerate(self.links):
+            side = (e + rotation) % self.rules.sides
+            side_seats = [s for s in range(self.rules.players) if self.rules.side_of(s) == side]
+            for k, seat in enumerate(side_seats):
+                seats[seat] = row[k]
+        assert all(s is not None for s in seats)
+        return [s for s in seats if s is not None]
+
+    async def _play_game(self, game: int, seed: str, rotation: int) -> None:
+        seats = self.seating(rotation)
+        entry_of_seat = [link.slot // self.slots_per_entry for link in seats]
+        state = GameState(
+            self.rules,
+            seed,
+            deals=self.config.deals,
+            seats=[self.names[e] for e in entry_of_seat],
+            record=True,
+        )
+        self.feed.game = game
+        for seat, link in enumerate(seats):
+            link.outbox.append(
+                pb.Event(game_started=pb.GameStarted(game=game, seat=seat, seed=seed))
+            )
+        game_ctx = _Game(game, state, seats)
+        if self.record is not None:
+            self.record.new_game()
+        self._dispatch(game_ctx)
+        while state.outcome is None:
+            to_act = state.current_player()
+            assert to_act is not None
+            await self._decide(game_ctx, to_act)
+            self._dispatch(game_ctx)
+        outcome = state.outcome
+        self._dispatch(game_ctx)
+        forfeit_seat = game_ctx.forfeit_seat
+        over = pb.Event(
+            game_over=pb.GameOver(
+                game=game,
+                termination=outcome.termination.value,
+                winner=-1 if outcome.winner is None else outcome.winner,
+                totals=list(outcome.totals),
+                forfeit_seat=-1 if forfeit_seat is None else forfeit_seat,
+            )
+        )
+        self.feed.publish(over)
+        for link in seats:
+            link.outbox.append(over)
+            await link.flush()
+        self._tally(outcome, entry_of_seat)
+
+    def _tally(self, outcome: Outcome, entry_of_seat: list[int]) -> None:
+        sides = [
+            entry_of_seat[
+                next(s for s in range(self.rules.players) if self.rules.side_of(s) == side)
+            ]
+            for side in range(self.rules.sides)
+        ]
+        self.result.outcomes.append(outcome)
+        self.result.sides.append(sides)
+        for side, e in enumerate(sides):
+            stats = self.result.stats[e]
+            stats.games += 1
+            stats.points += outcome.totals[side]
+            stats.deals += outcome.deals
+            if outcome.winner is None:
+                stats.draws += 1
+            elif outcome.winner == side:
+                stats.wins += 1
+            else:
+                stats.losses += 1
+
+    def _dispatch(self, game: _Game) -> None:
+        """Turn new record lines into events for each seat and the spectators; write them."""
+        events = game.state.events
+        assert events is not None
+        for line in events[game.sent :]:
+            kind = line["type"]
+            if kind == "deal":
+                game.hands = line["hands"]
+                for seat, link in enumerate(game.seats):
+                    link.outbox.append(hand_event(line, seat))
+            elif kind == "score":
+                event = scored_event(line, game.hands)
+                self._to_all(game, event)
+                self.deals_done += 1
+                if self._on_deal is not None:
+                    self._on_deal(self)
+            elif kind == "forfeit":
+                game.forfeit_seat = line["seat"]
+            else:
+                public = public_event(line)
+                if public is not None:
+                    self._to_all(game, public)
+        game.sent = len(events)
+        if self.record is not None:
+            self.record.write_new(events)
+
+    def _to_all(self, game: _Game, event: pb.Event) -> None:
+        self.feed.publish(event)
+        for link in game.seats:
+            link.outbox.append(event)
+
+    # -- one decision ------------------------------------------------------------------------
+
+    async def _decide(self, game: _Game, seat: int) -> None:
+        state = game.state
+        link = game.seats[seat]
+        limits = self.config.limits
+        attempts = limits.max_attempts
+        if not link.connected and not await self._reconnected(game, seat, link):
+            return
+        while True:
+            legal = state.legal_actions()
+            self._request_ids += 1
+            request_id = self._request_ids
+            request = pb.DecisionRequest(
+                request_id=request_id,
+                deadline_ms=limits.deadline_ms,
+                time_bank_ms=link.time_bank_ms,
+                observation=observation_message(
+                    state.observation(seat),
+                    game=game.number,
+                    deal=state.deal_number,
+                    players=self.rules.players,
+                    quattro_points=self.rules.quattro_points,
+                ),
+                legal_actions=legal_messages(legal),
+                attempts_left=attempts,
+            )
+            events, link.outbox = link.outbox, []
+            started = time.monotonic()
+            await link.send(pb.PlayResponse(events=events, request=request))
+            budget = (limits.deadline_ms + link.time_bank_ms) / 1000
+            how, decision = await link.next_decision(request_id, budget)
+            elapsed_ms = int((time.monotonic() - started) * 1000)
+            if elapsed_ms > limits.deadline_ms:
+                link.time_bank_ms = max(0, link.time_bank_ms - (elapsed_ms - limits.deadline_ms))
+            self._note_link_incidents(game, seat, link)
+            if how is Wait.GONE:
+                if await self._reconnected(game, seat, link):
+                    continue
+                return
+            if how is Wait.TIMEOUT:
+                self._stat(link).timeouts += 1
+                await self._fault(
+                    game, seat, Termination.TIMEOUT,
+                    f"no answer to request {request_id} within {budget * 1000:.0f} ms",
+                )  # fmt: skip
+                return
+            assert decision is not None
+            if decision.action_id in legal:
+                state.apply_action(decision.action_id)
+                return
+            refusal = state.note_rejected(seat, decision.action_id)
+            self._stat(link).illegal += 1
+            attempts -= 1
+            link.outbox.append(
+                pb.Event(
+                    action_rejected=pb.ActionRejected(
+                        request_id=request_id,
+                        action_id=decision.action_id,
+                        reason=refusal.reason.value,
+                        message=refusal.message,
+                        attempts_left=attempts,
+                    )
+                )
+            )
+            if attempts == 0:
+                await link.flush()
+                await self._fault(
+                    game, seat, Termination.ILLEGAL_ACTION,
+                    f"{limits.max_attempts} illegal actions for one decision; "
+                    f"the last: {refusal.message}",
+                )  # fmt: skip
+                return
+
+    async def _reconnected(self, game: _Game, seat: int, link: SlotLink) -> bool:
+        """Wait out the grace period for a lost slot; on failure apply the fault policy."""
+        if link.ever_connected and link.process_exit is None:
+            game.state.note_incident(
+                seat, "disconnect", "the stream closed; waiting for the ticket"
+            )
+            if await link.wait_connected(self.config.limits.grace):
+                game.state.note_incident(seat, "reconnect", "the slot came back with its ticket")
+                return True
+        self._stat(link).crashes += 1
+        if not link.ever_connected:
+            detail = "never connected" + (f": {link.process_exit}" if link.process_exit else "")
+        elif link.process_exit is not None:
+            detail = f"the bot process ended: {link.process_exit}"
+        else:
+            detail = f"disconnected and not back within {self.config.limits.grace:g} s"
+        await self._fault(game, seat, Termination.CRASH, detail)
+        return False
+
+    async def _fault(self, game: _Game, seat: int, termination: Termination, detail: str) -> None:
+        link = game.seats[seat]
+        state = game.state
+        if self.config.limits.on_fault is FaultPolicy.RANDOM and link.connected:
+            action = self._rng.choice(state.legal_actions())
+            state.note_incident(seat, termination.value, detail + "; the referee played at random")
+            link.outbox.append(
+                pb.Event(error=pb.ErrorEvent(reason=termination.value, message=detail))
+            )
+            state.apply_action(action)
+            return
+        link.outbox.append(pb.Event(error=pb.ErrorEvent(reason=termination.value, message=detail)))
+        state.forfeit(seat, termination, detail)
+
+    def _note_link_incidents(self, game: _Game, seat: int, link: SlotLink) -> None:
+        """Move what the slot did wrong meanwhile (stale answers, floods) into the record."""
+        seen = self._incidents_seen.get(link.slot, 0)
+        for incident in link.incidents[seen:]:
+            game.state.note_incident(seat, incident.kind, incident.detail)
+        self._incidents_seen[link.slot] = len(link.incidents)
+
+    def _stat(self, link: SlotLink) -> EntryStats:
+        return self.result.stats[link.slot // self.slots_per_entry]
+
+
+@dataclass
+class _Game:
+    number: int
+    state: GameState
+    seats: list[SlotLink]
+    sent: int = 0
+    hands: list[list[str]] = field(default_factory=list)
+    forfeit_seat: int | None = None
+
+
+def describe(result: MatchResult) -> dict[str, Any]:
+    """A JSON-ready summary of a match."""
+    return {
+        "match_id": result.match_id,
+        "games": [
+            {
+                "sides": sides,
+                "termination": o.termination.value,
+                "winner": o.winner,
+                "totals": list(o.totals),
+                "deals": o.deals,
+            }
+            for o, sides in zip(result.outcomes, result.sides, strict=True)
+        ],
+    }

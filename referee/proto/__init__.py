@@ -1,0 +1,1 @@
+"""Generated from proto/ by proto/generate.py: do not edit."""

@@ -1,0 +1,183 @@
+"""The gRPC services: the referee's bot streams, spectators, health and reflection.
+
+The servicers are thin: they check tickets and move messages between streams and
+tables. No rule is decided here; tables ask the engine.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from referee.links import LinkError, TicketBook
+from referee.proto import referee_pb2 as pb
+from referee.proto import referee_pb2_grpc as pb_grpc
+from referee.protocol import PROTOCOL_VERSION
+
+MAX_MESSAGE_BYTES = 64 * 1024
+"""Largest message a bot may send; a Decision is a few bytes."""
+HELLO_TIMEOUT = 10.0
+
+
+class RefereeServicer(pb_grpc.RefereeServiceServicer):
+    """Bot streams: check the Hello and its ticket, then hand the stream to its slot."""
+
+    def __init__(self, book: TicketBook) -> None:
+        self._book = book
+
+    async def Play(
+        self,
+        request_iterator: AsyncIterator[pb.PlayRequest],
+        context: grpc.aio.ServicerContext[Any, Any],
+    ) -> None:
+        try:
+            first = await asyncio.wait_for(context.read(), HELLO_TIMEOUT)
+        except TimeoutError:
+            await context.abort(
+                grpc.StatusCode.DEADLINE_EXCEEDED, f"no_hello: no Hello within {HELLO_TIMEOUT:g} s"
+            )
+        if first is grpc.aio.EOF or not first.HasField("hello"):
+            await context.abort(
+                grpc.StatusCode.INVALID_ARGUMENT, "no_hello: the first message must be a Hello"
+            )
+        hello = first.hello
+        if hello.protocol_version != PROTOCOL_VERSION:
+            await context.abort(
+                grpc.StatusCode.FAILED_PRECONDITION,
+                f"protocol_version: this referee speaks version {PROTOCOL_VERSION}, "
+                f"the bot version {hello.protocol_version}",
+            )
+        try:
+            link = self._book.claim(hello.ticket)
+            await link.attach(context)
+            await link.serve(context)
+        except LinkError as exc:
+            await context.abort(exc.code, f"{exc.reason}: {exc.message}")
+
+
+@dataclass
+class TableFeed:
+    """The public events of one table, for spectators."""
+
+    table_id: str
+    match_id: str
+    entries: list[str]
+    game: int = 0
+    history: list[pb.Event] = field(default_factory=list)
+    watchers: list[asyncio.Queue[pb.Event | None]] = field(default_factory=list)
+    done: bool = False
+
+    def publish(self, event: pb.Event) -> None:
+        """Send a public event to every watcher, and keep it for late ones."""
+        self.history.append(event)
+        for queue in self.watchers:
+            queue.put_nowait(event)
+
+    def close(self) -> None:
+        """The table is over: end every watch."""
+        self.done = True
+        for queue in self.watchers:
+            queue.put_nowait(None)
+
+
+class SpectatorServicer(pb_grpc.SpectatorServiceServicer):
+    """Public views of the tables."""
+
+    def __init__(self, feeds: dict[str, TableFeed]) -> None:
+        self._feeds = feeds
+
+    async def Watch(
+        self, request: pb.WatchRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> AsyncIterator[pb.WatchResponse]:
+        feed = self._feeds.get(request.table_id)
+        if feed is None:
+            await context.abort(grpc.StatusCode.NOT_FOUND, f"no table {request.table_id!r}")
+            return
+        queue: asyncio.Queue[pb.Event | None] = asyncio.Queue()
+        for event in feed.history:
+            queue.put_nowait(event)
+        if feed.done:
+            queue.put_nowait(None)
+        else:
+            feed.watchers.append(queue)
+        try:
+            while (item := await queue.get()) is not None:
+                yield pb.WatchResponse(table_id=feed.table_id, event=item)
+        finally:
+            if queue in feed.watchers:
+                feed.watchers.remove(queue)
+
+    async def ListTables(
+        self, request: pb.ListTablesRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> pb.ListTablesResponse:
+        return pb.ListTablesResponse(
+            tables=[
+                pb.TableInfo(
+                    table_id=f.table_id, match_id=f.match_id, game=f.game, entries=f.entries
+                )
+                for f in self._feeds.values()
+                if not f.done
+            ]
+        )
+
+
+@dataclass
+class Referee:
+    """A running referee server and what it serves."""
+
+    server: grpc.aio.Server
+    address: str
+    """host:port bots connect to."""
+    book: TicketBook
+    feeds: dict[str, TableFeed]
+    health: health.aio.HealthServicer
+
+    async def stop(self, grace: float = 1.0) -> None:
+        """Stop serving; open streams get ``grace`` seconds."""
+        await self.server.stop(grace)
+
+
+async def start_referee(
+    listen: str = "127.0.0.1:0", *, tls: tuple[bytes, bytes] | None = None
+) -> Referee:
+    """Start the services on ``listen`` (port 0 picks a free one), with TLS if given."""
+    server = grpc.aio.server(
+        options=[
+            ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+            ("grpc.so_reuseport", 0),
+        ]
+    )
+    book = TicketBook()
+    feeds: dict[str, TableFeed] = {}
+    pb_grpc.add_RefereeServiceServicer_to_server(RefereeServicer(book), server)  # type: ignore[no-untyped-call]
+    pb_grpc.add_SpectatorServiceServicer_to_server(SpectatorServicer(feeds), server)  # type: ignore[no-untyped-call]
+    health_servicer = health.aio.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    services = (
+        pb.DESCRIPTOR.services_by_name["RefereeService"].full_name,
+        pb.DESCRIPTOR.services_by_name["SpectatorService"].full_name,
+        health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
+        reflection.SERVICE_NAME,
+    )
+    reflection.enable_server_reflection(services, server)
+    if tls is None:
+        port = server.add_insecure_port(listen)
+    else:
+        key, cert = tls
+        port = server.add_secure_port(listen, grpc.ssl_server_credentials([(key, cert)]))
+    if port == 0:
+        raise OSError(f"cannot listen on {listen}")
+    await server.start()
+    for name in services[:2]:
+        await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+    await health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
+    host = listen.rsplit(":", 1)[0]
+    if host in ("0.0.0.0", "[::]", ""):
+        host = "127.0.0.1"
+    return Referee(server, f"{host}:{port}", book, feeds, health_servicer)
