@@ -129,6 +129,7 @@ class Match:
         workdir: Path | None = None,
         on_deal: Callable[[Match], None] | None = None,
         on_ticket: Callable[[str, str], None] | None = None,
+        on_decision: Callable[[float], None] | None = None,
     ) -> None:
         self.referee = referee
         self.config = config
@@ -139,6 +140,7 @@ class Match:
         self._workdir = workdir
         self._on_deal = on_deal
         self._on_ticket = on_ticket
+        self._on_decision = on_decision
         self.slots_per_entry = 2 if self.rules.partnerships else 1
         self.links: list[list[SlotLink]] = [
             [
@@ -161,7 +163,11 @@ class Match:
     # -- the whole match -----------------------------------------------------------------
 
     async def run(self) -> MatchResult:
-        """Play every game; processes are stopped and reaped whatever happens."""
+        """Play every game; processes are stopped and reaped whatever happens.
+
+        ``on_ticket(label, ticket)`` hears the ticket of each remote slot, and
+        ``on_decision(seconds)`` the round trip of each answered request.
+        """
         with contextlib.ExitStack() as stack:
             root = self._workdir
             if root is None:
@@ -383,7 +389,10 @@ class Match:
             await link.send(pb.PlayResponse(events=events, request=request))
             budget = (limits.deadline_ms + link.time_bank_ms) / 1000
             how, decision = await link.next_decision(request_id, budget)
-            elapsed_ms = int((time.monotonic() - started) * 1000)
+            elapsed = time.monotonic() - started
+            if self._on_decision is not None and how is Wait.DECISION:
+                self._on_decision(elapsed)
+            elapsed_ms = int(elapsed * 1000)
             if elapsed_ms > limits.deadline_ms:
                 link.time_bank_ms = max(0, link.time_bank_ms - (elapsed_ms - limits.deadline_ms))
             self._note_link_incidents(game, seat, link)
