@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck unit setup clean
+.PHONY: demo test lint typecheck unit setup clean proto proto-lint
 
 # pip's output goes to a log, shown only if the install fails.
 $(STAMP): pyproject.toml clients/python/pyproject.toml
@@ -23,7 +23,20 @@ demo: $(STAMP)
 	$(BIN)/tavolo play random random --game tressette --seed demo --record demo-record.jsonl
 	$(BIN)/tavolo verify demo-record.jsonl
 
-test: lint typecheck unit
+test: lint typecheck proto-lint unit
+
+# buf lint (STANDARD) on proto/, with the buf CLI from npm (@bufbuild/buf, pinned).
+BUF := proto/node_modules/.bin/buf
+$(BUF): proto/package.json proto/package-lock.json
+	npm ci --prefix proto --no-fund --no-audit --loglevel=error
+	@touch $(BUF)
+
+proto-lint: $(BUF)
+	$(BUF) lint proto
+
+# Regenerate the Python code in referee/proto and clients/python/tavolo_bot/proto.
+proto: $(STAMP)
+	$(BIN)/python proto/generate.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check referee tournaments tests
@@ -36,4 +49,4 @@ unit: $(STAMP)
 	$(BIN)/pytest -q
 
 clean:
-	rm -rf $(VENV) demo-record.jsonl .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) proto/node_modules demo-record.jsonl .pytest_cache .mypy_cache .ruff_cache .hypothesis
