@@ -160,6 +160,19 @@ class Match:
         self._incidents_seen: dict[int, int] = {}
         self._watchers: list[asyncio.Future[None]] = []
 
+    def use_record(self, stream: IO[str]) -> None:
+        """Write the match record to ``stream`` as the games are played."""
+        self.record = RecordWriter(stream)
+
+    def remote_tickets(self) -> list[tuple[str, str]]:
+        """(label, ticket) of every slot of a remote entry, to hand to its bots."""
+        return [
+            (link.label, link.ticket)
+            for entry, row in zip(self.config.entries, self.links, strict=True)
+            if entry.remote
+            for link in row
+        ]
+
     # -- the whole match -----------------------------------------------------------------
 
     async def run(self) -> MatchResult:

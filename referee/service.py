@@ -7,6 +7,7 @@ tables. No rule is decided here; tables ask the engine.
 from __future__ import annotations
 
 import asyncio
+import secrets
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -127,6 +128,45 @@ class SpectatorServicer(pb_grpc.SpectatorServiceServicer):
         )
 
 
+class MatchServicer(pb_grpc.MatchServiceServicer):
+    """Organisers' calls; the matches themselves are run by ``referee.organiser``."""
+
+    def __init__(self) -> None:
+        self.admin_token: str | None = None
+        """Matches can be created only when the referee has a token (``tavolo serve``)."""
+        self.create: Any = None
+        """``async create(request) -> CreateMatchResponse``, set by the organiser."""
+        self.status: dict[str, pb.GetMatchResponse] = {}
+
+    async def _check(self, token: str, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+        if self.admin_token is None or self.create is None:
+            await context.abort(
+                grpc.StatusCode.PERMISSION_DENIED,
+                "no_admin: this referee takes no matches from outside (run tavolo serve)",
+            )
+        if not secrets.compare_digest(token.encode(), self.admin_token.encode()):
+            await context.abort(grpc.StatusCode.PERMISSION_DENIED, "bad_token: wrong admin token")
+
+    async def CreateMatch(
+        self, request: pb.CreateMatchRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> pb.CreateMatchResponse:
+        await self._check(request.admin_token, context)
+        try:
+            response: pb.CreateMatchResponse = await self.create(request)
+        except ValueError as exc:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"bad_match: {exc}")
+        return response
+
+    async def GetMatch(
+        self, request: pb.GetMatchRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> pb.GetMatchResponse:
+        await self._check(request.admin_token, context)
+        status = self.status.get(request.match_id)
+        if status is None:
+            await context.abort(grpc.StatusCode.NOT_FOUND, f"no match {request.match_id!r}")
+        return status
+
+
 @dataclass
 class Referee:
     """A running referee server and what it serves."""
@@ -137,6 +177,7 @@ class Referee:
     book: TicketBook
     feeds: dict[str, TableFeed]
     health: health.aio.HealthServicer
+    matches: MatchServicer
 
     async def stop(self, grace: float = 1.0) -> None:
         """Stop serving; open streams get ``grace`` seconds."""
@@ -157,11 +198,14 @@ async def start_referee(
     feeds: dict[str, TableFeed] = {}
     pb_grpc.add_RefereeServiceServicer_to_server(RefereeServicer(book), server)  # type: ignore[no-untyped-call]
     pb_grpc.add_SpectatorServiceServicer_to_server(SpectatorServicer(feeds), server)  # type: ignore[no-untyped-call]
+    matches = MatchServicer()
+    pb_grpc.add_MatchServiceServicer_to_server(matches, server)  # type: ignore[no-untyped-call]
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     services = (
         pb.DESCRIPTOR.services_by_name["RefereeService"].full_name,
         pb.DESCRIPTOR.services_by_name["SpectatorService"].full_name,
+        pb.DESCRIPTOR.services_by_name["MatchService"].full_name,
         health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
         reflection.SERVICE_NAME,
     )
@@ -174,10 +218,10 @@ async def start_referee(
     if port == 0:
         raise OSError(f"cannot listen on {listen}")
     await server.start()
-    for name in services[:2]:
+    for name in services[:3]:
         await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
     await health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
     host = listen.rsplit(":", 1)[0]
     if host in ("0.0.0.0", "[::]", ""):
         host = "127.0.0.1"
-    return Referee(server, f"{host}:{port}", book, feeds, health_servicer)
+    return Referee(server, f"{host}:{port}", book, feeds, health_servicer, matches)

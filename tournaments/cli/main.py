@@ -7,6 +7,7 @@ import typer
 from tournaments.cli.bench import bench_app
 from tournaments.cli.deal import deal
 from tournaments.cli.play import play
+from tournaments.cli.serve import match_app, serve
 from tournaments.cli.verify import verify
 
 app = typer.Typer(
@@ -19,4 +20,6 @@ app = typer.Typer(
 app.command()(deal)
 app.command()(play)
 app.command()(verify)
+app.command()(serve)
+app.add_typer(match_app, name="match")
 app.add_typer(bench_app, name="bench")

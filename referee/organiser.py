@@ -1,0 +1,87 @@
+"""Matches started from outside on a running referee (``tavolo serve``, MatchService)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import IO
+
+from referee.engine.deals import SeedError, check_seed
+from referee.engine.rules import RulesError, preset
+from referee.entries import BUILT_IN_BOTS, parse_entry
+from referee.match import Limits, Match, MatchConfig, describe
+from referee.proto import referee_pb2 as pb
+from referee.service import Referee
+
+
+class Organiser:
+    """Creates matches for MatchService calls and keeps their status and records."""
+
+    def __init__(self, referee: Referee, admin_token: str, records: Path) -> None:
+        self.referee = referee
+        self.records = records
+        self._tasks: set[asyncio.Task[None]] = set()
+        referee.matches.admin_token = admin_token
+        referee.matches.create = self.create
+
+    async def create(self, request: pb.CreateMatchRequest) -> pb.CreateMatchResponse:
+        """Check the request, start the match in the background, return its tickets."""
+        config = self._config(request)
+        self.records.mkdir(parents=True, exist_ok=True)
+        match = Match(self.referee, config)
+        record = open(  # noqa: SIM115 - the match's task closes it when the match ends
+            self.records / f"{match.match_id}.jsonl", "w", encoding="utf-8", newline="\n"
+        )
+        match.use_record(record)
+        self.referee.matches.status[match.match_id] = pb.GetMatchResponse(
+            match_id=match.match_id, status="running"
+        )
+        task = asyncio.ensure_future(self._run(match, record))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return pb.CreateMatchResponse(
+            match_id=match.match_id,
+            tickets=[pb.SeatTicket(label=label, ticket=t) for label, t in match.remote_tickets()],
+            referee=self.referee.address,
+        )
+
+    async def _run(self, match: Match, record: IO[str]) -> None:
+        status = self.referee.matches.status
+        try:
+            result = await match.run()
+            status[match.match_id] = pb.GetMatchResponse(
+                match_id=match.match_id, status="done", result_json=json.dumps(describe(result))
+            )
+        except OSError as exc:
+            status[match.match_id] = pb.GetMatchResponse(
+                match_id=match.match_id, status="failed", error=f"cannot start a bot: {exc}"
+            )
+        finally:
+            record.close()
+
+    def _config(self, request: pb.CreateMatchRequest) -> MatchConfig:
+        """The match a request asks for; ValueError names what is wrong."""
+        try:
+            rules = preset(request.game or "tressette").with_knobs(list(request.rules))
+            check_seed(request.seed)
+        except (RulesError, SeedError) as exc:
+            raise ValueError(str(exc)) from None
+        if not request.seed:
+            raise ValueError("a match needs a seed")
+        if len(request.entries) != rules.sides:
+            raise ValueError(
+                f"{rules.game} needs {rules.sides} entries, got {len(request.entries)}"
+            )
+        allowed = {*BUILT_IN_BOTS, "remote"}
+        for entry in request.entries:
+            if entry not in allowed:
+                raise ValueError(
+                    f"entry {entry!r}: matches created from outside take only built-in bots "
+                    f"({', '.join(BUILT_IN_BOTS)}) or remote entries"
+                )
+        entries = tuple(parse_entry(e) for e in request.entries)
+        limits = Limits(deadline_ms=request.deadline_ms or 1000)
+        return MatchConfig(
+            rules, request.seed, entries, request.deals or None, request.sets or 1, limits
+        )

@@ -1,0 +1,136 @@
+"""``tavolo serve``: run the referee on its own; ``tavolo match``: start matches on it."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import secrets
+import signal
+from pathlib import Path
+from typing import Annotated
+
+import grpc
+import typer
+
+from referee.organiser import Organiser
+from referee.proto import referee_pb2 as pb
+from referee.proto import referee_pb2_grpc as pb_grpc
+from referee.service import start_referee
+from tournaments.cli.common import RULE_HELP, fail
+
+TOKEN_HELP = "Admin token for creating matches (default: TAVOLO_ADMIN_TOKEN, else a new one)."
+
+
+def serve(
+    listen: Annotated[
+        str, typer.Option(help="Address to serve on, host:port.")
+    ] = "127.0.0.1:50051",
+    tls_cert: Annotated[Path | None, typer.Option(help="PEM certificate: serve TLS.")] = None,
+    tls_key: Annotated[Path | None, typer.Option(help="PEM private key of --tls-cert.")] = None,
+    records: Annotated[Path, typer.Option(help="Folder for the records of matches.")] = Path(
+        "records"
+    ),
+    admin_token: Annotated[str | None, typer.Option(help=TOKEN_HELP)] = None,
+) -> None:
+    """Run the referee service until interrupted: bots, spectators, health, reflection.
+
+    Organisers start matches with MatchService (``tavolo match create``); remote entries
+    get tickets for their bots.
+    """
+    if (tls_cert is None) != (tls_key is None):
+        fail("--tls-cert and --tls-key go together")
+    tls = None
+    if tls_cert is not None and tls_key is not None:
+        try:
+            tls = (tls_key.read_bytes(), tls_cert.read_bytes())
+        except OSError as exc:
+            fail(f"cannot read {exc.filename}: {exc.strerror}")
+    token = admin_token or os.environ.get("TAVOLO_ADMIN_TOKEN") or secrets.token_urlsafe(18)
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(_serve(listen, tls, token, records, show_token=token != admin_token))
+
+
+async def _serve(
+    listen: str, tls: tuple[bytes, bytes] | None, token: str, records: Path, show_token: bool
+) -> None:
+    try:
+        referee = await start_referee(listen, tls=tls)
+    except (OSError, RuntimeError) as exc:
+        fail(f"cannot listen on {listen}: {exc}")
+    Organiser(referee, token, records)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop.set)
+    port = referee.address.rsplit(":", 1)[1]
+    typer.echo(
+        f"tavolo referee on {listen.rsplit(':', 1)[0]}:{port} ({'TLS' if tls else 'plaintext'})"
+    )
+    if show_token and "TAVOLO_ADMIN_TOKEN" not in os.environ:
+        typer.echo(f"admin token: {token}")
+    typer.echo(f"records go to {records}/")
+    await stop.wait()
+    typer.echo("stopping: open matches end, their bots are stopped")
+    await referee.stop(grace=2.0)
+
+
+match_app = typer.Typer(no_args_is_help=True, help="Start and follow matches on a running referee.")
+
+
+def _stub(referee: str) -> pb_grpc.MatchServiceStub:
+    return pb_grpc.MatchServiceStub(grpc.insecure_channel(referee))  # type: ignore[no-untyped-call]
+
+
+@match_app.command("create")
+def create(
+    entries: Annotated[
+        list[str], typer.Argument(help="One per side: random, heuristic or remote.")
+    ],
+    seed: Annotated[str, typer.Option(help="Seed text.")],
+    referee: Annotated[str, typer.Option(help="The referee, host:port.")] = "127.0.0.1:50051",
+    token: Annotated[str | None, typer.Option(help=TOKEN_HELP)] = None,
+    game: Annotated[str, typer.Option(help="Game preset.")] = "tressette",
+    deals: Annotated[int, typer.Option(help="Deals per game; 0 plays to the target.")] = 0,
+    sets: Annotated[int, typer.Option(help="Duplicate sets.")] = 1,
+    rule: Annotated[list[str] | None, typer.Option(help=RULE_HELP)] = None,
+) -> None:
+    """Start a match; print its id and the tickets of its remote seats."""
+    request = pb.CreateMatchRequest(
+        admin_token=token or os.environ.get("TAVOLO_ADMIN_TOKEN", ""),
+        entries=entries,
+        game=game,
+        rules=rule or [],
+        seed=seed,
+        deals=max(deals, 0),
+        sets=max(sets, 1),
+    )
+    try:
+        response = _stub(referee).CreateMatch(request, timeout=10)
+    except grpc.RpcError as exc:
+        fail(f"{referee}: {exc.details()}")
+    typer.echo(f"match {response.match_id} on {response.referee}")
+    for ticket in response.tickets:
+        typer.echo(f"  {ticket.label}: TAVOLO_TICKET={ticket.ticket}")
+
+
+@match_app.command("status")
+def status(
+    match_id: Annotated[str, typer.Argument(help="The match id create printed.")],
+    referee: Annotated[str, typer.Option(help="The referee, host:port.")] = "127.0.0.1:50051",
+    token: Annotated[str | None, typer.Option(help=TOKEN_HELP)] = None,
+) -> None:
+    """Print a match's status, and its result as JSON once it is done."""
+    request = pb.GetMatchRequest(
+        admin_token=token or os.environ.get("TAVOLO_ADMIN_TOKEN", ""), match_id=match_id
+    )
+    try:
+        response = _stub(referee).GetMatch(request, timeout=10)
+    except grpc.RpcError as exc:
+        fail(f"{referee}: {exc.details()}")
+    typer.echo(response.status)
+    if response.result_json:
+        typer.echo(json.dumps(json.loads(response.result_json), indent=2))
+    if response.error:
+        typer.echo(response.error)
