@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shlex
 import shutil
 import sys
@@ -132,7 +133,8 @@ def _check_program(program: str, cwd: Path | None, where: str) -> str:
             path = cwd / path
         if not path.exists():
             raise EntryError(f"{where}: program {program!r} not found")
-        return str(path.resolve())
+        # abspath, not resolve: a virtualenv's python is a symlink that must stay one.
+        return os.path.abspath(path)
     if shutil.which(program) is None:
         raise EntryError(f"{where}: program {program!r} not found on PATH")
     return program

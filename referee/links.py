@@ -73,8 +73,15 @@ class SlotLink:
     _gone: asyncio.Event = field(default_factory=asyncio.Event)
     _finished: asyncio.Event = field(default_factory=asyncio.Event)
     _unsolicited: int = 0
+    _write_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     process_exit: str | None = None
-    """Set by the process runner when this slot's bot process has exited."""
+    """Set (by :meth:`mark_exited`) when this slot's bot process has exited."""
+    _exited: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def mark_exited(self, note: str) -> None:
+        """The slot's bot process has ended: it will not connect again."""
+        self.process_exit = note
+        self._exited.set()
 
     @property
     def connected(self) -> bool:
@@ -82,27 +89,36 @@ class SlotLink:
         return self._context is not None
 
     async def wait_connected(self, timeout: float) -> bool:
-        """Wait up to ``timeout`` seconds for a stream; False if none came."""
+        """Wait up to ``timeout`` seconds for a stream; False if none came or the process ended."""
         if self._context is not None:
             return True
-        try:
-            await asyncio.wait_for(self._connected.wait(), timeout)
-        except TimeoutError:
+        if self._exited.is_set():
             return False
-        return True
+        connected = asyncio.ensure_future(self._connected.wait())
+        exited = asyncio.ensure_future(self._exited.wait())
+        try:
+            await asyncio.wait(
+                {connected, exited}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
+            )
+        finally:
+            connected.cancel()
+            exited.cancel()
+        return self._context is not None
 
     # -- the servicer's side -------------------------------------------------------------
 
     async def attach(self, context: Any) -> None:
         """Take a new stream: welcome it and re-send a pending request."""
-        self._context = context
-        self.ever_connected = True
-        self._gone.clear()
-        self._connected.set()
         welcome = pb.Event(welcome=pb.Welcome(match_id=self.match_id, slot=self.slot))
-        await self._write(pb.PlayResponse(events=[welcome]))
-        if self.pending is not None:
-            await self._write(self.pending)
+        # Under the write lock, so the table's first message cannot overtake the welcome.
+        async with self._write_lock:
+            self._context = context
+            self.ever_connected = True
+            self._gone.clear()
+            self._connected.set()
+            await self._write_now(context, pb.PlayResponse(events=[welcome]))
+            if self.pending is not None:
+                await self._write_now(context, self.pending)
 
     async def serve(self, context: Any) -> None:
         """Read the slot's messages until the match ends or the stream goes."""
@@ -153,10 +169,14 @@ class SlotLink:
 
     async def send(self, response: pb.PlayResponse) -> None:
         """Send to the slot if it is connected; what it misses is lost, as a dropped line."""
-        if response.HasField("request"):
-            self.pending = response
-            self.expected = response.request.request_id
-        await self._write(response)
+        async with self._write_lock:
+            # Set under the lock: a reconnection (attach) then writes the request exactly once.
+            if response.HasField("request"):
+                self.pending = response
+                self.expected = response.request.request_id
+            context = self._context
+            if context is not None:
+                await self._write_now(context, response)
 
     async def flush(self) -> None:
         """Send the events waiting in the outbox, without a request."""
@@ -165,9 +185,13 @@ class SlotLink:
             await self._write(pb.PlayResponse(events=events))
 
     async def _write(self, response: pb.PlayResponse) -> None:
-        context = self._context
-        if context is None:
-            return
+        # One write at a time: gRPC refuses a second write while one is in flight.
+        async with self._write_lock:
+            context = self._context
+            if context is not None:
+                await self._write_now(context, response)
+
+    async def _write_now(self, context: Any, response: pb.PlayResponse) -> None:
         try:
             await context.write(response)
         except (asyncio.InvalidStateError, grpc.aio.AioRpcError, RuntimeError):

@@ -219,8 +219,7 @@ class Match:
                 self._watchers.append(asyncio.ensure_future(self._watch(process, link)))
 
     async def _watch(self, process: BotProcess, link: SlotLink) -> None:
-        note = await process.watch()
-        link.process_exit = note
+        link.mark_exited(await process.watch())
 
     async def _await_connections(self) -> None:
         timeout = self.config.limits.connect_timeout
@@ -229,8 +228,8 @@ class Match:
             [link for row in self.links for link in row], await asyncio.gather(*waits), strict=True
         ):
             if not ok:
-                why = link.process_exit or "no connection"
-                link.incidents.append(Incident("never_connected", f"{timeout:g} s passed: {why}"))
+                why = link.process_exit or f"no connection within {timeout:g} s"
+                link.incidents.append(Incident("never_connected", why))
 
     async def _announce(self) -> None:
         started = pb.Event(

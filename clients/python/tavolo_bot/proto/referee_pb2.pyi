@@ -381,3 +381,61 @@ class TableInfo(_message.Message):
     game: int
     entries: _containers.RepeatedScalarFieldContainer[str]
     def __init__(self, table_id: _Optional[str] = ..., match_id: _Optional[str] = ..., game: _Optional[int] = ..., entries: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class CreateMatchRequest(_message.Message):
+    __slots__ = ("admin_token", "entries", "game", "rules", "seed", "deals", "sets", "deadline_ms")
+    ADMIN_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    ENTRIES_FIELD_NUMBER: _ClassVar[int]
+    GAME_FIELD_NUMBER: _ClassVar[int]
+    RULES_FIELD_NUMBER: _ClassVar[int]
+    SEED_FIELD_NUMBER: _ClassVar[int]
+    DEALS_FIELD_NUMBER: _ClassVar[int]
+    SETS_FIELD_NUMBER: _ClassVar[int]
+    DEADLINE_MS_FIELD_NUMBER: _ClassVar[int]
+    admin_token: str
+    entries: _containers.RepeatedScalarFieldContainer[str]
+    game: str
+    rules: _containers.RepeatedScalarFieldContainer[str]
+    seed: str
+    deals: int
+    sets: int
+    deadline_ms: int
+    def __init__(self, admin_token: _Optional[str] = ..., entries: _Optional[_Iterable[str]] = ..., game: _Optional[str] = ..., rules: _Optional[_Iterable[str]] = ..., seed: _Optional[str] = ..., deals: _Optional[int] = ..., sets: _Optional[int] = ..., deadline_ms: _Optional[int] = ...) -> None: ...
+
+class SeatTicket(_message.Message):
+    __slots__ = ("label", "ticket")
+    LABEL_FIELD_NUMBER: _ClassVar[int]
+    TICKET_FIELD_NUMBER: _ClassVar[int]
+    label: str
+    ticket: str
+    def __init__(self, label: _Optional[str] = ..., ticket: _Optional[str] = ...) -> None: ...
+
+class CreateMatchResponse(_message.Message):
+    __slots__ = ("match_id", "tickets", "referee")
+    MATCH_ID_FIELD_NUMBER: _ClassVar[int]
+    TICKETS_FIELD_NUMBER: _ClassVar[int]
+    REFEREE_FIELD_NUMBER: _ClassVar[int]
+    match_id: str
+    tickets: _containers.RepeatedCompositeFieldContainer[SeatTicket]
+    referee: str
+    def __init__(self, match_id: _Optional[str] = ..., tickets: _Optional[_Iterable[_Union[SeatTicket, _Mapping]]] = ..., referee: _Optional[str] = ...) -> None: ...
+
+class GetMatchRequest(_message.Message):
+    __slots__ = ("admin_token", "match_id")
+    ADMIN_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    MATCH_ID_FIELD_NUMBER: _ClassVar[int]
+    admin_token: str
+    match_id: str
+    def __init__(self, admin_token: _Optional[str] = ..., match_id: _Optional[str] = ...) -> None: ...
+
+class GetMatchResponse(_message.Message):
+    __slots__ = ("match_id", "status", "result_json", "error")
+    MATCH_ID_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    RESULT_JSON_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    match_id: str
+    status: str
+    result_json: str
+    error: str
+    def __init__(self, match_id: _Optional[str] = ..., status: _Optional[str] = ..., result_json: _Optional[str] = ..., error: _Optional[str] = ...) -> None: ...

@@ -220,3 +220,123 @@ class SpectatorService:
             timeout,
             metadata,
             _registered_method=True)
+
+
+class MatchServiceStub:
+    """Organisers: start matches on a running referee (`tavolo serve`) and read their results.
+    """
+
+    def __init__(self, channel):
+        """Constructor.
+
+        Args:
+            channel: A grpc.Channel.
+        """
+        self.CreateMatch = channel.unary_unary(
+                '/tavolo.v1.MatchService/CreateMatch',
+                request_serializer=tavolo_dot_v1_dot_referee__pb2.CreateMatchRequest.SerializeToString,
+                response_deserializer=tavolo_dot_v1_dot_referee__pb2.CreateMatchResponse.FromString,
+                _registered_method=True)
+        self.GetMatch = channel.unary_unary(
+                '/tavolo.v1.MatchService/GetMatch',
+                request_serializer=tavolo_dot_v1_dot_referee__pb2.GetMatchRequest.SerializeToString,
+                response_deserializer=tavolo_dot_v1_dot_referee__pb2.GetMatchResponse.FromString,
+                _registered_method=True)
+
+
+class MatchServiceServicer:
+    """Organisers: start matches on a running referee (`tavolo serve`) and read their results.
+    """
+
+    def CreateMatch(self, request, context):
+        """Start a match; remote entries get tickets to hand to their bots.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetMatch(self, request, context):
+        """How a match stands, and its result once it is over.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+
+def add_MatchServiceServicer_to_server(servicer, server):
+    rpc_method_handlers = {
+            'CreateMatch': grpc.unary_unary_rpc_method_handler(
+                    servicer.CreateMatch,
+                    request_deserializer=tavolo_dot_v1_dot_referee__pb2.CreateMatchRequest.FromString,
+                    response_serializer=tavolo_dot_v1_dot_referee__pb2.CreateMatchResponse.SerializeToString,
+            ),
+            'GetMatch': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetMatch,
+                    request_deserializer=tavolo_dot_v1_dot_referee__pb2.GetMatchRequest.FromString,
+                    response_serializer=tavolo_dot_v1_dot_referee__pb2.GetMatchResponse.SerializeToString,
+            ),
+    }
+    generic_handler = grpc.method_handlers_generic_handler(
+            'tavolo.v1.MatchService', rpc_method_handlers)
+    server.add_generic_rpc_handlers((generic_handler,))
+    server.add_registered_method_handlers('tavolo.v1.MatchService', rpc_method_handlers)
+
+
+ # This class is part of an EXPERIMENTAL API.
+class MatchService:
+    """Organisers: start matches on a running referee (`tavolo serve`) and read their results.
+    """
+
+    @staticmethod
+    def CreateMatch(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tavolo.v1.MatchService/CreateMatch',
+            tavolo_dot_v1_dot_referee__pb2.CreateMatchRequest.SerializeToString,
+            tavolo_dot_v1_dot_referee__pb2.CreateMatchResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetMatch(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tavolo.v1.MatchService/GetMatch',
+            tavolo_dot_v1_dot_referee__pb2.GetMatchRequest.SerializeToString,
+            tavolo_dot_v1_dot_referee__pb2.GetMatchResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)

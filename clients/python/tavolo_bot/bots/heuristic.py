@@ -1,0 +1,219 @@
+"""A deterministic bot that plays sensibly, from the observation alone.
+
+    TAVOLO_REFEREE=localhost:50051 TAVOLO_TICKET=... python -m tavolo_bot.bots.heuristic
+
+In order of priority:
+
+1. Declare every combination held, the most valuable first; then end the declarations.
+2. Call out (where the rules allow it) only when the claim is sure to be right.
+3. Leading: lead a card known to be the highest left of its suit (it cannot lose);
+   otherwise the lowest card of the longest suit.
+4. Following: answer the partner's busso with the highest card of the suit; load a trick the
+   partner surely wins with points (keeping masters); take a trick with the cheapest card sure
+   to win it, or try with a card worth nothing; otherwise play the lowest-value card (the
+   lowest-value discard when void).
+5. With two cards left and the trick not to be won, keep the better card for the last trick.
+6. Signal truthfully, when the legal list offers it: busso when leading a suit holding its 3
+   or 2; volo with the last card of a suit; striscio when holding more of it.
+
+Every action returned is one of the legal actions.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import NoReturn
+
+from tavolo_bot.bot import Bot
+from tavolo_bot.cards import CARDS, points_in_thirds, rank_of, strength, suit_of
+from tavolo_bot.proto import referee_pb2 as pb
+from tavolo_bot.runner import main as run_main
+from tavolo_bot.turn import Turn, card_of
+
+
+def _value(card: str) -> tuple[int, int]:
+    """Sort key of the card cheapest to give away: fewest points, then weakest."""
+    return points_in_thirds(card), strength(card)
+
+
+def _load_value(card: str) -> tuple[int, int]:
+    """Sort key of the card best given to a partner's trick: most points, then weakest."""
+    return points_in_thirds(card), -strength(card)
+
+
+def _declaration_points(action: pb.Action) -> int:
+    name = action.declaration or action.text.removeprefix("declare ")
+    return 4 if name.startswith("quattro") else 3
+
+
+class _Table:
+    """What the decision needs of the turn, computed once."""
+
+    def __init__(self, turn: Turn) -> None:
+        self.turn = turn
+        self.hand = turn.hand
+        self.trick = turn.trick
+        self.led_suit = turn.led_suit
+        self.partner = turn.partner
+        seen = set(self.hand).union(turn.played_cards)
+        self.unseen = [c for c in CARDS if c not in seen]
+
+    def is_master(self, card: str) -> bool:
+        """Whether no card left in other hands beats ``card`` in its own suit."""
+        suit, rank = suit_of(card), rank_of(card)
+        return not any(suit_of(c) == suit and rank_of(c) < rank for c in self.unseen)
+
+    def keep_for_last(self, cards: list[str]) -> str | None:
+        """With two cards left, the one to play so the better one wins the last trick."""
+        if len(self.hand) != 2 or len(cards) != 2:
+            return None
+        return min(cards, key=lambda c: (self.is_master(c), strength(c)))
+
+
+def choose_action(turn: Turn, target: int | None = None) -> pb.Action:
+    """The heuristic's action; ``target`` (the game's target) enables sure call-outs."""
+    legal = turn.legal
+    if not legal:
+        raise ValueError("a decision request without legal actions")
+    declarations = turn.declarations()
+    if declarations:
+        # max keeps the first of equals: the referee lists napoli before tre.
+        return max(declarations, key=_declaration_points)
+    plays = turn.plays()
+    if not plays:
+        for action in legal:
+            if action.kind == pb.ACTION_KIND_END_DECLARATIONS:
+                return action
+        return legal[0]
+    if target is not None:
+        call_out = next((a for a in legal if a.kind == pb.ACTION_KIND_CALL_OUT), None)
+        if call_out is not None and _claim(turn) >= target:
+            return call_out
+    table = _Table(turn)
+    cards = list(dict.fromkeys(c for c in map(card_of, plays) if c is not None))
+    if len(cards) == 1:
+        card = cards[0]
+    elif table.trick:
+        card = _follow(table, cards)
+    else:
+        card = _lead(table, cards)
+    return _with_signal(turn, card, plays)
+
+
+def _claim(turn: Turn) -> int:
+    """What a call-out would claim: game total + floored captured points + declarations."""
+    obs = turn.observation
+
+    def side(seat: int) -> int:
+        return seat % 2 if turn.players == 4 else seat
+
+    mine = side(turn.seat)
+    if mine >= len(obs.totals) or mine >= len(obs.captured):
+        return -1  # the observation lacks the scores; never call out blind
+    declared = sum(d.points for d in obs.declarations if side(d.seat) == mine)
+    return obs.totals[mine] + obs.captured[mine] // 3 + declared
+
+
+def _lead(table: _Table, cards: list[str]) -> str:
+    masters = [c for c in cards if table.is_master(c)]
+    if masters:
+        # A master cannot lose the trick; cash the one worth most first.
+        return max(masters, key=lambda c: (points_in_thirds(c), strength(c)))
+    keep = table.keep_for_last(cards)
+    if keep is not None:
+        return keep
+    by_suit: dict[str, list[str]] = {}
+    for card in cards:
+        by_suit.setdefault(suit_of(card), []).append(card)
+    longest = max(by_suit.values(), key=len)  # the first of equals: deterministic
+    return min(longest, key=_value)
+
+
+def _follow(table: _Table, cards: list[str]) -> str:
+    led = table.led_suit
+    trick = table.trick
+    last = len(trick) == table.turn.players - 1
+    best_seat, best = trick[0][0], trick[0][1]
+    for seat, card, _ in trick[1:]:
+        if suit_of(card) == led and rank_of(card) < rank_of(best):
+            best_seat, best = seat, card
+    partner_wins = table.partner is not None and best_seat == table.partner
+    # Nobody after this seat can beat the partner's card: the trick is ours already.
+    partner_sure = partner_wins and (last or table.is_master(best))
+    follow = [c for c in cards if suit_of(c) == led]
+    if not follow:
+        # Void in the led suit: nothing played now can win the trick.
+        if partner_sure:
+            return _load(table, cards)
+        return table.keep_for_last(cards) or min(cards, key=_value)
+    lead_seat, _, lead_signal = trick[0]
+    if lead_seat == table.partner and lead_signal in ("busso", "ribusso"):
+        return max(follow, key=strength)
+    if partner_sure:
+        return _load(table, follow)
+    beaters = [c for c in follow if rank_of(c) < rank_of(best)]
+    sure = beaters if last else [c for c in beaters if table.is_master(c)]
+    if sure:
+        return min(sure, key=strength)
+    if beaters and not partner_wins:
+        low = min(beaters, key=strength)
+        if not points_in_thirds(low):
+            return low  # worth nothing, and it might still take the trick
+    return table.keep_for_last(follow) or min(follow, key=_value)
+
+
+def _load(table: _Table, cards: list[str]) -> str:
+    """The card to give to a trick the partner surely wins: most points, masters kept."""
+    loads = [c for c in cards if not table.is_master(c)] or cards
+    return max(loads, key=_load_value)
+
+
+def _with_signal(turn: Turn, card: str, plays: Iterable[pb.Action]) -> pb.Action:
+    """The play of ``card`` with the most telling truthful signal the legal list offers."""
+    options = {a.signal: a for a in plays if card_of(a) == card}
+    suit = suit_of(card)
+    held = [c for c in turn.hand if suit_of(c) == suit]
+    rest = len(held) - (card in held)
+    if turn.is_leading and pb.SIGNAL_BUSSO in options and any(rank_of(c) < 2 for c in held):
+        return options[pb.SIGNAL_BUSSO]
+    if rest == 0 and pb.SIGNAL_VOLO in options:
+        return options[pb.SIGNAL_VOLO]
+    if rest > 0:
+        if pb.SIGNAL_STRISCIO in options:
+            return options[pb.SIGNAL_STRISCIO]
+        lengths = pb.SIGNAL_STRISCIO_LUNGO if rest >= 4 else pb.SIGNAL_STRISCIO_CORTO
+        if lengths in options:
+            return options[lengths]
+    if pb.SIGNAL_UNSPECIFIED in options:
+        return options[pb.SIGNAL_UNSPECIFIED]
+    return next(iter(options.values()))
+
+
+class HeuristicBot(Bot):
+    """:func:`choose_action`, with the game's target read from ``MatchStarted``."""
+
+    def __init__(self) -> None:
+        self.target: int | None = None
+
+    def on_event(self, event: pb.Event) -> None:
+        """Learn the target (for call-outs) from the rules of ``MatchStarted``."""
+        if event.WhichOneof("event") == "match_started":
+            try:
+                target = json.loads(event.match_started.rules_json).get("target")
+            except (ValueError, AttributeError):
+                target = None
+            self.target = target if isinstance(target, int) else None
+
+    def choose(self, turn: Turn) -> int:
+        """The id of :func:`choose_action`'s action."""
+        return choose_action(turn, self.target).id
+
+
+def main() -> NoReturn:
+    """Play the tickets of the environment."""
+    run_main(HeuristicBot)
+
+
+if __name__ == "__main__":
+    main()

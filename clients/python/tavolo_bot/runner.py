@@ -1,0 +1,342 @@
+"""Playing tickets: one gRPC stream per ticket, reconnection, and the process exit code.
+
+Environment (read when :func:`run` gets no arguments):
+
+- ``TAVOLO_REFEREE``: the referee's ``host:port``.
+- ``TAVOLO_TICKET``: one ticket, or several separated by commas (one stream each).
+- ``TAVOLO_TLS_CA``: a PEM file of the root certificate; unset means no TLS.
+- ``TAVOLO_RECONNECT_SECONDS``: how long to keep reconnecting after the stream breaks (10).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import sys
+import traceback
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import NoReturn
+
+import grpc
+import grpc.aio
+
+from tavolo_bot.bot import Bot
+from tavolo_bot.proto import referee_pb2 as pb
+from tavolo_bot.proto import referee_pb2_grpc
+from tavolo_bot.turn import Turn
+
+PROTOCOL_VERSION = 1
+"""The protocol version this SDK speaks (``Hello.protocol_version``)."""
+
+EXIT_OK = 0
+"""Every stream ended after ``MatchOver``."""
+EXIT_FAILED = 1
+"""A stream failed: refused by the referee, connection lost, or the bot raised."""
+EXIT_USAGE = 2
+"""The settings are missing or wrong; nothing was played."""
+
+DEFAULT_RECONNECT_SECONDS = 10.0
+_FIRST_DELAY = 0.1
+_MAX_DELAY = 1.0
+
+# Statuses a broken connection or a restarting referee produce: worth reconnecting.
+# Every other status is the referee's answer and reconnecting would get the same one.
+_TRANSIENT = frozenset(
+    {
+        grpc.StatusCode.UNAVAILABLE,
+        grpc.StatusCode.CANCELLED,
+        grpc.StatusCode.INTERNAL,
+        grpc.StatusCode.ABORTED,
+    }
+)
+
+_HINTS = {
+    grpc.StatusCode.UNAUTHENTICATED: "the referee does not know this ticket",
+    grpc.StatusCode.ALREADY_EXISTS: "another connection is playing this ticket",
+    grpc.StatusCode.INVALID_ARGUMENT: "the referee refused a message of this bot",
+    grpc.StatusCode.FAILED_PRECONDITION: "the referee cannot play this ticket now",
+    grpc.StatusCode.RESOURCE_EXHAUSTED: "the referee is over a limit",
+}
+
+# The channel's own reconnection backoff defaults to 1 s growing to 120 s; ours is shorter,
+# and a channel in backoff fails every call at once, so it must not be slower than ours.
+_CHANNEL_OPTIONS = (
+    ("grpc.initial_reconnect_backoff_ms", int(_FIRST_DELAY * 1000)),
+    ("grpc.min_reconnect_backoff_ms", int(_FIRST_DELAY * 1000)),
+    ("grpc.max_reconnect_backoff_ms", int(_MAX_DELAY * 1000)),
+)
+
+BotFactory = Callable[[], Bot]
+"""A ``Bot`` subclass, or anything that makes a fresh bot when called."""
+
+
+class ConfigError(ValueError):
+    """Missing or malformed settings (arguments or environment)."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Where to connect and what to play."""
+
+    referee: str
+    """``host:port``."""
+    tickets: tuple[str, ...]
+    tls_ca: bytes | None = None
+    """PEM root certificate; None for an insecure channel."""
+    reconnect_seconds: float = DEFAULT_RECONNECT_SECONDS
+
+
+def load_settings(
+    referee: str | None = None,
+    tickets: str | Sequence[str] | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Settings:
+    """Settings from the arguments, the environment filling in what they leave as None."""
+    env = os.environ if env is None else env
+    if referee is None:
+        referee = env.get("TAVOLO_REFEREE", "")
+    referee = referee.strip()
+    if not referee:
+        raise ConfigError("no referee address: set TAVOLO_REFEREE to host:port")
+    if tickets is None:
+        tickets = env.get("TAVOLO_TICKET", "")
+    if isinstance(tickets, str):
+        tickets = tickets.split(",")
+    cleaned = tuple(t.strip() for t in tickets if t.strip())
+    if not cleaned:
+        raise ConfigError("no ticket: set TAVOLO_TICKET (several tickets: comma-separated)")
+    tls_ca = None
+    ca_path = env.get("TAVOLO_TLS_CA", "").strip()
+    if ca_path:
+        try:
+            with open(ca_path, "rb") as f:
+                tls_ca = f.read()
+        except OSError as exc:
+            raise ConfigError(f"cannot read TAVOLO_TLS_CA {ca_path!r}: {exc.strerror}") from None
+    text = env.get("TAVOLO_RECONNECT_SECONDS", "").strip()
+    reconnect = DEFAULT_RECONNECT_SECONDS
+    if text:
+        try:
+            reconnect = float(text)
+        except ValueError:
+            reconnect = -1.0
+        if not reconnect >= 0:  # also refuses nan
+            raise ConfigError(f"TAVOLO_RECONNECT_SECONDS must be seconds >= 0, not {text!r}")
+    return Settings(referee, cleaned, tls_ca, reconnect)
+
+
+def _say(line: str) -> None:
+    """One line to stderr; newlines in gRPC details would break the one-line promise."""
+    print("tavolo_bot: " + " ".join(line.split()), file=sys.stderr, flush=True)
+
+
+def _make_channel(settings: Settings) -> grpc.aio.Channel:
+    if settings.tls_ca is not None:
+        credentials = grpc.ssl_channel_credentials(root_certificates=settings.tls_ca)
+        return grpc.aio.secure_channel(settings.referee, credentials, options=_CHANNEL_OPTIONS)
+    return grpc.aio.insecure_channel(settings.referee, options=_CHANNEL_OPTIONS)
+
+
+def action_id(choice: object, turn: Turn) -> int:
+    """The action id ``choose`` returned (an ``int`` or an ``Action``); raises if neither."""
+    if isinstance(choice, pb.Action):
+        return choice.id
+    if isinstance(choice, int) and not isinstance(choice, bool):
+        if not 0 <= choice < 2**32:
+            raise ValueError(f"choose() returned {choice}, which is no action id")
+        return choice
+    raise TypeError(
+        f"choose() must return an action id (int) or an Action of turn.legal, "
+        f"not {type(choice).__name__}"
+    )
+
+
+class _Stream:
+    """One ticket's stream, reconnected while the match is not over."""
+
+    def __init__(
+        self, channel: grpc.aio.Channel, bot: Bot, ticket: str, label: str, settings: Settings
+    ) -> None:
+        self._stub = referee_pb2_grpc.RefereeServiceStub(channel)  # type: ignore[no-untyped-call]
+        self._bot = bot
+        self._ticket = ticket
+        self._label = label
+        self._settings = settings
+        self._match_over = False
+        self._established = False
+        # The last (request_id, action_id) sent: a request re-sent after a reconnection gets
+        # the same answer without asking the bot twice (a random bot would drift otherwise).
+        self._answered: tuple[int, int] | None = None
+
+    def _say(self, line: str) -> None:
+        _say(self._label + line)
+
+    async def play(self) -> int:
+        """Play the ticket to the end of the match; the exit code of this stream."""
+        try:
+            return await self._play()
+        except Exception:  # the bot's own code failed: show where, and stop this stream
+            self._say("the bot raised an exception; this stream stops:")
+            traceback.print_exc()
+            return EXIT_FAILED
+
+    async def _play(self) -> int:
+        loop = asyncio.get_running_loop()
+        window = self._settings.reconnect_seconds
+        give_up_at: float | None = None
+        delay = _FIRST_DELAY
+        ever_established = False
+        while True:
+            self._established = False
+            try:
+                await self._session()
+            except grpc.aio.AioRpcError as err:
+                if self._match_over:
+                    return EXIT_OK  # how the stream ended no longer matters
+                code, details = err.code(), err.details() or ""
+                # Right after a break the referee may still hold the old stream of this ticket.
+                in_use = code == grpc.StatusCode.ALREADY_EXISTS and ever_established
+                if code not in _TRANSIENT and not in_use:
+                    hint = _HINTS.get(code)
+                    self._say(
+                        f"the referee at {self._settings.referee} ended the stream: "
+                        f"{code.name}: {details}" + (f" ({hint})" if hint else "")
+                    )
+                    return EXIT_FAILED
+                outcome = f"{code.name}: {details}"
+            else:
+                if self._match_over:
+                    return EXIT_OK
+                self._say("the referee ended the stream before the match was over")
+                return EXIT_FAILED
+            ever_established = ever_established or self._established
+            now = loop.time()
+            if self._established or give_up_at is None:
+                give_up_at, delay = now + window, _FIRST_DELAY
+            if now + delay > give_up_at:
+                what = "lost the referee" if ever_established else "cannot reach the referee"
+                self._say(
+                    f"{what} at {self._settings.referee} ({outcome}); "
+                    f"gave up after retrying for {window:g} s (TAVOLO_RECONNECT_SECONDS)"
+                )
+                return EXIT_FAILED
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, _MAX_DELAY)
+
+    async def _session(self) -> None:
+        """One stream, from Hello to its end; raises ``AioRpcError`` unless it ends OK."""
+        call: grpc.aio.StreamStreamCall[pb.PlayRequest, pb.PlayResponse] = self._stub.Play()
+        try:
+            hello = pb.Hello(ticket=self._ticket, protocol_version=PROTOCOL_VERSION)
+            await _write(call, pb.PlayRequest(hello=hello))
+            while True:
+                response = await call.read()
+                if not isinstance(response, pb.PlayResponse):
+                    return  # EOF: the referee closed the stream with status OK
+                self._established = True
+                decision = self._handle(response)
+                if decision is not None:
+                    await _write(call, pb.PlayRequest(decision=decision))
+        finally:
+            call.cancel()  # a no-op once the call is over; otherwise tells the referee we left
+
+    def _handle(self, response: pb.PlayResponse) -> pb.Decision | None:
+        """Pass the events to the bot; the decision to send if the response asks for one."""
+        bot = self._bot
+        for event in response.events:
+            kind = event.WhichOneof("event")
+            if kind == "action_rejected":
+                r = event.action_rejected
+                # A stale answer (re-sent, or too late) closes no attempt: no count to show.
+                left = "" if r.reason == "stale_request" else f"; {r.attempts_left} attempts left"
+                self._say(f"action {r.action_id} was rejected ({r.reason}: {r.message}){left}")
+            elif kind == "error":
+                self._say(f"referee reports {event.error.reason}: {event.error.message}")
+            bot.on_event(event)
+            if kind == "match_over" and not self._match_over:
+                self._match_over = True
+                bot.on_match_over()
+        if not response.HasField("request"):
+            return None
+        request = response.request
+        if self._answered is not None and self._answered[0] == request.request_id:
+            chosen = self._answered[1]
+        else:
+            turn = Turn(request)
+            chosen = action_id(bot.choose(turn), turn)
+            if all(a.id != chosen for a in request.legal_actions):
+                self._say(f"choose() returned {chosen}, not a legal action id; sending it anyway")
+            self._answered = (request.request_id, chosen)
+        return pb.Decision(request_id=request.request_id, action_id=chosen)
+
+
+async def _write(
+    call: grpc.aio.StreamStreamCall[pb.PlayRequest, pb.PlayResponse], message: pb.PlayRequest
+) -> None:
+    # Once the call is over, write() raises; the next read() reports how it ended.
+    with contextlib.suppress(asyncio.InvalidStateError):
+        await call.write(message)
+
+
+async def run_async(
+    bot_class: BotFactory,
+    *,
+    referee: str | None = None,
+    tickets: str | Sequence[str] | None = None,
+) -> int:
+    """:func:`run` inside a running event loop."""
+    try:
+        settings = load_settings(referee, tickets)
+    except ConfigError as exc:
+        _say(str(exc))
+        return EXIT_USAGE
+    # gRPC's C core logs connection chatter at INFO; keep stderr for our own lines.
+    os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
+    count = len(settings.tickets)
+    bots = []
+    for index, ticket in enumerate(settings.tickets):
+        try:
+            bot = bot_class()
+        except Exception:
+            _say("making the bot raised an exception:")
+            traceback.print_exc()
+            return EXIT_FAILED
+        bot.ticket, bot.stream_index, bot.stream_count = ticket, index, count
+        bots.append(bot)
+    channel = _make_channel(settings)
+    try:
+        streams = [
+            _Stream(
+                channel, bot, bot.ticket, f"ticket {i + 1}/{count}: " if count > 1 else "", settings
+            )
+            for i, bot in enumerate(bots)
+        ]
+        codes = await asyncio.gather(*(s.play() for s in streams))
+    finally:
+        await channel.close()
+    return max(codes, default=EXIT_OK)
+
+
+def run(
+    bot_class: BotFactory,
+    *,
+    referee: str | None = None,
+    tickets: str | Sequence[str] | None = None,
+) -> int:
+    """Play every ticket with a fresh ``bot_class()`` each; the process exit code.
+
+    ``referee`` (``host:port``) and ``tickets`` (a list, or comma-separated text) default
+    to ``TAVOLO_REFEREE`` and ``TAVOLO_TICKET``. Returns 0 when every stream ended after
+    ``MatchOver``, 1 when one failed, 2 when the settings are missing or wrong.
+    """
+    try:
+        return asyncio.run(run_async(bot_class, referee=referee, tickets=tickets))
+    except KeyboardInterrupt:
+        return 130  # the shell's code for Ctrl-C
+
+
+def main(bot_class: BotFactory) -> NoReturn:
+    """Run ``bot_class`` with the settings from the environment and exit with its code."""
+    raise SystemExit(run(bot_class))

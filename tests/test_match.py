@@ -1,0 +1,305 @@
+"""Matches over real gRPC with real bot processes: `tavolo play`, entries, serve, TLS."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import grpc
+import pytest
+from typer.testing import CliRunner
+
+from referee.engine.rules import preset
+from referee.entries import EntryError, parse_entry
+from referee.match import Limits, Match, MatchConfig
+from referee.organiser import Organiser
+from referee.proto import referee_pb2 as pb
+from referee.proto import referee_pb2_grpc as pb_grpc
+from referee.records import verify_file
+from referee.service import start_referee
+from tournaments.cli.main import app
+
+RUNNER = CliRunner()
+
+
+def headers(record: Path) -> list[dict[str, object]]:
+    lines = record.read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines if line.startswith('{"type":"game"')]
+
+
+def test_play_over_grpc_plays_a_duplicate_set(tmp_path: Path) -> None:
+    record = tmp_path / "match.jsonl"
+    args = ["play", "random", "heuristic", "--seed", "dup", "--deals", "2", "--quiet"]
+    result = RUNNER.invoke(app, [*args, "--record", str(record), "--workdir", str(tmp_path / "w")])
+    assert result.exit_code == 0, result.output
+    assert "random" in result.stdout and "heuristic" in result.stdout
+    assert "0/0/0" in result.stdout  # no timeouts, illegal actions or crashes
+    verified = verify_file(record)
+    assert len(verified.outcomes) == 2
+    assert all(o.deals == 2 for o in verified.outcomes)
+    # The same seeded deals, the sides swapped.
+    first, second = headers(record)
+    assert first["seed"] == second["seed"] == "dup"
+    assert first["seats"] == ["random", "heuristic", "random", "heuristic"]
+    assert second["seats"] == ["heuristic", "random", "heuristic", "random"]
+    deals = [
+        json.loads(line)
+        for line in record.read_text(encoding="utf-8").splitlines()
+        if line.startswith('{"type":"deal"')
+    ]
+    assert [d["hands"] for d in deals[:2]] == [d["hands"] for d in deals[2:]]
+    # Each process had its own folder with its own logs.
+    folders = sorted(p.name for p in (tmp_path / "w").iterdir())
+    assert folders == ["0-0", "0-1", "1-0", "1-1"]
+    for folder in folders:
+        assert (tmp_path / "w" / folder / "stderr.log").exists()
+        assert (tmp_path / "w" / folder / "stdout.log").exists()
+
+
+def test_the_same_seed_gives_the_same_record_over_processes(tmp_path: Path) -> None:
+    records = []
+    for name in ("a", "b"):
+        record = tmp_path / f"{name}.jsonl"
+        args = ["play", "random", "random", "--seed", "again", "--deals", "1", "--quiet"]
+        result = RUNNER.invoke(app, [*args, "--record", str(record)])
+        assert result.exit_code == 0, result.output
+        records.append(record.read_bytes())
+    assert records[0] == records[1]
+
+
+def test_tressette_a_tre_over_grpc_rotates_every_seat(tmp_path: Path) -> None:
+    record = tmp_path / "tre.jsonl"
+    args = ["play", "random", "heuristic", "random", "--game", "tressette-a-tre"]
+    result = RUNNER.invoke(
+        app, [*args, "--seed", "tre", "--deals", "1", "--quiet", "--record", str(record)]
+    )
+    assert result.exit_code == 0, result.output
+    verified = verify_file(record)
+    assert len(verified.outcomes) == 3
+    seatings = [h["seats"] for h in headers(record)]
+    assert seatings == [
+        ["random", "heuristic", "random-2"],
+        ["random-2", "random", "heuristic"],
+        ["heuristic", "random-2", "random"],
+    ]
+
+
+def test_a_bot_manifest_and_a_command_entry(tmp_path: Path) -> None:
+    manifest = tmp_path / "bot.toml"
+    manifest.write_text(
+        'name = "my-bot"\n'
+        f'command = ["{sys.executable}", "-m", "tavolo_bot.bots.heuristic"]\n'
+        "[limits]\ncpu_seconds = 60\nmemory_mb = 1024\n",
+        encoding="utf-8",
+    )
+    entry = parse_entry(str(manifest))
+    assert (entry.name, entry.cpu_seconds, entry.memory_mb) == ("my-bot", 60, 1024)
+    record = tmp_path / "m.jsonl"
+    command = f"cmd:{sys.executable} -m tavolo_bot.bots.random"
+    args = ["play", str(manifest), command, "--seed", "m", "--deals", "1", "--quiet"]
+    result = RUNNER.invoke(app, [*args, "--record", str(record)])
+    assert result.exit_code == 0, result.output
+    assert "my-bot" in result.stdout
+    assert result.stdout.count(" 0/0/0") == 2
+    assert "incident" not in result.stdout
+    outcomes = verify_file(record).outcomes
+    assert [o.termination.value for o in outcomes] == ["deals_played", "deals_played"]
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ("bogus", "unknown entry 'bogus'"),
+        ("cmd:", "the command is empty"),
+        ("cmd:no-such-program-xyz --flag", "'no-such-program-xyz' not found on PATH"),
+        ("cmd:./missing.sh", "'./missing.sh' not found"),
+        ("cmd:'unclosed", "bad command line"),
+        ("nowhere.toml", "cannot read bot manifest"),
+    ],
+)
+def test_bad_entries_are_named(text: str, needle: str) -> None:
+    with pytest.raises(EntryError, match=needle):
+        parse_entry(text)
+
+
+@pytest.mark.parametrize(
+    ("body", "needle"),
+    [
+        ('name = "x"\ncommand = "true"\ncolour = "red"\n', "unknown key 'colour'"),
+        ('command = "true"\n', "key 'name'"),
+        ('name = "x"\n', "key 'command'"),
+        ('name = "x"\ncommand = "true"\n[limits]\nmemory_mb = 0\n', "limits.memory_mb"),
+        ('name = "x"\ncommand = "true"\n[limits]\ngpus = 1\n', "limits.gpus"),
+        ('name = "x"\ncommand = "./nope"\n', "'./nope' not found"),
+        ('name = "x"\ncommand = "true"\nworkdir = "no/such"\n', "is not a folder"),
+        ("name = \n", "not TOML"),
+    ],
+)
+def test_bad_manifests_name_the_file_and_key(tmp_path: Path, body: str, needle: str) -> None:
+    manifest = tmp_path / "bot.toml"
+    manifest.write_text(body, encoding="utf-8")
+    with pytest.raises(EntryError, match=needle) as info:
+        parse_entry(str(manifest))
+    assert str(manifest) in str(info.value)
+
+
+def test_play_with_a_bad_entry_is_one_error_line() -> None:
+    result = RUNNER.invoke(app, ["play", "random", "cmd:no-such-program-xyz", "--seed", "s"])
+    assert result.exit_code == 2
+    assert result.stderr.strip().splitlines() == [
+        "error: entry 'cmd:no-such-program-xyz': program 'no-such-program-xyz' not found on PATH"
+    ]
+
+
+def test_every_process_is_reaped_and_tickets_close() -> None:
+    async def scenario() -> None:
+        referee = await start_referee()
+        try:
+            config = MatchConfig(
+                preset("tressette"),
+                "reap",
+                (parse_entry("random"), parse_entry("random")),
+                deals=1,
+                limits=Limits(connect_timeout=10),
+            )
+            match = Match(referee, config)
+            await match.run()
+            assert len(match.processes) == 4
+            assert all(p.process.returncode is not None for p in match.processes)
+            for row in match.links:
+                for link in row:
+                    assert link.closed
+            # A used ticket opens nothing now.
+            ticket = match.links[0][0].ticket
+            async with grpc.aio.insecure_channel(referee.address) as channel:
+                call = pb_grpc.RefereeServiceStub(channel).Play()
+                await call.write(pb.PlayRequest(hello=pb.Hello(ticket=ticket, protocol_version=1)))
+                with pytest.raises(grpc.aio.AioRpcError) as info:
+                    await call.read()
+                assert info.value.code() == grpc.StatusCode.ALREADY_EXISTS
+                assert "ticket_used" in (info.value.details() or "")
+        finally:
+            await referee.stop()
+
+    asyncio.run(scenario())
+
+
+def test_serve_runs_matches_for_organisers(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        referee = await start_referee()
+        Organiser(referee, "secret", tmp_path / "records")
+        try:
+            async with grpc.aio.insecure_channel(referee.address) as channel:
+                stub = pb_grpc.MatchServiceStub(channel)
+                with pytest.raises(grpc.aio.AioRpcError) as info:
+                    await stub.CreateMatch(pb.CreateMatchRequest(admin_token="wrong"))
+                assert info.value.code() == grpc.StatusCode.PERMISSION_DENIED
+                with pytest.raises(grpc.aio.AioRpcError) as info:
+                    await stub.CreateMatch(
+                        pb.CreateMatchRequest(
+                            admin_token="secret", entries=["random", "cmd:rm -rf /"], seed="s"
+                        )
+                    )
+                assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+                created = await stub.CreateMatch(
+                    pb.CreateMatchRequest(
+                        admin_token="secret",
+                        entries=["heuristic", "remote"],
+                        seed="served",
+                        deals=1,
+                    )
+                )
+                assert [t.label for t in created.tickets] == ["remote#1", "remote#2"]
+                tickets = ",".join(t.ticket for t in created.tickets)
+                bot = await asyncio.create_subprocess_exec(
+                    sys.executable, "-m", "tavolo_bot.bots.random",
+                    env={"TAVOLO_REFEREE": created.referee, "TAVOLO_TICKET": tickets},
+                )  # fmt: skip
+                assert await asyncio.wait_for(bot.wait(), 60) == 0
+                for _ in range(100):
+                    status = await stub.GetMatch(
+                        pb.GetMatchRequest(admin_token="secret", match_id=created.match_id)
+                    )
+                    if status.status != "running":
+                        break
+                    await asyncio.sleep(0.1)
+                assert status.status == "done", status
+                assert len(json.loads(status.result_json)["games"]) == 2
+        finally:
+            await referee.stop()
+
+    asyncio.run(scenario())
+    (record,) = (tmp_path / "records").iterdir()
+    assert len(verify_file(record).outcomes) == 2
+
+
+def test_health_and_reflection_are_served() -> None:
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+    from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+
+    async def scenario() -> None:
+        referee = await start_referee()
+        try:
+            async with grpc.aio.insecure_channel(referee.address) as channel:
+                health = health_pb2_grpc.HealthStub(channel)
+                answer = await health.Check(
+                    health_pb2.HealthCheckRequest(service="tavolo.v1.RefereeService")
+                )
+                assert answer.status == health_pb2.HealthCheckResponse.SERVING
+                stub = reflection_pb2_grpc.ServerReflectionStub(channel)
+                call = stub.ServerReflectionInfo()
+                await call.write(reflection_pb2.ServerReflectionRequest(list_services=""))
+                reply = await call.read()
+                await call.done_writing()
+                names = {s.name for s in reply.list_services_response.service}
+                assert {"tavolo.v1.RefereeService", "tavolo.v1.SpectatorService"} <= names
+                assert "grpc.health.v1.Health" in names
+        finally:
+            await referee.stop()
+
+    asyncio.run(scenario())
+
+
+def test_tls(tmp_path: Path) -> None:
+    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
+    subprocess.run(
+        [
+            "openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+            "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost",
+            "-keyout", str(key), "-out", str(cert),
+        ],
+        check=True,
+        capture_output=True,
+    )  # fmt: skip
+
+    async def scenario() -> None:
+        referee = await start_referee(tls=(key.read_bytes(), cert.read_bytes()))
+        try:
+            config = MatchConfig(
+                preset("tressette"),
+                "tls",
+                (parse_entry("remote"), parse_entry("remote")),
+                deals=1,
+            )
+            match = Match(referee, config)
+            tickets = ",".join(t for _, t in match.remote_tickets())
+            run = asyncio.ensure_future(match.run())
+            bot = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "tavolo_bot.bots.random",
+                env={
+                    "TAVOLO_REFEREE": referee.address,
+                    "TAVOLO_TICKET": tickets,
+                    "TAVOLO_TLS_CA": str(cert),
+                },
+            )  # fmt: skip
+            result = await asyncio.wait_for(run, 60)
+            assert await bot.wait() == 0
+            assert len(result.outcomes) == 2
+            assert not result.incidents
+        finally:
+            await referee.stop()
+
+    asyncio.run(scenario())
