@@ -39,11 +39,12 @@ proto: $(STAMP)
 	$(BIN)/python proto/generate.py
 
 lint: $(STAMP)
-	$(BIN)/ruff check referee tournaments tests
-	$(BIN)/ruff format --check referee tournaments tests
+	$(BIN)/ruff check referee tournaments clients/python tests
+	$(BIN)/ruff format --check referee tournaments clients/python tests
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
+	$(BIN)/mypy --strict clients/python/tavolo_bot
 
 unit: $(STAMP)
 	$(BIN)/pytest -q

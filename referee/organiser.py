@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from pathlib import Path
 from typing import IO
 
@@ -13,6 +14,8 @@ from referee.entries import BUILT_IN_BOTS, parse_entry
 from referee.match import Limits, Match, MatchConfig, describe
 from referee.proto import referee_pb2 as pb
 from referee.service import Referee
+
+LOG = logging.getLogger("tavolo.organiser")
 
 
 class Organiser:
@@ -53,9 +56,12 @@ class Organiser:
             status[match.match_id] = pb.GetMatchResponse(
                 match_id=match.match_id, status="done", result_json=json.dumps(describe(result))
             )
-        except OSError as exc:
+        except Exception as exc:
+            # A background match has no caller to raise to: its status carries the
+            # failure, and the log the traceback.
+            LOG.exception("match %s failed", match.match_id)
             status[match.match_id] = pb.GetMatchResponse(
-                match_id=match.match_id, status="failed", error=f"cannot start a bot: {exc}"
+                match_id=match.match_id, status="failed", error=f"{type(exc).__name__}: {exc}"
             )
         finally:
             record.close()
