@@ -1,7 +1,8 @@
-# Tavolo's image: the `tavolo` command and nothing else.
+# Tavolo's image: the referee, the `tavolo` command and the Python bot SDK (built-in bots).
 #   docker build -t tavolo .
-#   docker run --rm tavolo play random random --seed demo
-#   docker run --rm -v "$PWD:/work" tavolo verify /work/record.jsonl
+#   docker run --rm -p 50051:50051 tavolo                      # tavolo serve on 0.0.0.0:50051
+#   docker run --rm tavolo play heuristic random --seed demo --deals 4
+#   docker run --rm -v "$PWD:/data" tavolo verify /data/record.jsonl
 FROM python:3.11-slim
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
@@ -12,12 +13,14 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 WORKDIR /opt/tavolo
 # Only what the package needs: a change to tests or docs does not rebuild this layer.
 COPY pyproject.toml README.md ./
+COPY clients/python ./clients/python
 COPY referee ./referee
 COPY tournaments ./tournaments
-RUN pip install . \
+RUN pip install ./clients/python . \
     && useradd --create-home --uid 10001 tavolo
 
 USER tavolo
 WORKDIR /home/tavolo
+EXPOSE 50051
 ENTRYPOINT ["tavolo"]
-CMD ["--help"]
+CMD ["serve", "--listen", "0.0.0.0:50051", "--records", "/home/tavolo/records"]

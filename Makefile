@@ -19,8 +19,9 @@ $(STAMP): pyproject.toml clients/python/pyproject.toml
 
 setup: $(STAMP)
 
+# A match over real gRPC: each entry's two seats are two bot processes.
 demo: $(STAMP)
-	$(BIN)/tavolo play random random --game tressette --seed demo --record demo-record.jsonl
+	$(BIN)/tavolo play heuristic random --game tressette --seed demo --deals 10 --record demo-record.jsonl
 	$(BIN)/tavolo verify demo-record.jsonl
 
 test: lint typecheck proto-lint unit
