@@ -101,7 +101,11 @@ def play(
     config = MatchConfig(rules, seed, parsed, deals, sets, limits)
     with contextlib.ExitStack() as stack:
         stream = _open_record(stack, record)
-        result = asyncio.run(_run(config, listen, stream, workdir, quiet))
+        try:
+            result = asyncio.run(_run(config, listen, stream, workdir, quiet))
+        except KeyboardInterrupt:
+            # The bots were stopped on the way out; every finished line is in the record.
+            fail("interrupted: the bots are stopped and the record keeps what was played", 130)
     _print_result(result, rules, config)
     if record is not None:
         typer.echo(f"record: {record}")
