@@ -24,7 +24,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Awaitable, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,11 +41,13 @@ from referee.match import Limits, Match, MatchConfig
 from referee.service import start_referee
 
 BOT_PROCESSES = 4
-"""Bot processes of a referee run: one per slot of a match, whatever the table count."""
+"""Bot processes of a run: process k plays slot k of every match, whatever the table count."""
+SLOTS = 4
+"""Slots of a match: two entries of two partners."""
 DECISIONS_PER_RUN = 12_000
 """Default size of a run, about: deals per game are chosen to come close to it."""
-DECISIONS_PER_DEAL = 44
-"""Decisions of one random Tressette deal, about: 40 cards and the declarations."""
+DECISIONS_PER_DEAL = 40
+"""Decisions of one Tressette deal: one a card (declarations are rare for random bots)."""
 ECHO_TRIPS = 10_000
 """Default round trips of an echo run, over all its streams."""
 ECHO_PAYLOAD = b"x" * 16
@@ -137,30 +139,36 @@ async def _stop(processes: Iterable[BotProcess]) -> list[str]:
         code = p.process.returncode
         if code != 0:
             tail = p.stderr_tail(5)
-            failed.append(f"{p.label}: exit status {code}" + (f"; stderr ends: {tail}" if tail else ""))
+            failed.append(
+                f"{p.label}: exit status {code}" + (f"; stderr ends: {tail}" if tail else "")
+            )
     return failed
 
 
 async def _until(
     work: Awaitable[Any], processes: Sequence[BotProcess], timeout: float, what: str
 ) -> Any:
-    """Await ``work`` within ``timeout`` seconds; fail early if a process exits meanwhile."""
+    """Await ``work`` within ``timeout`` seconds; fail early if a process fails meanwhile."""
     task = asyncio.ensure_future(work)
     exits = {asyncio.ensure_future(p.process.wait()): p for p in processes}
+    end = time.monotonic() + timeout
     try:
-        done, _ = await asyncio.wait(
-            {task, *exits}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
-        )
-        if task in done:
-            return task.result()
-        for exited in done:
-            p = exits[exited]
-            tail = p.stderr_tail(5)
-            raise BenchError(
-                f"{what}: {p.label} exited with status {p.process.returncode}"
-                + (f"; stderr ends:\n{tail}" if tail else "")
+        while not task.done():
+            left = end - time.monotonic()
+            if left <= 0:
+                raise BenchError(f"{what}: not done within {timeout:g} s")
+            done, _ = await asyncio.wait(
+                {task, *exits}, timeout=left, return_when=asyncio.FIRST_COMPLETED
             )
-        raise BenchError(f"{what}: not done within {timeout:g} s")
+            for exited in done - {task}:
+                p = exits.pop(exited)
+                if p.process.returncode != 0:  # an exit with 0 is a process whose work is over
+                    tail = p.stderr_tail(5)
+                    raise BenchError(
+                        f"{what}: {p.label} exited with status {p.process.returncode}"
+                        + (f"; stderr ends:\n{tail}" if tail else "")
+                    )
+        return task.result()
     finally:
         task.cancel()
         for exit_wait in exits:
@@ -170,10 +178,28 @@ async def _until(
 # -- the referee -------------------------------------------------------------------------
 
 
+def _keep_tickets(slots: list[str]) -> Callable[[str, str], None]:
+    """An ``on_ticket`` that appends each ticket to ``slots``, in slot order."""
+
+    def on_ticket(label: str, ticket: str) -> None:
+        slots.append(ticket)
+
+    return on_ticket
+
+
 async def bench_tables(
-    tables: int, deals: int, *, rules: Rules | None = None, timeout: float = 120.0
+    tables: int,
+    deals: int,
+    *,
+    rules: Rules | None = None,
+    timeout: float = 120.0,
+    processes: int = BOT_PROCESSES,
 ) -> LatencyRun:
-    """Play ``tables`` matches of ``deals`` deals a game at once; time every decision."""
+    """Play ``tables`` matches of ``deals`` deals a game at once; time every decision.
+
+    Bot process ``j`` of ``processes`` plays the slots ``k`` with ``k % processes == j``
+    of every table (the default, 4, is one slot of each table per process).
+    """
     rules = rules or preset("tressette")
     if rules.sides != 2 or not rules.partnerships:
         raise ValueError("the referee bench plays a partnership game: four slots a match")
@@ -184,7 +210,7 @@ async def bench_tables(
         samples.append((clock(), seconds))
 
     referee = await start_referee("127.0.0.1:0")
-    processes: list[BotProcess] = []
+    bots: list[BotProcess] = []
     tasks: list[asyncio.Task[Any]] = []
     deadline = clock() + timeout
     try:
@@ -205,35 +231,37 @@ async def bench_tables(
                 Match(
                     referee,
                     config,
-                    on_ticket=lambda _label, ticket, slots=slots: slots.append(ticket),
+                    on_ticket=_keep_tickets(slots),
                     on_decision=on_decision,
                 )
             )
         tasks = [asyncio.create_task(m.run()) for m in matches]
-        while any(len(slots) < BOT_PROCESSES for slots in tickets):
+        while any(len(slots) < SLOTS for slots in tickets):
             await asyncio.sleep(0)  # each run() hands out its tickets before its first wait
         links: list[SlotLink] = [link for m in matches for row in m.links for link in row]
         bot = Entry("random", command=(sys.executable, "-m", BUILT_IN_BOTS["random"]))
         with tempfile.TemporaryDirectory(prefix="tavolo-bench-") as root:
-            for k in range(BOT_PROCESSES):
+            for j in range(processes):
                 env = {
                     "TAVOLO_REFEREE": referee.address,
-                    "TAVOLO_TICKET": ",".join(slots[k] for slots in tickets),
-                    "TAVOLO_SEED": f"bench/{k}",
+                    "TAVOLO_TICKET": ",".join(
+                        slots[k] for slots in tickets for k in range(j, SLOTS, processes)
+                    ),
+                    "TAVOLO_SEED": f"bench/{j}",
                 }
-                processes.append(await _start(bot, f"bot{k}", Path(root), env))
+                bots.append(await _start(bot, f"bot{j}", Path(root), env))
             await _until(
                 asyncio.gather(*(link.wait_connected(timeout) for link in links)),
-                processes,
+                bots,
                 deadline - clock(),
                 f"{tables} table(s): connecting the bots",
             )
             start = clock()
             results = await _until(
-                asyncio.gather(*tasks), processes, deadline - clock(), f"{tables} table(s)"
+                asyncio.gather(*tasks), bots, deadline - clock(), f"{tables} table(s)"
             )
             end = clock()
-            failed = await _stop(processes)
+            failed = await _stop(bots)
         if failed:
             raise BenchError(f"{tables} table(s): a bot process failed: {failed[0]}")
         faults = sum(o.termination in _FAULTS for r in results for o in r.outcomes)
@@ -242,7 +270,7 @@ async def bench_tables(
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-        await _stop(processes)
+        await _stop(bots)
         await referee.stop(0)
 
 
@@ -259,6 +287,9 @@ class _EchoServer:
         self.connected = 0
         self.go = asyncio.Event()
         self.start = 0.0
+        self.finished = 0
+        self.done = asyncio.Event()
+        self.end = 0.0
 
     async def echo(
         self, request_iterator: AsyncIterator[bytes], context: grpc.aio.ServicerContext[Any, Any]
@@ -271,13 +302,19 @@ class _EchoServer:
             self.go.set()
         await self.go.wait()
         clock, samples = time.monotonic, self.samples
-        for _ in range(self.trips):
-            started = clock()
-            await context.write(ECHO_PAYLOAD)
-            if await context.read() is grpc.aio.EOF:
-                return
-            done = clock()
-            samples.append((done, done - started))
+        try:
+            for _ in range(self.trips):
+                started = clock()
+                await context.write(ECHO_PAYLOAD)
+                if await context.read() is grpc.aio.EOF:
+                    return
+                done = clock()
+                samples.append((done, done - started))
+        finally:
+            self.finished += 1
+            if self.finished == self.streams:
+                self.end = clock()
+                self.done.set()
 
 
 async def bench_echo(streams: int, trips: int, *, timeout: float = 120.0) -> LatencyRun:
@@ -285,7 +322,7 @@ async def bench_echo(streams: int, trips: int, *, timeout: float = 120.0) -> Lat
     per_stream = max(1, trips // streams)
     echo = _EchoServer(streams, per_stream)
     server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
-    handler = grpc.stream_stream_rpc_method_handler(echo.echo)
+    handler: grpc.RpcMethodHandler[bytes, bytes] = grpc.stream_stream_rpc_method_handler(echo.echo)
     server.add_generic_rpc_handlers(
         (grpc.method_handlers_generic_handler(ECHO_METHOD.split("/")[1], {"Echo": handler}),)
     )
@@ -299,22 +336,14 @@ async def bench_echo(streams: int, trips: int, *, timeout: float = 120.0) -> Lat
             for k, count in enumerate(c for c in counts if c):
                 entry = Entry("echo", command=(*command, f"127.0.0.1:{port}", str(count)))
                 processes.append(await _start(entry, f"echo{k}", Path(root), {}))
-            await _until(
-                _all_done(server, echo), processes, timeout, f"echo, {streams} stream(s)"
-            )
-            end = time.monotonic()
+            await _until(echo.done.wait(), processes, timeout, f"echo, {streams} stream(s)")
             failed = await _stop(processes)
         if failed:
             raise BenchError(f"echo, {streams} stream(s): a client failed: {failed[0]}")
-        return _summary(streams, echo.samples, echo.start, end)
+        return _summary(streams, echo.samples, echo.start, echo.end)
     finally:
         await _stop(processes)
         await server.stop(0)
-
-
-async def _all_done(server: grpc.aio.Server, echo: _EchoServer) -> None:
-    while len(echo.samples) < echo.streams * echo.trips:
-        await asyncio.sleep(0.01)
 
 
 async def _echo_client(address: str, streams: int) -> None:
@@ -353,9 +382,7 @@ def bench_referee(
 
     async def main() -> RefereeBench:
         echo = [await bench_echo(t, echo_trips, timeout=timeout) for t in tables]
-        runs = [
-            await bench_tables(t, deals or default_deals(t), timeout=timeout) for t in tables
-        ]
+        runs = [await bench_tables(t, deals or default_deals(t), timeout=timeout) for t in tables]
         return RefereeBench(tuple(runs), tuple(echo))
 
     return asyncio.run(main())

@@ -18,7 +18,7 @@ import grpc
 from referee.proto import referee_pb2 as pb
 
 FLOOD_LIMIT = 32
-"""Messages a bot may send beyond its one answer per request before it is cut off."""
+"""Messages a bot may send between two requests beyond its one answer before it is cut off."""
 
 
 class LinkError(Exception):
@@ -148,7 +148,7 @@ class SlotLink:
 
     def _receive(self, message: pb.PlayRequest) -> None:
         if message.HasField("decision"):
-            if self.expected is None:
+            if message.decision.request_id != self.expected:
                 self._unsolicited += 1
             self._decisions.put_nowait(message.decision)
         else:
@@ -174,6 +174,7 @@ class SlotLink:
             if response.HasField("request"):
                 self.pending = response
                 self.expected = response.request.request_id
+                self._unsolicited = 0
             context = self._context
             if context is not None:
                 await self._write_now(context, response)
@@ -243,13 +244,6 @@ class SlotLink:
             )
         )
         await self._write(pb.PlayResponse(events=[event]))
-
-    def drain_stale(self) -> list[pb.Decision]:
-        """Answers queued for requests that are closed."""
-        out = []
-        while not self._decisions.empty():
-            out.append(self._decisions.get_nowait())
-        return out
 
     def finish(self) -> None:
         """The match is over: end the stream and refuse the ticket from now on."""

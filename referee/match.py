@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import json
 import random
 import secrets
@@ -107,6 +108,25 @@ class MatchResult:
     """(slot label, kind, detail) of everything that went wrong."""
 
 
+KEPT_FEEDS = 256
+"""Finished tables a referee keeps for spectators who come late."""
+
+
+def _forget_old_feeds(feeds: dict[str, TableFeed]) -> None:
+    done = [table for table, feed in feeds.items() if feed.done]
+    for table in done[: max(0, len(done) - KEPT_FEEDS + 1)]:
+        del feeds[table]
+
+
+def bot_seed(seed: str, name: str, slot: int) -> str:
+    """A bot process's own seed: reproducible from the match seed, but no way back to it.
+
+    Bots must never learn the deal seed, which would give them every hand.
+    """
+    material = "\x00".join(("tavolo-bot-seed", seed, name, str(slot))).encode()
+    return hashlib.sha256(material).hexdigest()[:32]
+
+
 def game_seed(seed: str, set_number: int) -> str:
     """The seed of duplicate set ``set_number`` (from 1): the match seed for the first."""
     return seed if set_number == 1 else f"{seed}:{set_number}"
@@ -152,6 +172,7 @@ class Match:
         self.processes: list[BotProcess] = []
         self.result = MatchResult(self.match_id, stats=[EntryStats(n) for n in self.names])
         self.feed = TableFeed(self.match_id, self.match_id, list(self.names))
+        _forget_old_feeds(referee.feeds)
         referee.feeds[self.match_id] = self.feed
         self.deals_done = 0
         self._request_ids = 0
@@ -199,12 +220,12 @@ class Match:
             finally:
                 await self._stop_processes()
                 self.feed.close()
-                self.referee.feeds.pop(self.match_id, None)
         return self.result
 
     async def _start_processes(self, root: Path) -> None:
         for e, entry in enumerate(self.config.entries):
             for k, link in enumerate(self.links[e]):
+                link.time_bank_ms = self.config.limits.time_bank_ms
                 if entry.remote:
                     if self._on_ticket is not None:
                         self._on_ticket(link.label, link.ticket)
@@ -212,7 +233,7 @@ class Match:
                 env = {
                     "TAVOLO_REFEREE": self.referee.address,
                     "TAVOLO_TICKET": link.ticket,
-                    "TAVOLO_SEED": f"{self.config.seed}/{self.names[e]}/{k}",
+                    "TAVOLO_SEED": bot_seed(self.config.seed, self.names[e], k),
                 }
                 process = await start_bot(entry, link.label, root / f"{e}-{k}", env)
                 self.processes.append(process)
@@ -287,9 +308,7 @@ class Match:
         )
         self.feed.game = game
         for seat, link in enumerate(seats):
-            link.outbox.append(
-                pb.Event(game_started=pb.GameStarted(game=game, seat=seat, seed=seed))
-            )
+            link.outbox.append(pb.Event(game_started=pb.GameStarted(game=game, seat=seat)))
         game_ctx = _Game(game, state, seats)
         if self.record is not None:
             self.record.new_game()
@@ -397,21 +416,24 @@ class Match:
                 attempts_left=attempts,
             )
             events, link.outbox = link.outbox, []
-            started = time.monotonic()
             await link.send(pb.PlayResponse(events=events, request=request))
-            budget = (limits.deadline_ms + link.time_bank_ms) / 1000
-            how, decision = await link.next_decision(request_id, budget)
-            elapsed = time.monotonic() - started
-            if self._on_decision is not None and how is Wait.DECISION:
-                self._on_decision(elapsed)
-            elapsed_ms = int(elapsed * 1000)
-            if elapsed_ms > limits.deadline_ms:
-                link.time_bank_ms = max(0, link.time_bank_ms - (elapsed_ms - limits.deadline_ms))
-            self._note_link_incidents(game, seat, link)
-            if how is Wait.GONE:
-                if await self._reconnected(game, seat, link):
-                    continue
-                return
+            while True:
+                started = time.monotonic()
+                budget = (limits.deadline_ms + link.time_bank_ms) / 1000
+                how, decision = await link.next_decision(request_id, budget)
+                elapsed = time.monotonic() - started
+                if self._on_decision is not None and how is Wait.DECISION:
+                    self._on_decision(elapsed)
+                overrun = int(elapsed * 1000) - limits.deadline_ms
+                if overrun > 0:
+                    link.time_bank_ms = max(0, link.time_bank_ms - overrun)
+                self._note_link_incidents(game, seat, link)
+                if how is not Wait.GONE:
+                    break
+                if not await self._reconnected(game, seat, link):
+                    return
+                # The slot is back and attach() sent it this request again: the clock
+                # restarts and the same request stays open.
             if how is Wait.TIMEOUT:
                 self._stat(link).timeouts += 1
                 await self._fault(

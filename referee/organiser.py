@@ -21,9 +21,13 @@ LOG = logging.getLogger("tavolo.organiser")
 class Organiser:
     """Creates matches for MatchService calls and keeps their status and records."""
 
-    def __init__(self, referee: Referee, admin_token: str, records: Path) -> None:
+    def __init__(
+        self, referee: Referee, admin_token: str, records: Path, advertise: str | None = None
+    ) -> None:
         self.referee = referee
         self.records = records
+        self.advertise = advertise or referee.address
+        """The address remote bots are told to connect to."""
         self._tasks: set[asyncio.Task[None]] = set()
         referee.matches.admin_token = admin_token
         referee.matches.create = self.create
@@ -46,7 +50,7 @@ class Organiser:
         return pb.CreateMatchResponse(
             match_id=match.match_id,
             tickets=[pb.SeatTicket(label=label, ticket=t) for label, t in match.remote_tickets()],
-            referee=self.referee.address,
+            referee=self.advertise,
         )
 
     async def _run(self, match: Match, record: IO[str]) -> None:

@@ -515,7 +515,7 @@ class FakeReferee(rpc.RefereeServiceServicer):
                 events=[
                     welcome,
                     _ev(match_started=pb.MatchStarted(match_id="m1", game="tressette", games=1)),
-                    _ev(game_started=pb.GameStarted(game=1, seat=0, seed="s")),
+                    _ev(game_started=pb.GameStarted(game=1, seat=0)),
                     _ev(hand_dealt=pb.HandDealt(deal=1, dealer=3, cards=R1.observation.hand)),
                 ],
                 request=R1,

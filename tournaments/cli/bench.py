@@ -7,8 +7,10 @@ import platform
 from typing import Annotated
 
 import typer
+from tabulate import tabulate
 
 from referee.bench import bench_bare_loop, bench_engine
+from referee.bench_referee import ECHO_TRIPS, BenchError, LatencyRun, bench_referee
 from tournaments.cli.common import GAME_HELP, RULE_HELP, fail, load_rules
 
 bench_app = typer.Typer(no_args_is_help=True, help="Measure speed.")
@@ -54,3 +56,118 @@ def engine(
             typer.echo(
                 f"{label}: {figures.deals_per_second:,.0f} deals/s (median; rounds: {spread})"
             )
+
+
+P50_TARGET = 1.5
+"""Referee p50 at one table over the echo p50 at one stream: at most this."""
+RATE_TARGET = 5000.0
+"""Decisions per second at the largest table count (64 by default): at least this."""
+
+
+@bench_app.command()
+def referee(
+    tables: Annotated[
+        str, typer.Option(help="Table counts to run, comma-separated; matches play at once.")
+    ] = "1,64",
+    deals: Annotated[
+        int | None,
+        typer.Option(
+            help="Deals per game of every match (two games a match). "
+            "Default: about 12,000 decisions per run."
+        ),
+    ] = None,
+    seconds: Annotated[
+        float, typer.Option(help="Give up on a run (echo or referee) after this long.")
+    ] = 120.0,
+    echo_trips: Annotated[
+        int, typer.Option(help="Round trips of each echo run, over all its streams.")
+    ] = ECHO_TRIPS,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Decision round trips through a real referee, against a bare gRPC echo.
+
+    For each table count T: a referee on a local port plays T Tressette matches of two
+    remote entries at once, and four random-bot processes each play one slot of every
+    table. The referee times each request to its answer. The echo baseline times a
+    small message and its echo on T bare grpc.aio streams the same way.
+    """
+    try:
+        counts = [int(t) for t in tables.split(",") if t.strip()]
+    except ValueError:
+        fail(f"--tables must be whole numbers separated by commas, got {tables!r}")
+    if not counts or min(counts) < 1:
+        fail(f"--tables must be whole numbers from 1, got {tables!r}")
+    if deals is not None and deals < 1:
+        fail(f"--deals must be 1 or more, got {deals}")
+    if seconds <= 0 or echo_trips < 1:
+        fail("--seconds must be positive and --echo-trips at least 1")
+    try:
+        result = bench_referee(counts, deals=deals, echo_trips=echo_trips, timeout=seconds)
+    except BenchError as exc:
+        fail(str(exc), code=1)
+    fewest = min(result.runs, key=lambda r: r.tables)
+    most = max(result.runs, key=lambda r: r.tables)
+    echo_one = min(result.echo, key=lambda r: r.tables)
+    if as_json:
+        out: dict[str, object] = {
+            "benchmark": "referee",
+            "game": "tressette",
+            "tables": fewest.tables,
+            "p50_us": _us(fewest.p50_us),
+            "p99_us": _us(fewest.p99_us),
+            "decisions_per_second": round(most.decisions_per_second, 1),
+            "decisions_per_second_tables": most.tables,
+            "echo_p50_us": _us(echo_one.p50_us),
+            "p50_over_echo": round(fewest.p50_us / echo_one.p50_us, 2),
+            "runs": [
+                {**_figures(run), "deals": run.deals, "faults": run.faults} for run in result.runs
+            ],
+            "echo": [_figures(run) for run in result.echo],
+            "python": platform.python_version(),
+        }
+        typer.echo(json.dumps(out))
+        return
+    rows = [
+        [
+            what,
+            run.tables,
+            run.deals or "",
+            f"{run.decisions:,}",
+            f"{run.p50_us:,.0f}",
+            f"{run.p99_us:,.0f}",
+            f"{run.decisions_per_second:,.0f}",
+        ]
+        for what, runs in (("echo", result.echo), ("referee", result.runs))
+        for run in runs
+    ]
+    typer.echo(
+        tabulate(
+            rows,
+            headers=["run", "tables", "deals", "round trips", "p50 µs", "p99 µs", "per second"],
+            colalign=("left", "right", "right", "right", "right", "right", "right"),
+        )
+    )
+    ratio = fewest.p50_us / echo_one.p50_us
+    typer.echo(
+        f"\nreferee p50 at {fewest.tables} table(s) / echo p50: {ratio:.2f} "
+        f"(target <= {P50_TARGET:g}); {most.tables} tables: "
+        f"{most.decisions_per_second:,.0f} decisions/s (target >= {RATE_TARGET:,.0f})"
+    )
+    faults = sum(run.faults for run in result.runs)
+    if faults:
+        typer.echo(f"warning: {faults} game(s) ended by a timeout, illegal action or lost bot")
+
+
+def _us(value: float) -> float:
+    return round(value, 1)
+
+
+def _figures(run: LatencyRun) -> dict[str, object]:
+    return {
+        "tables": run.tables,
+        "p50_us": _us(run.p50_us),
+        "p99_us": _us(run.p99_us),
+        "decisions_per_second": round(run.decisions_per_second, 1),
+        "decisions": run.decisions,
+        "seconds": round(run.seconds, 3),
+    }

@@ -8,6 +8,7 @@ import json
 import os
 import secrets
 import signal
+import socket
 from pathlib import Path
 from typing import Annotated
 
@@ -33,6 +34,10 @@ def serve(
         "records"
     ),
     admin_token: Annotated[str | None, typer.Option(help=TOKEN_HELP)] = None,
+    advertise: Annotated[
+        str | None,
+        typer.Option(help="host:port remote bots should use (default: this host's name)."),
+    ] = None,
 ) -> None:
     """Run the referee service until interrupted: bots, spectators, health, reflection.
 
@@ -49,25 +54,34 @@ def serve(
             fail(f"cannot read {exc.filename}: {exc.strerror}")
     token = admin_token or os.environ.get("TAVOLO_ADMIN_TOKEN") or secrets.token_urlsafe(18)
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(_serve(listen, tls, token, records, show_token=token != admin_token))
+        asyncio.run(_serve(listen, tls, token, records, advertise, show_token=token != admin_token))
 
 
 async def _serve(
-    listen: str, tls: tuple[bytes, bytes] | None, token: str, records: Path, show_token: bool
+    listen: str,
+    tls: tuple[bytes, bytes] | None,
+    token: str,
+    records: Path,
+    advertise: str | None,
+    show_token: bool,
 ) -> None:
     try:
         referee = await start_referee(listen, tls=tls)
     except (OSError, RuntimeError) as exc:
         fail(f"cannot listen on {listen}: {exc}")
-    Organiser(referee, token, records)
+    port = referee.address.rsplit(":", 1)[1]
+    host = listen.rsplit(":", 1)[0]
+    if advertise is None:
+        # A wildcard address is no place to connect to: name this host instead.
+        wildcard = host in ("0.0.0.0", "[::]", "")
+        advertise = f"{socket.getfqdn() if wildcard else host}:{port}"
+    Organiser(referee, token, records, advertise)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
-    port = referee.address.rsplit(":", 1)[1]
-    typer.echo(
-        f"tavolo referee on {listen.rsplit(':', 1)[0]}:{port} ({'TLS' if tls else 'plaintext'})"
-    )
+    typer.echo(f"tavolo referee on {host}:{port} ({'TLS' if tls else 'plaintext'})")
+    typer.echo(f"remote bots connect to {advertise}")
     if show_token and "TAVOLO_ADMIN_TOKEN" not in os.environ:
         typer.echo(f"admin token: {token}")
     typer.echo(f"records go to {records}/")
@@ -79,8 +93,19 @@ async def _serve(
 match_app = typer.Typer(no_args_is_help=True, help="Start and follow matches on a running referee.")
 
 
-def _stub(referee: str) -> pb_grpc.MatchServiceStub:
-    return pb_grpc.MatchServiceStub(grpc.insecure_channel(referee))  # type: ignore[no-untyped-call]
+TLS_CA_HELP = "PEM root certificate of a referee that serves TLS."
+
+
+def _stub(referee: str, tls_ca: Path | None) -> pb_grpc.MatchServiceStub:
+    if tls_ca is None:
+        channel = grpc.insecure_channel(referee)
+    else:
+        try:
+            root = tls_ca.read_bytes()
+        except OSError as exc:
+            fail(f"cannot read {tls_ca}: {exc.strerror}")
+        channel = grpc.secure_channel(referee, grpc.ssl_channel_credentials(root))
+    return pb_grpc.MatchServiceStub(channel)  # type: ignore[no-untyped-call]
 
 
 @match_app.command("create")
@@ -95,6 +120,7 @@ def create(
     deals: Annotated[int, typer.Option(help="Deals per game; 0 plays to the target.")] = 0,
     sets: Annotated[int, typer.Option(help="Duplicate sets.")] = 1,
     rule: Annotated[list[str] | None, typer.Option(help=RULE_HELP)] = None,
+    tls_ca: Annotated[Path | None, typer.Option(help=TLS_CA_HELP)] = None,
 ) -> None:
     """Start a match; print its id and the tickets of its remote seats."""
     request = pb.CreateMatchRequest(
@@ -107,7 +133,7 @@ def create(
         sets=max(sets, 1),
     )
     try:
-        response = _stub(referee).CreateMatch(request, timeout=10)
+        response = _stub(referee, tls_ca).CreateMatch(request, timeout=10)
     except grpc.RpcError as exc:
         fail(f"{referee}: {exc.details()}")
     typer.echo(f"match {response.match_id} on {response.referee}")
@@ -120,13 +146,14 @@ def status(
     match_id: Annotated[str, typer.Argument(help="The match id create printed.")],
     referee: Annotated[str, typer.Option(help="The referee, host:port.")] = "127.0.0.1:50051",
     token: Annotated[str | None, typer.Option(help=TOKEN_HELP)] = None,
+    tls_ca: Annotated[Path | None, typer.Option(help=TLS_CA_HELP)] = None,
 ) -> None:
     """Print a match's status, and its result as JSON once it is done."""
     request = pb.GetMatchRequest(
         admin_token=token or os.environ.get("TAVOLO_ADMIN_TOKEN", ""), match_id=match_id
     )
     try:
-        response = _stub(referee).GetMatch(request, timeout=10)
+        response = _stub(referee, tls_ca).GetMatch(request, timeout=10)
     except grpc.RpcError as exc:
         fail(f"{referee}: {exc.details()}")
     typer.echo(response.status)

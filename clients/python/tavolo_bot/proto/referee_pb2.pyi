@@ -151,14 +151,12 @@ class MatchStarted(_message.Message):
     def __init__(self, match_id: _Optional[str] = ..., game: _Optional[str] = ..., rules_json: _Optional[str] = ..., games: _Optional[int] = ..., deals_per_game: _Optional[int] = ...) -> None: ...
 
 class GameStarted(_message.Message):
-    __slots__ = ("game", "seat", "seed")
+    __slots__ = ("game", "seat")
     GAME_FIELD_NUMBER: _ClassVar[int]
     SEAT_FIELD_NUMBER: _ClassVar[int]
-    SEED_FIELD_NUMBER: _ClassVar[int]
     game: int
     seat: int
-    seed: str
-    def __init__(self, game: _Optional[int] = ..., seat: _Optional[int] = ..., seed: _Optional[str] = ...) -> None: ...
+    def __init__(self, game: _Optional[int] = ..., seat: _Optional[int] = ...) -> None: ...
 
 class HandDealt(_message.Message):
     __slots__ = ("deal", "dealer", "cards")
