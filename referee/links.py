@@ -14,11 +14,22 @@ from enum import Enum
 from typing import Any
 
 import grpc
+from google.protobuf.message import DecodeError
 
 from referee.proto import referee_pb2 as pb
 
 FLOOD_LIMIT = 32
 """Messages a bot may send between two requests beyond its one answer before it is cut off."""
+
+
+def parse_request(raw: bytes) -> pb.PlayRequest:
+    """A bot's message from its bytes; LinkError if they are not a PlayRequest."""
+    try:
+        return pb.PlayRequest.FromString(raw)
+    except DecodeError:
+        raise LinkError(
+            grpc.StatusCode.INVALID_ARGUMENT, "malformed", "the message is not a PlayRequest"
+        ) from None
 
 
 class LinkError(Exception):
@@ -74,6 +85,7 @@ class SlotLink:
     _finished: asyncio.Event = field(default_factory=asyncio.Event)
     _unsolicited: int = 0
     _write_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    _tasks: set[asyncio.Future[None]] = field(default_factory=set)
     process_exit: str | None = None
     """Set (by :meth:`mark_exited`) when this slot's bot process has exited."""
     _exited: asyncio.Event = field(default_factory=asyncio.Event)
@@ -146,17 +158,17 @@ class SlotLink:
             self._connected.clear()
             self._gone.set()
 
-    def _receive(self, message: pb.PlayRequest) -> None:
-        if message.HasField("decision"):
-            if message.decision.request_id != self.expected:
-                self._unsolicited += 1
-            self._decisions.put_nowait(message.decision)
-        else:
-            self._unsolicited += 1
-            if message.HasField("hello"):
-                raise LinkError(
-                    grpc.StatusCode.INVALID_ARGUMENT, "repeated_hello", "Hello is sent only once"
-                )
+    def _receive(self, raw: bytes) -> None:
+        message = parse_request(raw)
+        decision = message.decision if message.HasField("decision") else None
+        if decision is not None and decision.request_id == self.expected:
+            self._decisions.put_nowait(decision)
+            return
+        if message.HasField("hello"):
+            raise LinkError(
+                grpc.StatusCode.INVALID_ARGUMENT, "repeated_hello", "Hello is sent only once"
+            )
+        self._unsolicited += 1
         if self._unsolicited > FLOOD_LIMIT:
             self.incidents.append(Incident("flood", f"more than {FLOOD_LIMIT} unasked messages"))
             raise LinkError(
@@ -164,6 +176,11 @@ class SlotLink:
                 "flood",
                 f"more than {FLOOD_LIMIT} messages that answer no request",
             )
+        if decision is not None:
+            # Refused at once, so a late answer hears so even if no request follows.
+            task = asyncio.ensure_future(self.reject_stale(decision))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
 
     # -- the table's side ---------------------------------------------------------------
 
@@ -244,6 +261,11 @@ class SlotLink:
             )
         )
         await self._write(pb.PlayResponse(events=[event]))
+
+    def close_request(self) -> None:
+        """The open request is over without an answer (timeout, forfeit): never re-send it."""
+        self.expected = None
+        self.pending = None
 
     def finish(self) -> None:
         """The match is over: end the stream and refuse the ticket from now on."""

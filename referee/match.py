@@ -395,6 +395,7 @@ class Match:
         link = game.seats[seat]
         limits = self.config.limits
         attempts = limits.max_attempts
+        self._note_link_incidents(game, seat, link)
         if not link.connected and not await self._reconnected(game, seat, link):
             return
         while True:
@@ -431,10 +432,12 @@ class Match:
                 if how is not Wait.GONE:
                     break
                 if not await self._reconnected(game, seat, link):
+                    link.close_request()
                     return
                 # The slot is back and attach() sent it this request again: the clock
                 # restarts and the same request stays open.
             if how is Wait.TIMEOUT:
+                link.close_request()
                 self._stat(link).timeouts += 1
                 await self._fault(
                     game, seat, Termination.TIMEOUT,

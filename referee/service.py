@@ -16,7 +16,7 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from referee.links import LinkError, TicketBook
+from referee.links import LinkError, TicketBook, parse_request
 from referee.proto import referee_pb2 as pb
 from referee.proto import referee_pb2_grpc as pb_grpc
 from referee.protocol import PROTOCOL_VERSION
@@ -34,16 +34,20 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
 
     async def Play(
         self,
-        request_iterator: AsyncIterator[pb.PlayRequest],
+        request_iterator: AsyncIterator[bytes],
         context: grpc.aio.ServicerContext[Any, Any],
     ) -> None:
         try:
-            first = await asyncio.wait_for(context.read(), HELLO_TIMEOUT)
+            raw = await asyncio.wait_for(context.read(), HELLO_TIMEOUT)
         except TimeoutError:
             await context.abort(
                 grpc.StatusCode.DEADLINE_EXCEEDED, f"no_hello: no Hello within {HELLO_TIMEOUT:g} s"
             )
-        if first is grpc.aio.EOF or not first.HasField("hello"):
+        try:
+            first = None if raw is grpc.aio.EOF else parse_request(raw)
+        except LinkError as exc:
+            await context.abort(exc.code, f"{exc.reason}: {exc.message}")
+        if first is None or not first.HasField("hello"):
             await context.abort(
                 grpc.StatusCode.INVALID_ARGUMENT, "no_hello: the first message must be a Hello"
             )
@@ -90,8 +94,11 @@ class TableFeed:
 class SpectatorServicer(pb_grpc.SpectatorServiceServicer):
     """Public views of the tables."""
 
-    def __init__(self, feeds: dict[str, TableFeed]) -> None:
+    def __init__(self, feeds: dict[str, TableFeed], public_names: bool) -> None:
         self._feeds = feeds
+        # Anyone may watch, bots included: entry names are shown only when the referee's
+        # owner says so, since no bot may learn who it plays.
+        self._public_names = public_names
 
     async def Watch(
         self, request: pb.WatchRequest, context: grpc.aio.ServicerContext[Any, Any]
@@ -120,7 +127,10 @@ class SpectatorServicer(pb_grpc.SpectatorServiceServicer):
         return pb.ListTablesResponse(
             tables=[
                 pb.TableInfo(
-                    table_id=f.table_id, match_id=f.match_id, game=f.game, entries=f.entries
+                    table_id=f.table_id,
+                    match_id=f.match_id,
+                    game=f.game,
+                    entries=f.entries if self._public_names else [],
                 )
                 for f in self._feeds.values()
                 if not f.done
@@ -185,9 +195,15 @@ class Referee:
 
 
 async def start_referee(
-    listen: str = "127.0.0.1:0", *, tls: tuple[bytes, bytes] | None = None
+    listen: str = "127.0.0.1:0",
+    *,
+    tls: tuple[bytes, bytes] | None = None,
+    public_names: bool = False,
 ) -> Referee:
-    """Start the services on ``listen`` (port 0 picks a free one), with TLS if given."""
+    """Start the services on ``listen`` (port 0 picks a free one), with TLS if given.
+
+    ``public_names`` lets spectators see the entries' names in ListTables.
+    """
     server = grpc.aio.server(
         options=[
             ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
@@ -196,8 +212,15 @@ async def start_referee(
     )
     book = TicketBook()
     feeds: dict[str, TableFeed] = {}
-    pb_grpc.add_RefereeServiceServicer_to_server(RefereeServicer(book), server)  # type: ignore[no-untyped-call]
-    pb_grpc.add_SpectatorServiceServicer_to_server(SpectatorServicer(feeds), server)  # type: ignore[no-untyped-call]
+    # Play takes raw bytes, so a malformed message is refused with a reason, not a crash.
+    play: grpc.RpcMethodHandler[bytes, pb.PlayResponse] = grpc.stream_stream_rpc_method_handler(
+        RefereeServicer(book).Play, response_serializer=pb.PlayResponse.SerializeToString
+    )
+    server.add_generic_rpc_handlers(
+        (grpc.method_handlers_generic_handler("tavolo.v1.RefereeService", {"Play": play}),)
+    )
+    spectators = SpectatorServicer(feeds, public_names)
+    pb_grpc.add_SpectatorServiceServicer_to_server(spectators, server)  # type: ignore[no-untyped-call]
     matches = MatchServicer()
     pb_grpc.add_MatchServiceServicer_to_server(matches, server)  # type: ignore[no-untyped-call]
     health_servicer = health.aio.HealthServicer()

@@ -129,7 +129,8 @@ class SpectatorServiceServicer:
     """
 
     def Watch(self, request, context):
-        """Public events of one table as they happen; hands only after each deal ends.
+        """Public events of one table, from its start, then as they happen; hands only after
+        each deal ends. A finished table (one of the last 256) replays and the stream ends.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -38,6 +38,9 @@ def serve(
         str | None,
         typer.Option(help="host:port remote bots should use (default: this host's name)."),
     ] = None,
+    public_names: Annotated[
+        bool, typer.Option(help="Show entry names to spectators (and so to any bot).")
+    ] = False,
 ) -> None:
     """Run the referee service until interrupted: bots, spectators, health, reflection.
 
@@ -54,7 +57,9 @@ def serve(
             fail(f"cannot read {exc.filename}: {exc.strerror}")
     token = admin_token or os.environ.get("TAVOLO_ADMIN_TOKEN") or secrets.token_urlsafe(18)
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(_serve(listen, tls, token, records, advertise, show_token=token != admin_token))
+        asyncio.run(
+            _serve(listen, tls, token, records, advertise, public_names, token != admin_token)
+        )
 
 
 async def _serve(
@@ -63,10 +68,11 @@ async def _serve(
     token: str,
     records: Path,
     advertise: str | None,
+    public_names: bool,
     show_token: bool,
 ) -> None:
     try:
-        referee = await start_referee(listen, tls=tls)
+        referee = await start_referee(listen, tls=tls, public_names=public_names)
     except (OSError, RuntimeError) as exc:
         fail(f"cannot listen on {listen}: {exc}")
     port = referee.address.rsplit(":", 1)[1]

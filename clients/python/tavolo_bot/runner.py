@@ -169,6 +169,7 @@ class _Stream:
         # The last (request_id, action_id) sent: a request re-sent after a reconnection gets
         # the same answer without asking the bot twice (a random bot would drift otherwise).
         self._answered: tuple[int, int] | None = None
+        self._seen_request: int | None = None
 
     def _say(self, line: str) -> None:
         _say(self._label + line)
@@ -245,7 +246,12 @@ class _Stream:
     def _handle(self, response: pb.PlayResponse) -> pb.Decision | None:
         """Pass the events to the bot; the decision to send if the response asks for one."""
         bot = self._bot
-        for event in response.events:
+        request_id = response.request.request_id if response.HasField("request") else None
+        # After a reconnection the referee re-sends the open request with its events: the
+        # bot has heard those events already if it saw this request.
+        repeated = request_id is not None and request_id == self._seen_request
+        self._seen_request = request_id if request_id is not None else self._seen_request
+        for event in () if repeated else response.events:
             kind = event.WhichOneof("event")
             if kind == "action_rejected":
                 r = event.action_rejected

@@ -1,0 +1,1 @@
+"""Small scripted bot programs the referee tests start through ``cmd:`` entries."""
