@@ -3,22 +3,28 @@
 ``bench_tables`` starts a referee on a free local port, opens ``tables`` matches of two
 ``remote`` entries each (four slots per match) and starts exactly four random-bot
 processes (``python -m tavolo_bot.bots.random``): process k plays slot k of every table,
-one stream per ticket. The referee times each answered request itself, from just before
-it writes the ``PlayResponse`` carrying the ``DecisionRequest`` to when the ``Decision``
-is taken from the slot's queue (``Match(on_decision=...)``).
+one stream per ticket. The round trips are the referee's own clock, ``Match(on_decision=
+...)``, which ``Match._decide`` reads around ``SlotLink.next_decision``: from when
+``SlotLink.send`` of the request has returned (gRPC has reported the write done) to when
+the ``Decision`` is taken from the slot's queue. Only decisions answered after every bot
+stream has connected count, and decisions per second is their number over the wall time
+from then to the end of the last match.
 
-``bench_echo`` times the same exchange with nothing but ``grpc.aio``: the server writes a
-small message on a bidirectional stream and awaits the client's echo, timed on the
-server side like the referee; the clients are separate processes, as the bots are.
+``bench_echo`` times the same exchange with nothing but ``grpc.aio``, on the server side:
+the server writes a small message on a bidirectional stream and awaits its echo. Each
+round trip is timed twice, from before the write (the full round trip) and from when the
+write is done (the span the referee's clock covers). The clients are separate processes:
+one for the bare echo, or four taking turns, laid out like the bots of a referee run.
 
-Run as ``python -m referee.bench_referee echo-client HOST:PORT STREAMS`` this module is
-the echo client process.
+Run as ``python -m referee.bench_referee echo-client HOST:PORT STREAMS INDEX`` this
+module is an echo client process.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import math
 import statistics
 import sys
@@ -53,6 +59,8 @@ ECHO_TRIPS = 10_000
 ECHO_PAYLOAD = b"x" * 16
 """What the echo server sends: about the size of a ``Decision``."""
 ECHO_METHOD = "/tavolo.bench.Echo/Echo"
+ECHO_CLIENT = (sys.executable, "-m", "referee.bench_referee", "echo-client")
+"""The echo client process; it takes the address, its stream count and its index."""
 _FAULTS = frozenset({Termination.TIMEOUT, Termination.ILLEGAL_ACTION, Termination.CRASH})
 _STOP_GRACE = 5.0
 
@@ -80,6 +88,11 @@ class LatencyRun:
     """Deals per game of each match (0 for the echo)."""
     faults: int = 0
     """Games that ended by a timeout, illegal actions or a lost bot (should be 0)."""
+    processes: int = BOT_PROCESSES
+    """Bot (or echo client) processes the streams were spread over."""
+    after_write_p50_us: float | None = None
+    """Echo only: the median from when the write is done to the echo."""
+    after_write_p99_us: float | None = None
 
 
 def percentile(values: Sequence[float], q: float) -> float:
@@ -130,10 +143,13 @@ async def _start(entry: Entry, label: str, root: Path, env: dict[str, str]) -> B
     return await start_bot(entry, label, root / label, env)
 
 
-async def _stop(processes: Iterable[BotProcess]) -> list[str]:
-    """Stop and reap every process; the exit notes of those that failed."""
+async def _stop(processes: Iterable[BotProcess], grace: float) -> list[str]:
+    """Give every process ``grace`` seconds to exit, then kill it; reap it.
+
+    Returns the exit notes of those that did not exit with status 0.
+    """
     processes = list(processes)
-    await asyncio.gather(*(p.stop(_STOP_GRACE) for p in processes))
+    await asyncio.gather(*(p.stop(grace) for p in processes))
     failed = []
     for p in processes:
         code = p.process.returncode
@@ -146,9 +162,17 @@ async def _stop(processes: Iterable[BotProcess]) -> list[str]:
 
 
 async def _until(
-    work: Awaitable[Any], processes: Sequence[BotProcess], timeout: float, what: str
+    work: Awaitable[Any],
+    processes: Sequence[BotProcess],
+    timeout: float,
+    what: str,
+    *,
+    limit: float | None = None,
 ) -> Any:
-    """Await ``work`` within ``timeout`` seconds; fail early if a process fails meanwhile."""
+    """Await ``work`` within ``timeout`` seconds; fail early if a process fails meanwhile.
+
+    ``limit`` is the whole run's time limit that ``timeout`` is what is left of, if any.
+    """
     task = asyncio.ensure_future(work)
     exits = {asyncio.ensure_future(p.process.wait()): p for p in processes}
     end = time.monotonic() + timeout
@@ -156,7 +180,7 @@ async def _until(
         while not task.done():
             left = end - time.monotonic()
             if left <= 0:
-                raise BenchError(f"{what}: not done within {timeout:g} s")
+                raise BenchError(f"{what}: not done within {limit or timeout:g} s")
             done, _ = await asyncio.wait(
                 {task, *exits}, timeout=left, return_when=asyncio.FIRST_COMPLETED
             )
@@ -170,9 +194,13 @@ async def _until(
                     )
         return task.result()
     finally:
-        task.cancel()
-        for exit_wait in exits:
-            exit_wait.cancel()
+        waits = {task, *exits}
+        for pending in waits:
+            pending.cancel()
+        await asyncio.wait(waits)
+        for pending in waits:  # retrieved, so a failure here is not reported again
+            if not pending.cancelled():
+                pending.exception()
 
 
 # -- the referee -------------------------------------------------------------------------
@@ -236,32 +264,46 @@ async def bench_tables(
                 )
             )
         tasks = [asyncio.create_task(m.run()) for m in matches]
+        # Each run() hands out its tickets before its first wait.
         while any(len(slots) < SLOTS for slots in tickets):
-            await asyncio.sleep(0)  # each run() hands out its tickets before its first wait
+            for task in tasks:
+                if task.done():
+                    task.result()  # raises what stopped the match
+                    raise BenchError(f"{tables} table(s): a match ended before it began")
+            await asyncio.sleep(0)
         links: list[SlotLink] = [link for m in matches for row in m.links for link in row]
         bot = Entry("random", command=(sys.executable, "-m", BUILT_IN_BOTS["random"]))
         with tempfile.TemporaryDirectory(prefix="tavolo-bench-") as root:
-            for j in range(processes):
-                env = {
-                    "TAVOLO_REFEREE": referee.address,
-                    "TAVOLO_TICKET": ",".join(
-                        slots[k] for slots in tickets for k in range(j, SLOTS, processes)
-                    ),
-                    "TAVOLO_SEED": f"bench/{j}",
-                }
-                bots.append(await _start(bot, f"bot{j}", Path(root), env))
-            await _until(
-                asyncio.gather(*(link.wait_connected(timeout) for link in links)),
-                bots,
-                deadline - clock(),
-                f"{tables} table(s): connecting the bots",
-            )
-            start = clock()
-            results = await _until(
-                asyncio.gather(*tasks), bots, deadline - clock(), f"{tables} table(s)"
-            )
-            end = clock()
-            failed = await _stop(bots)
+            try:
+                for j in range(processes):
+                    env = {
+                        "TAVOLO_REFEREE": referee.address,
+                        "TAVOLO_TICKET": ",".join(
+                            slots[k] for slots in tickets for k in range(j, SLOTS, processes)
+                        ),
+                        "TAVOLO_SEED": f"bench/{j}",
+                    }
+                    bots.append(await _start(bot, f"bot{j}", Path(root), env))
+                await _until(
+                    asyncio.gather(*(link.wait_connected(timeout) for link in links)),
+                    bots,
+                    deadline - clock(),
+                    f"{tables} table(s): connecting the bots",
+                    limit=timeout,
+                )
+                start = clock()
+                results = await _until(
+                    asyncio.gather(*tasks),
+                    bots,
+                    deadline - clock(),
+                    f"{tables} table(s)",
+                    limit=timeout,
+                )
+                end = clock()
+                # After MatchOver every bot exits by itself.
+                failed = await _stop(bots, _STOP_GRACE)
+            finally:
+                await _stop(bots, 0.0)  # on the way out after a failure: kill them now
         if failed:
             raise BenchError(f"{tables} table(s): a bot process failed: {failed[0]}")
         faults = sum(o.termination in _FAULTS for r in results for o in r.outcomes)
@@ -270,7 +312,6 @@ async def bench_tables(
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-        await _stop(bots)
         await referee.stop(0)
 
 
@@ -278,13 +319,22 @@ async def bench_tables(
 
 
 class _EchoServer:
-    """Streams that each wait for all, then do ``trips`` timed write-and-await-echo."""
+    """Groups of streams, one stream per client process, taking turns like a table's seats.
 
-    def __init__(self, streams: int, trips: int) -> None:
-        self.streams = streams
+    Each group does ``trips`` timed round trips, the server writing to its streams in
+    turn and awaiting each echo; groups run at once, like tables.
+    """
+
+    def __init__(self, groups: int, processes: int, trips: int) -> None:
+        self.groups = groups
+        self.processes = processes
         self.trips = trips
+        self.members: list[list[Any]] = [[None] * processes for _ in range(groups)]
+        self.joined = [0] * processes
         self.samples: list[tuple[float, float]] = []
-        self.connected = 0
+        """(finish time, round trip) from before the write to the echo."""
+        self.after_write: list[tuple[float, float]] = []
+        """The same, from when the write is done (what the referee's clock covers)."""
         self.go = asyncio.Event()
         self.start = 0.0
         self.finished = 0
@@ -294,33 +344,53 @@ class _EchoServer:
     async def echo(
         self, request_iterator: AsyncIterator[bytes], context: grpc.aio.ServicerContext[Any, Any]
     ) -> None:
-        if await context.read() is grpc.aio.EOF:  # the client's first message opens the stream
+        hello = await context.read()  # the client's process index opens the stream
+        if hello is grpc.aio.EOF:
             return
-        self.connected += 1
-        if self.connected == self.streams:
+        k = int(hello)
+        group = self.joined[k]
+        self.joined[k] += 1
+        self.members[group][k] = context
+        if sum(self.joined) == self.groups * self.processes:
             self.start = time.monotonic()
             self.go.set()
         await self.go.wait()
-        clock, samples = time.monotonic, self.samples
+        if k == 0:
+            await self._drive(self.members[group])
+        await self.done.wait()  # the stream stays open until every group is done
+
+    async def _drive(self, streams: list[Any]) -> None:
+        clock, samples, count = time.monotonic, self.samples, len(streams)
+        after_write = self.after_write
         try:
-            for _ in range(self.trips):
+            for i in range(self.trips):
+                stream = streams[i % count]
                 started = clock()
-                await context.write(ECHO_PAYLOAD)
-                if await context.read() is grpc.aio.EOF:
+                await stream.write(ECHO_PAYLOAD)
+                written = clock()
+                if await stream.read() is grpc.aio.EOF:
                     return
                 done = clock()
                 samples.append((done, done - started))
+                after_write.append((done, done - written))
         finally:
             self.finished += 1
-            if self.finished == self.streams:
+            if self.finished == self.groups:
                 self.end = clock()
                 self.done.set()
 
 
-async def bench_echo(streams: int, trips: int, *, timeout: float = 120.0) -> LatencyRun:
-    """``trips`` echo round trips in all over ``streams`` streams of up to four processes."""
-    per_stream = max(1, trips // streams)
-    echo = _EchoServer(streams, per_stream)
+async def bench_echo(
+    tables: int, trips: int, *, processes: int = BOT_PROCESSES, timeout: float = 120.0
+) -> LatencyRun:
+    """``trips`` echo round trips in all, over ``tables`` groups of streams at once.
+
+    Each of ``processes`` client processes opens one stream per group; a group's streams
+    take turns, as the seats of a table do. ``processes=1`` is the bare echo: one client,
+    one stream per group.
+    """
+    per_group = max(1, trips // tables)
+    echo = _EchoServer(tables, processes, per_group)
     server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
     handler: grpc.RpcMethodHandler[bytes, bytes] = grpc.stream_stream_rpc_method_handler(echo.echo)
     server.add_generic_rpc_handlers(
@@ -328,32 +398,42 @@ async def bench_echo(streams: int, trips: int, *, timeout: float = 120.0) -> Lat
     )
     port = server.add_insecure_port("127.0.0.1:0")
     await server.start()
-    processes: list[BotProcess] = []
+    clients: list[BotProcess] = []
+    what = f"echo, {tables} group(s) of {processes} process(es)"
     try:
-        counts = [streams // BOT_PROCESSES + (k < streams % BOT_PROCESSES) for k in range(4)]
-        command = (sys.executable, "-m", "referee.bench_referee", "echo-client")
         with tempfile.TemporaryDirectory(prefix="tavolo-bench-") as root:
-            for k, count in enumerate(c for c in counts if c):
-                entry = Entry("echo", command=(*command, f"127.0.0.1:{port}", str(count)))
-                processes.append(await _start(entry, f"echo{k}", Path(root), {}))
-            await _until(echo.done.wait(), processes, timeout, f"echo, {streams} stream(s)")
-            failed = await _stop(processes)
+            try:
+                for k in range(processes):
+                    command = (*ECHO_CLIENT, f"127.0.0.1:{port}", str(tables), str(k))
+                    clients.append(
+                        await _start(Entry("echo", command=command), f"echo{k}", Path(root), {})
+                    )
+                await _until(echo.done.wait(), clients, timeout, what)
+                failed = await _stop(clients, _STOP_GRACE)
+            finally:
+                await _stop(clients, 0.0)
         if failed:
-            raise BenchError(f"echo, {streams} stream(s): a client failed: {failed[0]}")
-        return _summary(streams, echo.samples, echo.start, echo.end)
+            raise BenchError(f"{what}: a client failed: {failed[0]}")
+        run = _summary(tables, echo.samples, echo.start, echo.end)
+        after_write = _summary(tables, echo.after_write, echo.start, echo.end)
+        return dataclasses.replace(
+            run,
+            processes=processes,
+            after_write_p50_us=after_write.p50_us,
+            after_write_p99_us=after_write.p99_us,
+        )
     finally:
-        await _stop(processes)
         await server.stop(0)
 
 
-async def _echo_client(address: str, streams: int) -> None:
+async def _echo_client(address: str, streams: int, index: int) -> None:
     """Open ``streams`` streams on one channel; send back every message until the end."""
     async with grpc.aio.insecure_channel(address) as channel:
         method: Any = channel.stream_stream(ECHO_METHOD)
 
         async def one() -> None:
             call = method()
-            await call.write(b"hello")
+            await call.write(str(index).encode())
             while (message := await call.read()) is not grpc.aio.EOF:
                 await call.write(message)
 
@@ -365,10 +445,13 @@ async def _echo_client(address: str, streams: int) -> None:
 
 @dataclass(frozen=True)
 class RefereeBench:
-    """The referee runs, one per table count, and the echo runs at the same counts."""
+    """The referee runs, one per table count, and the echo runs to compare them with."""
 
     runs: tuple[LatencyRun, ...]
-    echo: tuple[LatencyRun, ...]
+    echo: LatencyRun
+    """The bare echo: one stream of one client process."""
+    echo_tables: tuple[LatencyRun, ...]
+    """The echo laid out like each referee run: four client processes taking turns."""
 
 
 def bench_referee(
@@ -378,22 +461,26 @@ def bench_referee(
     echo_trips: int = ECHO_TRIPS,
     timeout: float = 120.0,
 ) -> RefereeBench:
-    """The echo, then the referee, at each table count; ``deals`` None sizes each run."""
+    """The echo runs, then the referee at each table count; ``deals`` None sizes each run."""
 
     async def main() -> RefereeBench:
+        bare = await bench_echo(1, echo_trips, processes=1, timeout=timeout)
         echo = [await bench_echo(t, echo_trips, timeout=timeout) for t in tables]
         runs = [await bench_tables(t, deals or default_deals(t), timeout=timeout) for t in tables]
-        return RefereeBench(tuple(runs), tuple(echo))
+        return RefereeBench(tuple(runs), bare, tuple(echo))
 
     return asyncio.run(main())
 
 
 def _main(argv: list[str]) -> int:
-    if len(argv) == 3 and argv[0] == "echo-client":
+    if len(argv) == 4 and argv[0] == "echo-client":
         with contextlib.suppress(KeyboardInterrupt):
-            asyncio.run(_echo_client(argv[1], int(argv[2])))
+            asyncio.run(_echo_client(argv[1], int(argv[2]), int(argv[3])))
         return 0
-    print("usage: python -m referee.bench_referee echo-client HOST:PORT STREAMS", file=sys.stderr)
+    print(
+        "usage: python -m referee.bench_referee echo-client HOST:PORT STREAMS INDEX",
+        file=sys.stderr,
+    )
     return 2
 
 

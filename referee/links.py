@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+import time
+from collections import deque
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
@@ -79,10 +81,14 @@ class SlotLink:
     """The match is over or the slot was given up: the ticket opens nothing any more."""
     incidents: list[Incident] = field(default_factory=list)
     _context: Any = None
-    _decisions: asyncio.Queue[pb.Decision] = field(default_factory=asyncio.Queue)
+    _decisions: deque[pb.Decision] = field(default_factory=deque)
+    answered_at: float = 0.0
+    """When the answer to the open request arrived (time.monotonic)."""
+    _waiter: asyncio.Future[None] | None = None
+    """The table's wait for an answer, woken by an answer, a lost stream or the clock."""
+    _serve_task: asyncio.Task[Any] | None = None
+    _finishing: bool = False
     _connected: asyncio.Event = field(default_factory=asyncio.Event)
-    _gone: asyncio.Event = field(default_factory=asyncio.Event)
-    _finished: asyncio.Event = field(default_factory=asyncio.Event)
     _unsolicited: int = 0
     _write_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     _tasks: set[asyncio.Future[None]] = field(default_factory=set)
@@ -126,7 +132,6 @@ class SlotLink:
         async with self._write_lock:
             self._context = context
             self.ever_connected = True
-            self._gone.clear()
             self._connected.set()
             await self._write_now(context, pb.PlayResponse(events=[welcome]))
             if self.pending is not None:
@@ -134,21 +139,23 @@ class SlotLink:
 
     async def serve(self, context: Any) -> None:
         """Read the slot's messages until the match ends or the stream goes."""
-        finished = asyncio.ensure_future(self._finished.wait())
-        read: asyncio.Future[Any] = asyncio.ensure_future(context.read())
+        task = asyncio.current_task()
+        self._serve_task = task
+        if self._finishing:  # the match ended while this stream was being welcomed
+            self.detach(context)
+            return
         try:
-            while True:
-                done, _ = await asyncio.wait({read, finished}, return_when=asyncio.FIRST_COMPLETED)
-                if read not in done:
-                    return
-                message = read.result()
-                if message is grpc.aio.EOF:
-                    return
-                self._receive(message)
-                read = asyncio.ensure_future(context.read())
+            while (raw := await context.read()) is not grpc.aio.EOF:
+                self._receive(raw)
+        except asyncio.CancelledError:
+            # finish() cancels this read to end the stream with OK; any other cancel
+            # (the RPC itself cancelled) goes on up.
+            if not self._finishing or task is None:
+                raise
+            task.uncancel()
         finally:
-            read.cancel()
-            finished.cancel()
+            if self._serve_task is task:
+                self._serve_task = None
             self.detach(context)
 
     def detach(self, context: Any) -> None:
@@ -156,13 +163,19 @@ class SlotLink:
         if self._context is context:
             self._context = None
             self._connected.clear()
-            self._gone.set()
+            self._wake()
+
+    def _wake(self) -> None:
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
 
     def _receive(self, raw: bytes) -> None:
         message = parse_request(raw)
         decision = message.decision if message.HasField("decision") else None
         if decision is not None and decision.request_id == self.expected:
-            self._decisions.put_nowait(decision)
+            self.answered_at = time.monotonic()
+            self._decisions.append(decision)
+            self._wake()
             return
         if message.HasField("hello"):
             raise LinkError(
@@ -222,31 +235,30 @@ class SlotLink:
     ) -> tuple[Wait, pb.Decision | None]:
         """The slot's answer to ``request_id``, or why none came within ``timeout``.
 
-        Answers to other (stale) requests are collected as incidents and skipped.
+        Answers to other (stale) requests are refused and skipped.
         """
         loop = asyncio.get_running_loop()
         end = loop.time() + timeout
         while True:
+            while self._decisions:
+                decision = self._decisions.popleft()
+                if decision.request_id == request_id:
+                    self.expected = None
+                    self.pending = None
+                    return Wait.DECISION, decision
+                await self.reject_stale(decision)
             if self._context is None:
                 return Wait.GONE, None
             left = end - loop.time()
             if left <= 0:
                 return Wait.TIMEOUT, None
-            get = asyncio.ensure_future(self._decisions.get())
-            gone = asyncio.ensure_future(self._gone.wait())
-            done, _ = await asyncio.wait(
-                {get, gone}, timeout=left, return_when=asyncio.FIRST_COMPLETED
-            )
-            gone.cancel()
-            if get not in done:
-                get.cancel()
-                continue
-            decision = get.result()
-            if decision.request_id == request_id:
-                self.expected = None
-                self.pending = None
-                return Wait.DECISION, decision
-            await self.reject_stale(decision)
+            self._waiter = loop.create_future()
+            timer = loop.call_later(left, self._wake)
+            try:
+                await self._waiter
+            finally:
+                timer.cancel()
+                self._waiter = None
 
     async def reject_stale(self, decision: pb.Decision) -> None:
         """Tell the slot an answer came for a request that is no longer open."""
@@ -272,7 +284,9 @@ class SlotLink:
         self.closed = True
         self.expected = None
         self.pending = None
-        self._finished.set()
+        self._finishing = True
+        if self._serve_task is not None:
+            self._serve_task.cancel()
 
 
 class TicketBook:

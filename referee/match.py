@@ -28,9 +28,9 @@ from referee.entries import Entry, unique_names
 from referee.links import Incident, SlotLink, Wait
 from referee.proto import referee_pb2 as pb
 from referee.protocol import (
+    fill_observation,
     hand_event,
     legal_messages,
-    observation_message,
     public_event,
     scored_event,
 )
@@ -402,27 +402,32 @@ class Match:
             legal = state.legal_actions()
             self._request_ids += 1
             request_id = self._request_ids
-            request = pb.DecisionRequest(
-                request_id=request_id,
-                deadline_ms=limits.deadline_ms,
-                time_bank_ms=link.time_bank_ms,
-                observation=observation_message(
-                    state.observation(seat),
-                    game=game.number,
-                    deal=state.deal_number,
-                    players=self.rules.players,
-                    quattro_points=self.rules.quattro_points,
-                ),
-                legal_actions=legal_messages(legal),
-                attempts_left=attempts,
-            )
             events, link.outbox = link.outbox, []
-            await link.send(pb.PlayResponse(events=events, request=request))
+            # Built in place: nesting finished messages would copy the observation twice.
+            response = pb.PlayResponse(events=events)
+            request = response.request
+            request.request_id = request_id
+            request.deadline_ms = limits.deadline_ms
+            request.time_bank_ms = link.time_bank_ms
+            fill_observation(
+                request.observation,
+                state.observation(seat),
+                game=game.number,
+                deal=state.deal_number,
+                players=self.rules.players,
+                quattro_points=self.rules.quattro_points,
+            )
+            request.legal_actions.extend(legal_messages(legal))
+            request.attempts_left = attempts
+            # The round trip is timed from the send, as a bare echo stream would be.
+            started = time.monotonic()
+            await link.send(response)
             while True:
-                started = time.monotonic()
                 budget = (limits.deadline_ms + link.time_bank_ms) / 1000
                 how, decision = await link.next_decision(request_id, budget)
-                elapsed = time.monotonic() - started
+                # An answer is timed when it arrived, not when this task got to it.
+                done = link.answered_at if how is Wait.DECISION else time.monotonic()
+                elapsed = done - started
                 if self._on_decision is not None and how is Wait.DECISION:
                     self._on_decision(elapsed)
                 overrun = int(elapsed * 1000) - limits.deadline_ms
@@ -436,6 +441,7 @@ class Match:
                     return
                 # The slot is back and attach() sent it this request again: the clock
                 # restarts and the same request stays open.
+                started = time.monotonic()
             if how is Wait.TIMEOUT:
                 link.close_request()
                 self._stat(link).timeouts += 1

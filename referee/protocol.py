@@ -7,6 +7,7 @@ lines of the game record. Nothing a bot sends reaches another bot but its action
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from referee.engine.actions import (
@@ -28,8 +29,9 @@ PROTOCOL_VERSION = 1
 _SIGNALS = {name: i for i, name in enumerate(SIGNAL_NAMES) if name}
 
 
+@functools.cache
 def action_message(action: Action) -> pb.Action:
-    """The protocol form of an engine action."""
+    """The protocol form of an engine action (shared: protobuf copies it into a parent)."""
     if 0 <= action < NUM_PLAY_ACTIONS:
         return pb.Action(
             id=action,
@@ -67,31 +69,48 @@ def declared_message(seat: int, declaration: int, quattro_points: int) -> pb.Dec
     )
 
 
+@functools.cache
 def _play(seat: int, action: Action) -> pb.Play:
     return pb.Play(seat=seat, action=action_message(action))
+
+
+@functools.lru_cache(maxsize=8192)
+def _trick(plays: tuple[tuple[int, Action], ...], winner: int) -> pb.Trick:
+    # Every request repeats the finished tricks of the deal: build each one once.
+    return pb.Trick(plays=[_play(s, a) for s, a in plays], winner=winner)
+
+
+def fill_observation(
+    out: pb.Observation,
+    obs: Observation,
+    *,
+    game: int,
+    deal: int,
+    players: int,
+    quattro_points: int,
+) -> None:
+    """Write what one seat may know, as the engine built it for that seat, into ``out``."""
+    out.seat = obs.seat
+    out.game = game
+    out.deal = deal
+    out.dealer = obs.dealer
+    out.phase = int(obs.phase) + 1  # type: ignore[assignment]
+    out.hand.extend([CARD_NAMES[c] for c in obs.hand])
+    out.trick.extend([_play(s, a) for s, a in obs.trick])
+    out.tricks.extend([_trick(plays, winner) for plays, winner in obs.tricks])
+    out.declarations.extend([declared_message(s, d, quattro_points) for s, d in obs.declarations])
+    out.captured.extend(obs.captured)
+    out.totals.extend(obs.totals)
+    out.players = players
 
 
 def observation_message(
     obs: Observation, *, game: int, deal: int, players: int, quattro_points: int
 ) -> pb.Observation:
-    """What one seat may know, as the engine built it for that seat."""
-    return pb.Observation(
-        seat=obs.seat,
-        game=game,
-        deal=deal,
-        dealer=obs.dealer,
-        phase=int(obs.phase) + 1,  # type: ignore[arg-type]
-        hand=[CARD_NAMES[c] for c in obs.hand],
-        trick=[_play(s, a) for s, a in obs.trick],
-        tricks=[
-            pb.Trick(plays=[_play(s, a) for s, a in plays], winner=winner)
-            for plays, winner in obs.tricks
-        ],
-        declarations=[declared_message(s, d, quattro_points) for s, d in obs.declarations],
-        captured=list(obs.captured),
-        totals=list(obs.totals),
-        players=players,
-    )
+    """What one seat may know, as a new message."""
+    out = pb.Observation()
+    fill_observation(out, obs, game=game, deal=deal, players=players, quattro_points=quattro_points)
+    return out
 
 
 def public_event(line: dict[str, Any]) -> pb.Event | None:

@@ -284,6 +284,7 @@ class TressetteDeal:
         "_phase",
         "_players",
         "_plays",
+        "_seated_plays",
         "_sides",
         "_tables",
         "_trick",
@@ -334,6 +335,7 @@ class TressetteDeal:
         self._declared: list[tuple[int, int]] = []
         self._winners: list[int] = []
         self._plays: list[Action] = []
+        self._seated_plays: list[tuple[int, Action]] = []
         self._trick = 0
         self._n_in_trick = 0
         self._led_shift = 0
@@ -622,14 +624,13 @@ class TressetteDeal:
     @property
     def plays(self) -> tuple[tuple[int, Action], ...]:
         """Every card played, as (seat, play action), in order."""
-        out = []
-        leader = self.eldest
+        # Extended from where the last call stopped: observations ask for this every turn.
+        out = self._seated_plays
         players = self._players
-        for i, action in enumerate(self._plays):
+        for i in range(len(out), len(self._plays)):
             trick, k = divmod(i, players)
-            if k == 0 and trick:
-                leader = self._winners[trick - 1]
-            out.append(((leader + k) % players, action))
+            leader = self._winners[trick - 1] if trick else self.eldest
+            out.append(((leader + k) % players, self._plays[i]))
         return tuple(out)
 
     @property

@@ -1,0 +1,65 @@
+"""``tavolo bench referee``: a tiny run through the real referee and bot processes.
+
+Only the shape of the figures is checked; speed targets live in docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from referee.bench_referee import default_deals, percentile
+from tournaments.cli.main import app
+
+runner = CliRunner()
+
+
+def test_bench_referee_json_has_positive_figures() -> None:
+    result = runner.invoke(
+        app,
+        ["bench", "referee", "--json", "--tables", "1", "--deals", "1", "--echo-trips", "200"],
+    )
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert out["benchmark"] == "referee"
+    for key in (
+        "p50_us",
+        "p99_us",
+        "decisions_per_second",
+        "echo_p50_us",
+        "echo_after_write_p50_us",
+    ):
+        assert out[key] > 0, key
+    [run] = out["runs"]
+    assert run["tables"] == 1
+    assert run["deals"] == 1
+    assert run["faults"] == 0
+    # Two games (both seatings) of one deal: one decision a card, 40 a deal.
+    assert run["decisions"] >= 2 * 40
+    for key in ("p50_us", "p99_us", "decisions_per_second", "seconds"):
+        assert run[key] > 0, key
+    assert run["p99_us"] >= run["p50_us"]
+    # The bare echo (one client process), then the echo laid out like the 1-table run.
+    bare, matched = out["echo"]
+    assert (bare["tables"], bare["processes"]) == (1, 1)
+    assert (matched["tables"], matched["processes"]) == (1, 4)
+    for echo in (bare, matched):
+        assert echo["decisions"] == 200
+        assert echo["p50_us"] > 0 and echo["decisions_per_second"] > 0
+    assert out["echo_p50_us"] == bare["p50_us"]
+
+
+def test_bench_referee_refuses_bad_table_counts() -> None:
+    result = runner.invoke(app, ["bench", "referee", "--tables", "1,x"])
+    assert result.exit_code == 2
+    assert "error: --tables" in result.stderr
+    result = runner.invoke(app, ["bench", "referee", "--tables", "0"])
+    assert result.exit_code == 2
+
+
+def test_percentile_and_default_sizes() -> None:
+    assert percentile([5.0], 50) == 5.0
+    assert percentile([1.0, 2.0, 3.0, 4.0, 5.0], 50) == 3.0
+    assert 4.9 < percentile([float(i) for i in range(1, 6)], 99) <= 5.0
+    assert default_deals(1) > default_deals(64) >= 1
