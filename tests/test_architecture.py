@@ -67,3 +67,14 @@ def test_every_third_party_import_is_a_declared_dependency():
         for path in sorted((ROOT / package).rglob("*.py")):
             third = imports(path) - stdlib - {"referee", "tournaments"}
             assert third <= declared, f"{path} imports undeclared {sorted(third - declared)}"
+
+
+def test_the_sdk_needs_nothing_from_the_referee():
+    sdk = ROOT / "clients" / "python" / "tavolo_bot"
+    files = sorted(p for p in sdk.rglob("*.py") if "proto" not in p.parts)
+    assert files
+    for path in files:
+        found = imports(path)
+        assert not found & {"referee", "tournaments"}, f"{path} imports the referee"
+        third = found - set(sys.stdlib_module_names) - {"tavolo_bot"}
+        assert third <= {"grpc", "google"}, f"{path} imports {sorted(third)}"

@@ -303,3 +303,60 @@ def test_tls(tmp_path: Path) -> None:
             await referee.stop()
 
     asyncio.run(scenario())
+
+
+def test_the_time_bank_pays_for_an_overrun() -> None:
+    """Deadline 200 ms, bank 500 ms: a 300 ms answer is accepted and costs the bank ~100 ms."""
+
+    async def slow_once(address: str, ticket: str, banks: list[int]) -> None:
+        async with grpc.aio.insecure_channel(address) as channel:
+            call = pb_grpc.RefereeServiceStub(channel).Play()
+            await call.write(pb.PlayRequest(hello=pb.Hello(ticket=ticket, protocol_version=1)))
+            while True:
+                response = await call.read()
+                if response is grpc.aio.EOF:
+                    return
+                if not response.HasField("request"):
+                    continue
+                request = response.request
+                banks.append(request.time_bank_ms)
+                if len(banks) == 1:
+                    await asyncio.sleep(0.3)
+                answer = pb.Decision(
+                    request_id=request.request_id, action_id=request.legal_actions[0].id
+                )
+                await call.write(pb.PlayRequest(decision=answer))
+
+    async def scenario() -> list[int]:
+        referee = await start_referee()
+        try:
+            limits = Limits(deadline_ms=200, time_bank_ms=500)
+            config = MatchConfig(
+                preset("tressette"),
+                "bank",
+                (parse_entry("remote"), parse_entry("remote")),
+                deals=1,
+                sets=1,
+                limits=limits,
+            )
+            match = Match(referee, config)
+            tickets = [t for _, t in match.remote_tickets()]
+            run = asyncio.ensure_future(match.run())
+            bot = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "tavolo_bot.bots.random",
+                env={"TAVOLO_REFEREE": referee.address, "TAVOLO_TICKET": ",".join(tickets[1:])},
+            )  # fmt: skip
+            banks: list[int] = []
+            await slow_once(referee.address, tickets[0], banks)
+            result = await asyncio.wait_for(run, 60)
+            assert await bot.wait() == 0
+            assert [o.termination.value for o in result.outcomes] == ["deals_played"] * 2
+            assert result.stats[0].timeouts == 0
+            return banks
+        finally:
+            await referee.stop()
+
+    banks = asyncio.run(scenario())
+    assert banks[0] == 500
+    assert 300 <= banks[1] <= 420  # 300 ms taken against a 200 ms deadline
+    assert banks[-1] == banks[1]  # quick answers cost nothing more
