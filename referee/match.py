@@ -290,8 +290,7 @@ class Match:
         seats: list[SlotLink | None] = [None] * self.rules.players
         for e, row in enumerate(self.links):
             side = (e + rotation) % self.rules.sides
-            side_seats = [s for s in range(self.rules.players) if self.rules.side_of(s) == side]
-            for k, seat in enumerate(side_seats):
+            for k, seat in enumerate(self.rules.seats_of(side)):
                 seats[seat] = row[k]
         assert all(s is not None for s in seats)
         return [s for s in seats if s is not None]
@@ -337,12 +336,7 @@ class Match:
         self._tally(outcome, entry_of_seat)
 
     def _tally(self, outcome: Outcome, entry_of_seat: list[int]) -> None:
-        sides = [
-            entry_of_seat[
-                next(s for s in range(self.rules.players) if self.rules.side_of(s) == side)
-            ]
-            for side in range(self.rules.sides)
-        ]
+        sides = [entry_of_seat[self.rules.seats_of(side)[0]] for side in range(self.rules.sides)]
         self.result.outcomes.append(outcome)
         self.result.sides.append(sides)
         for side, e in enumerate(sides):

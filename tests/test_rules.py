@@ -65,3 +65,8 @@ def test_every_knob_round_trips():
         "striscio_meaning", "striscio_lengths", "ribusso", "cappotto",
         "cappotto_cancels_declarations", "call_out", "widow",
     }  # fmt: skip
+
+
+def test_seats_of_each_side():
+    assert [preset("tressette").seats_of(side) for side in range(2)] == [[0, 2], [1, 3]]
+    assert [preset("tressette-a-tre").seats_of(side) for side in range(3)] == [[0], [1], [2]]

@@ -88,6 +88,10 @@ class Rules:
         """The scoring side of a seat."""
         return seat % 2 if self.partnerships else seat
 
+    def seats_of(self, side: int) -> list[int]:
+        """The seats of a side, in seat order."""
+        return [seat for seat in range(self.players) if self.side_of(seat) == side]
+
     def to_dict(self) -> dict[str, Any]:
         """Every knob, JSON-ready, in field order."""
         out = dataclasses.asdict(self)

@@ -231,7 +231,7 @@ def _play_in_process(
         outcome = play_game(rules, seed, entries, deals=deals, record=stream, on_deal=on_deal)
     rows = []
     for side in range(rules.sides):
-        seats = [s for s in range(rules.players) if rules.side_of(s) == side]
+        seats = rules.seats_of(side)
         rows.append(
             [
                 side,
