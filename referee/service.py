@@ -24,6 +24,9 @@ from referee.proto import referee_pb2 as pb
 from referee.proto import referee_pb2_grpc as pb_grpc
 from referee.protocol import PROTOCOL_VERSION
 
+WILDCARD_HOSTS = ("0.0.0.0", "[::]", "")
+"""Listen hosts that mean every interface: no address to connect to."""
+
 MAX_MESSAGE_BYTES = 64 * 1024
 """Largest message a bot may send; a Decision is a few bytes."""
 HELLO_TIMEOUT = 10.0
@@ -254,6 +257,6 @@ async def start_referee(
         await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
     await health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
     host = listen.rsplit(":", 1)[0]
-    if host in ("0.0.0.0", "[::]", ""):
+    if host in WILDCARD_HOSTS:
         host = "127.0.0.1"
     return Referee(server, f"{host}:{port}", book, feeds, health_servicer, matches)

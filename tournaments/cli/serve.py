@@ -18,7 +18,7 @@ import typer
 from referee.organiser import Organiser
 from referee.proto import referee_pb2 as pb
 from referee.proto import referee_pb2_grpc as pb_grpc
-from referee.service import start_referee
+from referee.service import WILDCARD_HOSTS, start_referee
 from tournaments.cli.common import RULE_HELP, fail
 
 TOKEN_HELP = "Admin token for creating matches (default: TAVOLO_ADMIN_TOKEN, else a new one)."
@@ -79,8 +79,7 @@ async def _serve(
     host = listen.rsplit(":", 1)[0]
     if advertise is None:
         # A wildcard address is no place to connect to: name this host instead.
-        wildcard = host in ("0.0.0.0", "[::]", "")
-        advertise = f"{socket.getfqdn() if wildcard else host}:{port}"
+        advertise = f"{socket.getfqdn() if host in WILDCARD_HOSTS else host}:{port}"
     Organiser(referee, token, records, advertise)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
