@@ -15,7 +15,7 @@ import random
 import secrets
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -34,7 +34,7 @@ from referee.protocol import (
     public_event,
     scored_event,
 )
-from referee.records import RecordWriter
+from referee.records import RecordWriter, dumps
 from referee.service import Referee, TableFeed
 
 
@@ -77,6 +77,21 @@ class MatchConfig:
     sets: int = 1
     """Duplicate sets: each plays the same seeded deals once per seat rotation."""
     limits: Limits = Limits()
+    duplicate: bool = True
+    """False: every game gets seeds of its own (sides still rotate from game to game)."""
+
+    @property
+    def games(self) -> int:
+        """Games of the whole match."""
+        return self.sets * rotations(self.rules)
+
+    def game_plan(self, number: int) -> tuple[int, str, int]:
+        """(duplicate set, deal seed, rotation) of game ``number``, counted from 1."""
+        if not 1 <= number <= self.games:
+            raise ValueError(f"game {number} is not in a match of {self.games} games")
+        set_index, rotation = divmod(number - 1, rotations(self.rules))
+        seed = game_seed(self.seed, set_index + 1 if self.duplicate else number)
+        return set_index + 1, seed, rotation
 
 
 @dataclass
@@ -106,6 +121,37 @@ class MatchResult:
     stats: list[EntryStats] = field(default_factory=list)
     incidents: list[tuple[str, str, str]] = field(default_factory=list)
     """(slot label, kind, detail) of everything that went wrong."""
+    numbers: list[int] = field(default_factory=list)
+    """For each game, its number in the match (games can be played from any number)."""
+
+
+@dataclass(frozen=True)
+class DealReport:
+    """A deal as it ended, for storage."""
+
+    game: int
+    """Game number in the match, from 1."""
+    deal: int
+    lines: tuple[str, ...]
+    """The deal's record lines, its ``deal`` line to its ``score`` line."""
+
+
+@dataclass(frozen=True)
+class GameReport:
+    """A game as it ended, for storage."""
+
+    number: int
+    """Game number in the match, from 1."""
+    set_number: int
+    """Duplicate set (from 1): the games of one set share their deal seeds."""
+    sides: tuple[int, ...]
+    """The entry (index in ``MatchConfig.entries``) at each side."""
+    outcome: Outcome
+    forfeit_seat: int | None
+    faults: tuple[tuple[int, int, int], ...]
+    """Per entry: timeouts, illegal actions and crashes in this game."""
+    lines: tuple[str, ...]
+    """The whole game's record: verifies on its own with ``tavolo verify``."""
 
 
 KEPT_FEEDS = 256
@@ -150,6 +196,8 @@ class Match:
         on_deal: Callable[[Match], None] | None = None,
         on_ticket: Callable[[str, str], None] | None = None,
         on_decision: Callable[[float], None] | None = None,
+        on_deal_recorded: Callable[[DealReport], None] | None = None,
+        on_game_recorded: Callable[[GameReport], None] | None = None,
     ) -> None:
         self.referee = referee
         self.config = config
@@ -161,6 +209,10 @@ class Match:
         self._on_deal = on_deal
         self._on_ticket = on_ticket
         self._on_decision = on_decision
+        self._on_deal_recorded = on_deal_recorded
+        self._on_game_recorded = on_game_recorded
+        self._keep_lines = on_deal_recorded is not None or on_game_recorded is not None
+        self._stop_requested = False
         self.slots_per_entry = 2 if self.rules.partnerships else 1
         self.links: list[list[SlotLink]] = [
             [
@@ -177,7 +229,7 @@ class Match:
         self.deals_done = 0
         self._request_ids = 0
         self._rng = random.Random(f"{config.seed}/referee")
-        self.total_games = config.sets * rotations(self.rules)
+        self.total_games = config.games
         self._incidents_seen: dict[int, int] = {}
         self._watchers: list[asyncio.Future[None]] = []
 
@@ -196,12 +248,19 @@ class Match:
 
     # -- the whole match -----------------------------------------------------------------
 
-    async def run(self) -> MatchResult:
-        """Play every game; processes are stopped and reaped whatever happens.
+    def stop_after_game(self) -> None:
+        """Play no further game once the current one is over (a decided SPRT, say)."""
+        self._stop_requested = True
 
-        ``on_ticket(label, ticket)`` hears the ticket of each remote slot, and
-        ``on_decision(seconds)`` the round trip of each answered request.
+    async def run(self, games: Iterable[int] | None = None) -> MatchResult:
+        """Play every game, or only the game numbers ``games``; processes are always reaped.
+
+        ``on_ticket(label, ticket)`` hears the ticket of each remote slot,
+        ``on_decision(seconds)`` the round trip of each answered request, and
+        ``on_deal_recorded`` / ``on_game_recorded`` each deal and game as it ends.
         """
+        numbers = range(1, self.total_games + 1) if games is None else sorted(set(games))
+        plans = [(n, self.config.game_plan(n)) for n in numbers]
         with contextlib.ExitStack() as stack:
             root = self._workdir
             if root is None:
@@ -210,12 +269,10 @@ class Match:
                 await self._start_processes(root)
                 await self._await_connections()
                 await self._announce()
-                for set_number in range(1, self.config.sets + 1):
-                    for rotation in range(rotations(self.rules)):
-                        game = len(self.result.outcomes) + 1
-                        await self._play_game(
-                            game, game_seed(self.config.seed, set_number), rotation
-                        )
+                for number, (set_number, seed, rotation) in plans:
+                    if self._stop_requested:
+                        break
+                    await self._play_game(number, set_number, seed, rotation)
                 await self._finish()
             finally:
                 await self._stop_processes()
@@ -295,7 +352,7 @@ class Match:
         assert all(s is not None for s in seats)
         return [s for s in seats if s is not None]
 
-    async def _play_game(self, game: int, seed: str, rotation: int) -> None:
+    async def _play_game(self, game: int, set_number: int, seed: str, rotation: int) -> None:
         seats = self.seating(rotation)
         entry_of_seat = [link.slot // self.slots_per_entry for link in seats]
         state = GameState(
@@ -309,6 +366,7 @@ class Match:
         for seat, link in enumerate(seats):
             link.outbox.append(pb.Event(game_started=pb.GameStarted(game=game, seat=seat)))
         game_ctx = _Game(game, state, seats)
+        faults_before = [(s.timeouts, s.illegal, s.crashes) for s in self.result.stats]
         if self.record is not None:
             self.record.new_game()
         self._dispatch(game_ctx)
@@ -334,6 +392,19 @@ class Match:
             link.outbox.append(over)
             await link.flush()
         self._tally(outcome, entry_of_seat)
+        self.result.numbers.append(game)
+        if self._on_game_recorded is not None:
+            sides = self.result.sides[-1]
+            faults = tuple(
+                (s.timeouts - t, s.illegal - i, s.crashes - c)
+                for s, (t, i, c) in zip(self.result.stats, faults_before, strict=True)
+            )
+            self._on_game_recorded(
+                GameReport(
+                    game, set_number, tuple(sides), outcome, forfeit_seat, faults,
+                    tuple(game_ctx.lines),
+                )
+            )  # fmt: skip
 
     def _tally(self, outcome: Outcome, entry_of_seat: list[int]) -> None:
         sides = [entry_of_seat[self.rules.seats_of(side)[0]] for side in range(self.rules.sides)]
@@ -373,9 +444,20 @@ class Match:
                 public = public_event(line)
                 if public is not None:
                     self._to_all(game, public)
+        if self._keep_lines:
+            self._keep(game, events[game.sent :])
         game.sent = len(events)
         if self.record is not None:
             self.record.write_new(events)
+
+    def _keep(self, game: _Game, new: list[dict[str, Any]]) -> None:
+        for line in new:
+            game.lines.append(dumps(line))
+            if line["type"] == "score":
+                if self._on_deal_recorded is not None:
+                    deal = tuple(game.lines[game.deal_start :])
+                    self._on_deal_recorded(DealReport(game.number, line["deal"], deal))
+                game.deal_start = len(game.lines)
 
     def _to_all(self, game: _Game, event: pb.Event) -> None:
         self.feed.publish(event)
@@ -523,6 +605,10 @@ class _Game:
     sent: int = 0
     hands: list[list[str]] = field(default_factory=list)
     forfeit_seat: int | None = None
+    lines: list[str] = field(default_factory=list)
+    """Canonical record lines so far, kept only for the storage callbacks."""
+    deal_start: int = 1
+    """Where the current deal's lines begin in ``lines`` (after the game's header)."""
 
 
 def describe(result: MatchResult) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from referee.match import Limits, Match, MatchConfig
 from referee.organiser import Organiser
 from referee.proto import referee_pb2 as pb
 from referee.proto import referee_pb2_grpc as pb_grpc
-from referee.records import verify_file
+from referee.records import verify_file, verify_lines
 from referee.service import start_referee
 from tournaments.cli.main import app
 
@@ -360,3 +360,53 @@ def test_the_time_bank_pays_for_an_overrun() -> None:
     assert banks[0] == 500
     assert 300 <= banks[1] <= 420  # 300 ms taken against a 200 ms deadline
     assert banks[-1] == banks[1]  # quick answers cost nothing more
+
+
+def test_game_plan_duplicate_and_not() -> None:
+    rules = preset("tressette")
+    entries = (parse_entry("random"), parse_entry("random"))
+    dup = MatchConfig(rules, "s", entries, sets=2)
+    assert dup.games == 4
+    # Game n: set (n-1)//2 + 1, the set's seed, sides rotated every game.
+    assert [dup.game_plan(n) for n in (1, 2, 3, 4)] == [
+        (1, "s", 0), (1, "s", 1), (2, "s:2", 0), (2, "s:2", 1),
+    ]  # fmt: skip
+    solo = MatchConfig(rules, "s", entries, sets=2, duplicate=False)
+    assert [solo.game_plan(n)[1] for n in (1, 2, 3, 4)] == ["s", "s:2", "s:3", "s:4"]
+    with pytest.raises(ValueError, match="game 5 is not in a match of 4"):
+        dup.game_plan(5)
+
+
+def test_a_match_plays_chosen_games_and_reports_deals_and_games() -> None:
+    """What a resumed tournament relies on: only the games asked for, each reported whole."""
+    rules = preset("tressette")
+    entries = (parse_entry("random"), parse_entry("heuristic"))
+    config = MatchConfig(rules, "pick", entries, deals=2, sets=2)
+    deals: list[tuple[int, int, int]] = []
+    games = []
+
+    async def main() -> None:
+        referee = await start_referee()
+        try:
+            match = Match(
+                referee,
+                config,
+                on_deal_recorded=lambda d: deals.append((d.game, d.deal, len(d.lines))),
+                on_game_recorded=games.append,
+            )
+            result = await match.run([4, 2])
+            assert result.numbers == [2, 4]
+        finally:
+            await referee.stop()
+
+    asyncio.run(main())
+    assert [(g, d) for g, d, _ in deals] == [(2, 1), (2, 2), (4, 1), (4, 2)]
+    assert [g.number for g in games] == [2, 4]
+    assert [g.set_number for g in games] == [1, 2]
+    assert [g.sides for g in games] == [(1, 0), (1, 0)]  # both second rotations
+    for game in games:
+        verified = verify_lines(game.lines, f"game {game.number}")
+        assert verified.outcome == game.outcome
+        header = json.loads(game.lines[0])
+        assert header["seed"] == ("pick" if game.number == 2 else "pick:2")
+        assert header["seats"] == ["heuristic", "random", "heuristic", "random"]
