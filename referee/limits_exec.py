@@ -3,15 +3,30 @@
     python -m referee.limits_exec --cpu-seconds 600 --memory-mb 2048 -- CMD [ARGS...]
 
 Sets RLIMIT_CPU and RLIMIT_AS, then replaces itself with CMD, so the limits bind the
-bot and nothing else. Imports nothing from Tavolo, to start fast.
+bot and nothing else. On Linux it also asks to be killed when the referee dies, so a
+referee killed with SIGKILL leaves no bot behind. Imports nothing from Tavolo, to start fast.
 """
 
 from __future__ import annotations
 
 import argparse
+import ctypes
+import ctypes.util
 import os
 import resource
+import signal
 import sys
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    """Linux: SIGKILL this process when its parent (the referee) ends; elsewhere nothing."""
+    if not sys.platform.startswith("linux"):
+        return
+    libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+    if libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG) failed")
 
 
 def main(argv: list[str]) -> int:
@@ -23,6 +38,7 @@ def main(argv: list[str]) -> int:
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not command:
         parser.error("no command to run")
+    _die_with_parent()
     resource.setrlimit(resource.RLIMIT_CPU, (args.cpu_seconds, args.cpu_seconds + 1))
     memory = args.memory_mb * 1024 * 1024
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
