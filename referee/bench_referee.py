@@ -291,7 +291,9 @@ async def bench_tables(
                     f"{tables} table(s): connecting the bots",
                     limit=timeout,
                 )
-                start = clock()
+                # The matches start on their own as soon as their slots connect, perhaps
+                # before this task runs again: count from the last connection itself.
+                start = max(link.connected_at for link in links)
                 results = await _until(
                     asyncio.gather(*tasks),
                     bots,

@@ -84,6 +84,8 @@ class SlotLink:
     _decisions: deque[pb.Decision] = field(default_factory=deque)
     answered_at: float = 0.0
     """When the answer to the open request arrived (time.monotonic)."""
+    connected_at: float = 0.0
+    """When the current stream was welcomed (time.monotonic); 0 before the first."""
     _waiter: asyncio.Future[None] | None = None
     """The table's wait for an answer, woken by an answer, a lost stream or the clock."""
     _serve_task: asyncio.Task[Any] | None = None
@@ -132,6 +134,7 @@ class SlotLink:
         async with self._write_lock:
             self._context = context
             self.ever_connected = True
+            self.connected_at = time.monotonic()
             self._connected.set()
             await self._write_now(context, pb.PlayResponse(events=[welcome]))
             if self.pending is not None:
