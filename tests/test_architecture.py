@@ -60,6 +60,23 @@ def test_referee_does_not_import_tournaments():
         assert "tournaments" not in imports(path), path
 
 
+def test_tournaments_do_not_import_the_cli():
+    files = [p for p in sorted((ROOT / "tournaments").rglob("*.py")) if "cli" not in p.parts]
+    assert len(files) > 5
+    for path in files:
+        assert not {m for m in full_imports(path) if m.startswith("tournaments.cli")}, path
+
+
+def test_ratings_and_schedules_are_pure():
+    """Ratings, SPRT and pairings are computation only, checkable without a database."""
+    for name in ("ratings.py", "sprt.py", "schedule.py"):
+        extra = imports(ROOT / "tournaments" / name) - {
+            "__future__", "bisect", "collections", "dataclasses", "functools", "itertools",
+            "math", "random", "statistics", "types", "typing", "tournaments",
+        }  # fmt: skip
+        assert not extra, f"{name} imports {sorted(extra)}"
+
+
 def test_every_third_party_import_is_a_declared_dependency():
     declared = {"grpc", "grpc_health", "grpc_reflection", "google", "typer", "rich", "tabulate"}
     stdlib = set(sys.stdlib_module_names)

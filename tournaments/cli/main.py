@@ -8,6 +8,7 @@ from tournaments.cli.bench import bench_app
 from tournaments.cli.deal import deal
 from tournaments.cli.play import play
 from tournaments.cli.serve import match_app, serve
+from tournaments.cli.tournament import tournament_app
 from tournaments.cli.verify import verify
 
 app = typer.Typer(
@@ -23,3 +24,4 @@ app.command()(verify)
 app.command()(serve)
 app.add_typer(match_app, name="match")
 app.add_typer(bench_app, name="bench")
+app.add_typer(tournament_app, name="tournament")

@@ -1,0 +1,316 @@
+"""Whole tournaments over real gRPC with real bot processes and real SQLite files."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from itertools import combinations
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from referee.records import verify_lines
+from tests.test_cli import assert_one_error, tavolo
+from tournaments.cli.tournament import table_facts
+from tournaments.config import load_config
+from tournaments.runner import match_seed, planned_pairings
+from tournaments.storage import Store
+
+ENTRIES = """
+[[entry]]
+name = "heuristic"
+bot = "heuristic"
+
+[[entry]]
+name = "random-a"
+bot = "random"
+
+[[entry]]
+name = "random-b"
+bot = "random"
+"""
+
+
+def tournament(
+    tmp_path: Path,
+    *,
+    fmt: str = "round-robin",
+    games: int = 2,
+    deals: int = 1,
+    extra: str = "",
+    entries: str = ENTRIES,
+    preset: str = "tressette",
+    name: str = "t.toml",
+) -> Path:
+    path = tmp_path / name
+    path.write_text(
+        f'name = "test"\nseed = "seed-1"\nformat = "{fmt}"\n{extra}\n'
+        f'[game]\npreset = "{preset}"\ndeals = {deals}\n\n[match]\ngames = {games}\n' + entries,
+        encoding="utf-8",
+    )
+    return path
+
+
+def table_json(db: Path) -> dict[str, Any]:
+    result = tavolo("tournament", "table", "--db", db, "--format", "json")
+    assert result.exit_code == 0, result.output
+    data: dict[str, Any] = json.loads(result.stdout)
+    return data
+
+
+def stored_games(db: Path) -> list[tuple[int, int]]:
+    with sqlite3.connect(db) as c:
+        return [tuple(r) for r in c.execute("SELECT match_id, number FROM games")]  # type: ignore[misc]
+
+
+def test_round_robin_table_and_records(tmp_path: Path) -> None:
+    path, db = tournament(tmp_path, games=4), tmp_path / "t.db"
+    result = tavolo("tournament", "run", path, "--db", db, "--quiet")
+    assert result.exit_code == 0, result.output
+    assert "12 games played now, 12 of 12 stored" in result.output
+    assert "rank" in result.output and "LOS next" in result.output
+    data = table_json(db)
+    names = {e["name"] for e in data["entries"]}
+    assert names == {"heuristic", "random-a", "random-b"}
+    # Each pair met in one match of 4 games; pairs in JSON let anyone recompute ratings.
+    assert len(data["pairs"]) == 3
+    for pair in data["pairs"]:
+        assert pair["wins_a"] + pair["draws"] + pair["wins_b"] == 4
+    for e in data["entries"]:
+        assert e["games"] == 8 and e["wins"] + e["draws"] + e["losses"] == 8
+        assert e["ci_low"] <= e["ci_high"]
+    assert sum(e["elo"] for e in data["entries"]) == pytest.approx(3 * 1500)
+    with Store.open_for_reading(db) as store:
+        records = list(store.records())
+        assert len(records) == 12
+        for match_id, number, text in records:
+            verified = verify_lines(text.splitlines(), f"match {match_id} game {number}")
+            assert len(verified.outcomes) == 1
+        assert store.deal_count() == 12  # one deal a game, each stored with its record
+
+
+@pytest.mark.parametrize("fmt", ["plain", "github", "csv", "html"])
+def test_table_formats(tmp_path: Path, fmt: str) -> None:
+    path, db = tournament(tmp_path), tmp_path / "t.db"
+    assert tavolo("tournament", "run", path, "--db", db, "--quiet").exit_code == 0
+    result = tavolo("tournament", "table", "--db", db, "--format", fmt)
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    assert "random-a" in out and "heuristic" in out
+    marker = {"plain": "points/deal", "github": "|", "csv": "rank,entry,Elo", "html": "<table>"}
+    assert marker[fmt] in out
+
+
+def test_show_crosstable(tmp_path: Path) -> None:
+    path, db = tournament(tmp_path, games=4), tmp_path / "t.db"
+    assert tavolo("tournament", "run", path, "--db", db, "--quiet").exit_code == 0
+    out = tavolo("tournament", "show", "--db", db).stdout
+    assert "pentanomial" in out
+    # Every cell pair adds up: x's score against y plus y's against x is their 4 games.
+    data = table_json(db)
+    for pair in data["pairs"]:
+        assert f"{pair['a']} vs {pair['b']}:" in out
+
+
+def test_anchor_option(tmp_path: Path) -> None:
+    path, db = tournament(tmp_path), tmp_path / "t.db"
+    assert tavolo("tournament", "run", path, "--db", db, "--quiet").exit_code == 0
+    result = tavolo("tournament", "table", "--db", db, "--format", "json", "--anchor", "random-b")
+    data = json.loads(result.stdout)
+    elo = {e["name"]: e["elo"] for e in data["entries"]}
+    assert elo["random-b"] == pytest.approx(1500)
+    assert_one_error(tavolo("tournament", "table", "--db", db, "--anchor", "x"), "'x'")
+
+
+def test_gauntlet(tmp_path: Path) -> None:
+    path = tournament(tmp_path, fmt="gauntlet", extra='candidate = "random-b"')
+    db = tmp_path / "t.db"
+    assert tavolo("tournament", "run", path, "--db", db, "--quiet").exit_code == 0
+    with Store.open_for_reading(db) as store:
+        pairs = [set(m.entries) for m in store.matches()]
+    assert pairs == [{"random-b", "heuristic"}, {"random-b", "random-a"}]
+
+
+def test_swiss_with_byes(tmp_path: Path) -> None:
+    five = (
+        ENTRIES
+        + '\n[[entry]]\nname = "r3"\nbot = "random"\n\n[[entry]]\nname = "r4"\nbot = "random"\n'
+    )
+    path = tournament(tmp_path, fmt="swiss", extra="rounds = 3", entries=five)
+    db = tmp_path / "t.db"
+    result = tavolo("tournament", "run", path, "--db", db, "--quiet")
+    assert result.exit_code == 0, result.output
+    with Store.open_for_reading(db) as store:
+        matches = store.matches()
+        byes = store.byes()
+    assert sorted(byes) == [1, 2, 3] and len(set(byes.values())) == 3
+    assert len(matches) == 3 * 2
+    met = [frozenset(m.entries) for m in matches]
+    assert len(set(met)) == len(met), "no pairing repeats in 3 rounds of 5"
+    for round_ in (1, 2, 3):
+        playing = [n for m in matches if m.round == round_ for n in m.entries]
+        assert len(playing) == len(set(playing)) == 4
+        assert byes[round_] not in playing
+
+
+def test_three_handed_round_robin(tmp_path: Path) -> None:
+    four = ENTRIES + '\n[[entry]]\nname = "r3"\nbot = "random"\n'
+    path = tournament(tmp_path, preset="tressette-a-tre", games=3, entries=four)
+    db = tmp_path / "t.db"
+    result = tavolo("tournament", "run", path, "--db", db, "--quiet")
+    assert result.exit_code == 0, result.output
+    data = table_json(db)
+    assert len(data["pairs"]) == 6
+    # Four tables of three (every trio once), three games each: 9 games per entry.
+    assert all(e["games"] == 9 for e in data["entries"])
+    # Each game gives three pairwise results, each pair meets at 2 tables.
+    assert all(p["wins_a"] + p["draws"] + p["wins_b"] == 6 for p in data["pairs"])
+
+
+# -- resuming ------------------------------------------------------------------------------
+
+
+def run_cli(path: Path, db: Path) -> subprocess.Popen[str]:
+    code = "import sys; from tournaments.cli.main import app; sys.argv[0] = 'tavolo'; app()"
+    return subprocess.Popen(
+        [sys.executable, "-c", code, "tournament", "run", str(path), "--db", str(db), "--quiet"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)},
+    )
+
+
+def deal_lines(db: Path) -> dict[tuple[int, int, int], str]:
+    """The hands of every deal of every finished game, by (match, game, deal)."""
+    out = {}
+    with Store.open_for_reading(db) as store:
+        for match_id, number, text in store.records():
+            for line in text.splitlines():
+                obj = json.loads(line)
+                if obj["type"] == "deal":
+                    out[(match_id, number, obj["deal"])] = line
+    return out
+
+
+def test_sigkill_then_resume_counts_every_game_once(tmp_path: Path) -> None:
+    path = tournament(tmp_path, games=16, deals=2)
+    total = 3 * 16
+    db = tmp_path / "killed.db"
+    process = run_cli(path, db)
+    try:
+        deadline = time.monotonic() + 120
+        stored: list[tuple[int, int]] = []
+        while time.monotonic() < deadline and process.poll() is None:
+            if db.exists():
+                try:
+                    stored = stored_games(db)
+                except sqlite3.OperationalError:
+                    stored = []
+                if len(stored) >= 8:
+                    break
+            time.sleep(0.02)
+        assert process.poll() is None, "the run ended before it could be killed"
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+    finally:
+        if process.poll() is None:
+            process.kill()
+    killed_at = len(stored_games(db))
+    assert 8 <= killed_at < total
+
+    resumed = tavolo("tournament", "run", path, "--db", db, "--quiet")
+    assert resumed.exit_code == 0, resumed.output
+    assert f"resumed: {killed_at} games were already stored" in resumed.output
+    assert f"{total - killed_at} games played now, {total} of {total} stored" in resumed.output
+    games = stored_games(db)
+    assert len(games) == len(set(games)) == total
+    assert sorted(games) == [(m, n) for m in (1, 2, 3) for n in range(1, 17)]
+    data = table_json(db)
+    assert sum(e["games"] for e in data["entries"]) == 2 * total
+    assert sum(p["wins_a"] + p["draws"] + p["wins_b"] for p in data["pairs"]) == total
+
+    # The same tournament without a kill deals exactly the same cards to every game.
+    fresh = tmp_path / "fresh.db"
+    assert tavolo("tournament", "run", path, "--db", fresh, "--quiet").exit_code == 0
+    assert deal_lines(db) == deal_lines(fresh)
+
+    # Running once more plays nothing.
+    again = tavolo("tournament", "run", path, "--db", db, "--quiet")
+    assert "0 games played now" in again.output
+
+
+def test_unfinished_game_restarts_from_its_seeds(tmp_path: Path) -> None:
+    """Deals of a game cut short stay stored under their attempt; the game is replayed."""
+    path, db = tournament(tmp_path, games=2, deals=3), tmp_path / "t.db"
+
+    config = load_config(path)
+    store = Store.open_for_run(
+        db,
+        fingerprint=config.fingerprint(),
+        name=config.name,
+        config_text=config.text,
+        facts=table_facts(config),
+    )
+    with store:
+        first = planned_pairings(config)[0]
+        row = store.add_match(first.round, first.entries, match_seed(config.seed, first.round), 2)
+        store.add_deal(row.id, 1, 1, 1, ['{"type":"deal"}', '{"type":"score","points":[1,2]}'])
+    result = tavolo("tournament", "run", path, "--db", db, "--quiet")
+    assert result.exit_code == 0, result.output
+    with sqlite3.connect(db) as c:
+        attempts = c.execute(
+            "SELECT attempt, COUNT(*) FROM deals WHERE match_id = ? AND game = 1 GROUP BY attempt",
+            (row.id,),
+        ).fetchall()
+    assert attempts == [(1, 1), (2, 3)]
+
+
+def test_sprt_stops_the_match(tmp_path: Path) -> None:
+    two = ENTRIES.split('[[entry]]\nname = "random-b"')[0]
+    path, db = tournament(tmp_path, games=200, deals=1, entries=two), tmp_path / "t.db"
+    result = tavolo("tournament", "run", path, "--db", db, "--quiet", "--sprt", "0,100")
+    assert result.exit_code == 0, result.output
+    assert "accepted H1" in result.output
+    played = len(stored_games(db))
+    assert played < 200 and played % 2 == 0
+    with Store.open_for_reading(db) as store:
+        (match,) = store.matches()
+    assert match.stopped == "SPRT accepted H1"
+    assert_one_error(tavolo("tournament", "run", path, "--db", db, "--sprt", "5"), "--sprt")
+
+
+def test_sprt_needs_two_entries(tmp_path: Path) -> None:
+    path = tournament(tmp_path)
+    assert_one_error(tavolo("tournament", "run", path, "--sprt", "0,10"), "two entries")
+
+
+def test_pairs_of_every_game_add_up(tmp_path: Path) -> None:
+    path, db = tournament(tmp_path, games=2), tmp_path / "t.db"
+    assert tavolo("tournament", "run", path, "--db", db, "--quiet").exit_code == 0
+    data = table_json(db)
+    names = sorted(e["name"] for e in data["entries"])
+    assert [(p["a"], p["b"]) for p in data["pairs"]] == list(combinations(names, 2))
+
+
+def test_bench_ratings_and_tournament(tmp_path: Path) -> None:
+    result = tavolo(
+        "bench", "ratings", "--entries", "3", "--games", "40", "--samples", "20", "--json"
+    )
+    assert result.exit_code == 0, result.output
+    figures = json.loads(result.stdout)
+    assert figures["benchmark"] == "ratings" and figures["entries"] == 3
+    assert figures["fit_ms"] > 0 and figures["rate_seconds"] > 0
+    path = tournament(tmp_path, games=2)
+    result = tavolo("bench", "tournament", path, "--json")
+    assert result.exit_code == 0, result.output
+    figures = json.loads(result.stdout)
+    assert figures["games"] == 6 and figures["deals"] == 6 and figures["seconds"] > 0
+    assert not list(tmp_path.glob("*.db")), "the benchmark keeps no database"
+    assert_one_error(tavolo("bench", "tournament", tmp_path / "none.toml"), "none.toml")

@@ -1,0 +1,275 @@
+"""``tavolo tournament run|table|show``: tournaments from a TOML file, resumable in SQLite."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeRemainingColumn,
+)
+
+from tournaments.cli.common import fail
+from tournaments.config import ConfigError, RatingSettings, TournamentConfig, load_config
+from tournaments.ratings import RatingsError
+from tournaments.results import tallies
+from tournaments.runner import RunState, TournamentRun
+from tournaments.sprt import parse_bounds
+from tournaments.storage import StorageError, Store
+from tournaments.tables import Standings, TableFormat, crosstable, render, standings
+
+tournament_app = typer.Typer(
+    no_args_is_help=True,
+    help="Tournaments: run one from a TOML file, then print its table or crosstable.",
+)
+
+DbOption = Annotated[Path, typer.Option(help="The tournament's SQLite database.")]
+
+
+def default_db(file: Path) -> Path:
+    """Where a tournament file's results go by default: beside it, as NAME.db."""
+    return file.with_suffix(".db")
+
+
+@tournament_app.command("run")
+def run(
+    file: Annotated[Path, typer.Argument(help="The tournament file (TOML).")],
+    db: Annotated[
+        Path | None, typer.Option(help="SQLite database for the results (default: FILE.db).")
+    ] = None,
+    concurrency: Annotated[
+        int | None, typer.Option(help="Matches at once (default: the file's, or one per core).")
+    ] = None,
+    sprt: Annotated[
+        str | None,
+        typer.Option(
+            help="ELO0,ELO1: stop as soon as the GSPRT (alpha = beta = 0.05) decides; "
+            "two entries only."
+        ),
+    ] = None,
+    force: Annotated[
+        bool, typer.Option(help="Use a database of another tournament: it is moved aside.")
+    ] = False,
+    listen: Annotated[
+        str, typer.Option(help="The referee's address, e.g. 0.0.0.0:50051 for remote bots.")
+    ] = "127.0.0.1:0",
+    workdir: Annotated[
+        Path | None, typer.Option(help="Keep the bots' folders and logs here.")
+    ] = None,
+    quiet: Annotated[bool, typer.Option(help="No progress bar.")] = False,
+) -> None:
+    """Run (or resume) a tournament and print its table.
+
+    Each finished deal and game is stored as it ends; running the same command again
+    after an interruption plays only what is missing.
+    """
+    config = _load(file)
+    if concurrency is not None and concurrency < 1:
+        fail(f"--concurrency must be 1 or more, got {concurrency}")
+    bounds = None
+    if sprt is not None:
+        try:
+            bounds = parse_bounds(sprt)
+        except ValueError as exc:
+            fail(str(exc))
+        if len(config.entries) != 2:
+            fail(f"--sprt compares two entries; {file} has {len(config.entries)}")
+    path = db or default_db(file)
+    try:
+        store = Store.open_for_run(
+            path,
+            fingerprint=config.fingerprint(),
+            name=config.name,
+            config_text=config.text,
+            facts=table_facts(config),
+            force=force,
+        )
+    except StorageError as exc:
+        fail(str(exc))
+    with store:
+        if store.moved_aside is not None:
+            typer.echo(f"the other tournament's database was moved to {store.moved_aside}")
+        already = store.game_count()
+        progress = Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(bar_width=20),
+            MofNCompleteColumn(),
+            TextColumn("games, ETA"),
+            TimeRemainingColumn(),
+            TextColumn("{task.fields[standing]}"),
+            disable=quiet,
+        )
+        task = progress.add_task(config.name, total=None, standing="")
+        names = [e.name for e in config.entries]
+        seats = [config.rules.seats_of(s) for s in range(config.rules.sides)]
+
+        shown = _Shown()
+
+        def on_progress(state: RunState) -> None:
+            # Standings read every stored game: refreshed twice a second at most.
+            now = time.monotonic()
+            due = now - shown.at >= 0.5 or state.games_done == state.games_total
+            if state.games_done != shown.games and due:
+                counted = tallies(names, store.games(), seats)
+                leaders = sorted(counted.values(), key=lambda t: -t.score_percent)[:4]
+                shown.games, shown.at = state.games_done, now
+                shown.standing = "  ".join(
+                    f"{t.name} {t.score_percent:.0f}%" for t in leaders if t.pair_games
+                )
+            standing = shown.standing
+            if state.sprt is not None:
+                standing += (
+                    f"  LLR {state.sprt.llr:.2f} [{state.sprt.lower:.2f}, {state.sprt.upper:.2f}]"
+                )
+            progress.update(
+                task, total=state.games_total, completed=state.games_done, standing=standing
+            )
+
+        def on_ticket(label: str, ticket: str, address: str) -> None:
+            progress.console.print(
+                f"remote seat {label}: connect to {address} with ticket {ticket}"
+            )
+
+        try:
+            runner = TournamentRun(
+                config,
+                store,
+                concurrency=concurrency,
+                listen=listen,
+                workdir=workdir,
+                sprt_bounds=bounds,
+                on_progress=on_progress,
+                on_ticket=on_ticket,
+            )
+        except ValueError as exc:
+            fail(str(exc))
+        try:
+            with progress:
+                summary = asyncio.run(runner.run())
+        except KeyboardInterrupt:
+            fail(
+                f"interrupted: every finished deal and game is in {path}; "
+                "run the same command to resume",
+                130,
+            )
+        except StorageError as exc:
+            fail(str(exc))
+        except (OSError, RuntimeError) as exc:
+            fail(f"cannot run the referee on {listen}: {exc}")
+        if already:
+            typer.echo(f"resumed: {already} games were already stored")
+        typer.echo(
+            f"{summary.games_played} games played now, {store.game_count()} of "
+            f"{summary.games_total} stored in {path}"
+        )
+        if summary.sprt is not None:
+            s = summary.sprt
+            verdict = f"accepted {s.decision}" if s.decision else "undecided"
+            typer.echo(f"SPRT {sprt}: LLR {s.llr:.3f} in [{s.lower:.3f}, {s.upper:.3f}]: {verdict}")
+        typer.echo("")
+        typer.echo(render(_standings(store, _facts(store)), TableFormat.PLAIN))
+
+
+@dataclasses.dataclass
+class _Shown:
+    """The live standings last drawn."""
+
+    games: int = -1
+    at: float = 0.0
+    standing: str = ""
+
+
+@tournament_app.command("table")
+def table(
+    db: DbOption,
+    format: Annotated[TableFormat, typer.Option("--format", help="Output format.")] = (
+        TableFormat.PLAIN
+    ),
+    anchor: Annotated[
+        str | None, typer.Option(help="Hold this entry at the anchor Elo (default: the file's).")
+    ] = None,
+    bootstrap: Annotated[
+        int | None, typer.Option(help="Bootstrap resamples (default: the file's, 1000).")
+    ] = None,
+) -> None:
+    """The standings: Elo with 95% intervals, LOS, results, points and faults."""
+    with _open(db) as store:
+        facts = _facts(store)
+        settings = facts.ratings
+        if anchor is not None:
+            if anchor not in facts.names:
+                fail(f"--anchor: no entry is named {anchor!r}")
+            settings = dataclasses.replace(settings, anchor=anchor)
+        if bootstrap is not None:
+            if bootstrap < 0:
+                fail(f"--bootstrap must be 0 or more, got {bootstrap}")
+            settings = dataclasses.replace(settings, bootstrap=bootstrap)
+        typer.echo(render(_standings(store, facts, settings), format))
+
+
+@tournament_app.command("show")
+def show(db: DbOption) -> None:
+    """The crosstable: each entry's score against each other, and pentanomial counts."""
+    with _open(db) as store:
+        facts = _facts(store)
+        typer.echo(crosstable(_standings(store, facts), store.games(), facts.seats))
+
+
+@dataclasses.dataclass(frozen=True)
+class _Facts:
+    name: str
+    names: list[str]
+    seats: list[list[int]]
+    ratings: RatingSettings
+
+
+def table_facts(config: TournamentConfig) -> dict[str, Any]:
+    """What the tables need, stored in the database so they need no tournament file."""
+    return {
+        "entries": [e.name for e in config.entries],
+        "seats": [list(config.rules.seats_of(s)) for s in range(config.rules.sides)],
+        "ratings": dataclasses.asdict(config.ratings),
+    }
+
+
+def _facts(store: Store) -> _Facts:
+    try:
+        return _Facts(
+            store.meta().get("name", "?"),
+            store.fact("entries"),
+            store.fact("seats"),
+            RatingSettings(**store.fact("ratings")),
+        )
+    except (StorageError, TypeError, ValueError) as exc:
+        fail(f"{store.path}: not a database of this version of tavolo ({exc})")
+
+
+def _load(file: Path) -> TournamentConfig:
+    try:
+        return load_config(file)
+    except ConfigError as exc:
+        fail(str(exc))
+
+
+def _open(db: Path) -> Store:
+    try:
+        return Store.open_for_reading(db)
+    except StorageError as exc:
+        fail(str(exc))
+
+
+def _standings(store: Store, facts: _Facts, settings: RatingSettings | None = None) -> Standings:
+    try:
+        return standings(
+            facts.name, facts.names, store.games(), facts.seats, settings or facts.ratings
+        )
+    except RatingsError as exc:
+        fail(f"cannot rate the entries: {exc}")

@@ -1,0 +1,426 @@
+"""The tournament file (TOML): entries, game and rules, format, match settings, ratings.
+
+``docs/tournaments.md`` documents every key. :func:`load_config` refuses anything it does
+not understand with a :class:`ConfigError` that names the file and the line or key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from referee.engine.deals import SeedError, check_seed
+from referee.engine.rules import Rules, RulesError, preset
+from referee.entries import Entry, EntryError, load_manifest, parse_entry
+from referee.match import FaultPolicy, Limits
+
+
+class ConfigError(ValueError):
+    """A tournament file that cannot be run; the message says where (file:line, key)."""
+
+
+class Format(StrEnum):
+    """How entries are paired."""
+
+    ROUND_ROBIN = "round-robin"
+    """Every group of entries that fills a table meets once."""
+    DOUBLE_ROUND_ROBIN = "double-round-robin"
+    """Every group meets twice, seated the other way round the second time."""
+    GAUNTLET = "gauntlet"
+    """One entry, the candidate, against the field."""
+    SWISS = "swiss"
+    """``rounds`` rounds, each pairing entries with equal scores that have not met."""
+
+
+@dataclass(frozen=True)
+class EntrySpec:
+    """One entry of the tournament."""
+
+    name: str
+    """Unique in the tournament; the name in every table."""
+    bot: str
+    """As written in the file: a built-in name, ``remote``, ``cmd:...`` or a manifest path."""
+    entry: Entry
+
+
+@dataclass(frozen=True)
+class RatingSettings:
+    """How tables rate the entries."""
+
+    anchor: str | None = None
+    """An entry held at ``elo``; None holds the pool mean there."""
+    elo: float = 1500.0
+    prior_draws: float = 1.0
+    """Virtual draws added to every pair that met: keeps a clean sweep finite."""
+    bootstrap: int = 1000
+    """Bootstrap replicates for the intervals and LOS."""
+    seed: int = 0
+    """Seed of the bootstrap's resampling."""
+
+
+@dataclass(frozen=True)
+class TournamentConfig:
+    """Everything a tournament is played from."""
+
+    path: Path
+    name: str
+    seed: str
+    format: Format
+    rules: Rules
+    entries: tuple[EntrySpec, ...]
+    games: int
+    """Games per match."""
+    duplicate: bool = True
+    """Each duplicate set replays its seeded deals once per rotation of the sides."""
+    deals: int | None = None
+    """Deals per game; None plays every game to the target."""
+    rounds: int | None = None
+    """Swiss only."""
+    candidate: str | None = None
+    """Gauntlet only."""
+    limits: Limits = field(default_factory=Limits)
+    concurrency: int | None = None
+    """Matches at once; None: one per core."""
+    ratings: RatingSettings = field(default_factory=RatingSettings)
+    text: str = ""
+    """The file as read."""
+
+    @property
+    def sets(self) -> int:
+        """Duplicate sets per match (with ``duplicate`` off: groups of one game per side)."""
+        return self.games // self.rules.sides
+
+    def fingerprint(self) -> str:
+        """A hash of everything that decides results; a database belongs to one fingerprint.
+
+        Concurrency and rating settings are left out: they change no game.
+        """
+        data = {
+            "name": self.name,
+            "seed": self.seed,
+            "format": self.format.value,
+            "rounds": self.rounds,
+            "candidate": self.candidate,
+            "rules": self.rules.to_dict(),
+            "deals": self.deals,
+            "games": self.games,
+            "duplicate": self.duplicate,
+            "limits": {
+                "deadline_ms": self.limits.deadline_ms,
+                "time_bank_ms": self.limits.time_bank_ms,
+                "max_attempts": self.limits.max_attempts,
+                "on_fault": self.limits.on_fault.value,
+            },
+            "entries": [[e.name, e.bot] for e in self.entries],
+        }
+        text = json.dumps(data, sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(text.encode()).hexdigest()
+
+
+_TOP_KEYS = {
+    "name", "seed", "format", "rounds", "candidate", "concurrency",
+    "game", "match", "ratings", "entry",
+}  # fmt: skip
+_GAME_KEYS = {"preset", "deals", "rules"}
+_MATCH_KEYS = {
+    "games", "duplicate", "deadline_ms", "time_bank_ms", "max_attempts", "on_fault",
+    "connect_timeout", "grace",
+}  # fmt: skip
+_RATING_KEYS = {"anchor", "elo", "prior_draws", "bootstrap", "seed"}
+_ENTRY_KEYS = {"name", "bot"}
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$")
+
+
+class _Source:
+    """The file's text, to find the line of a key for error messages."""
+
+    def __init__(self, path: Path, text: str) -> None:
+        self.path = path
+        self.lines = text.splitlines()
+
+    def line_of(self, table: str, key: str | None = None, index: int | None = None) -> int | None:
+        """The line of ``key`` in ``[table]`` (``[[table]]`` number ``index``), or the header's."""
+        current, count = "", -1
+        found_header: int | None = None if table else 0
+        for number, raw in enumerate(self.lines, 1):
+            line = raw.strip()
+            header = re.match(r"^\[\[?\s*([^\]]+?)\s*\]\]?", line)
+            if header:
+                current = header.group(1)
+                if line.startswith("[[") and current == table:
+                    count += 1
+                if current == table and (index is None or count == index):
+                    found_header = number
+                continue
+            in_table = current == table and (index is None or count == index)
+            if key is not None and in_table:
+                bare = line.split("=", 1)[0].strip().strip("\"'")
+                if "=" in line and bare == key:
+                    return number
+        return found_header if found_header else None
+
+    def error(
+        self, message: str, table: str = "", key: str | None = None, index: int | None = None
+    ) -> ConfigError:
+        line = self.line_of(table, key, index)
+        where = f"{self.path}:{line}" if line else str(self.path)
+        name = ".".join(p for p in (table, key) if p)
+        if index is not None:
+            name = f"{table}[{index + 1}]" + (f".{key}" if key else "")
+        return ConfigError(f"{where}: " + (f"key {name!r}: " if name else "") + message)
+
+
+def load_config(path: Path) -> TournamentConfig:
+    """Read and check a tournament file."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the tournament file: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: not TOML: the file is not UTF-8 text") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        # tomllib says "... (at line N, column M)": put the line where every error puts it.
+        match = re.search(r"\(at line (\d+), column (\d+)\)", str(exc))
+        if match:
+            what = str(exc)[: match.start()].strip()
+            raise ConfigError(
+                f"{path}:{match.group(1)}: not TOML: {what} (column {match.group(2)})"
+            ) from None
+        raise ConfigError(f"{path}: not TOML: {exc}") from None
+    return _parse(path, text, data)
+
+
+def _parse(path: Path, text: str, data: dict[str, Any]) -> TournamentConfig:
+    src = _Source(path, text)
+    _known(src, data, _TOP_KEYS, "")
+    name = _get(src, data, "", "name", str, path.stem)
+    seed = _get(src, data, "", "seed", str, name)
+    try:
+        check_seed(seed)
+    except SeedError as exc:
+        raise src.error(str(exc), "", "seed") from None
+    format_text = _get(src, data, "", "format", str, Format.ROUND_ROBIN.value)
+    try:
+        format_ = Format(format_text)
+    except ValueError:
+        raise src.error(
+            f"unknown format {format_text!r}; choose one of {', '.join(f.value for f in Format)}",
+            "",
+            "format",
+        ) from None
+
+    game = _table(src, data, "game")
+    _known(src, game, _GAME_KEYS, "game")
+    preset_name = _get(src, game, "game", "preset", str, "tressette")
+    try:
+        rules = preset(preset_name)
+    except RulesError as exc:
+        raise src.error(str(exc), "game", "preset") from None
+    knobs = _table(src, game, "rules", where="game.rules")
+    try:
+        rules = Rules.from_dict(knobs, base=rules)
+    except RulesError as exc:
+        bad = next((k for k in knobs if k in str(exc)), None)
+        raise src.error(str(exc), "game.rules", bad) from None
+    deals = _get(src, game, "game", "deals", int, None)
+    if deals is not None and deals < 1:
+        raise src.error("must be 1 or more", "game", "deals")
+
+    match = _table(src, data, "match")
+    _known(src, match, _MATCH_KEYS, "match")
+    games = _get(src, match, "match", "games", int, 2 * rules.sides)
+    duplicate = _get(src, match, "match", "duplicate", bool, True)
+    if games < 1 or games % rules.sides:
+        raise src.error(
+            f"must be a positive multiple of {rules.sides} (one game per rotation of the "
+            f"{rules.sides} sides), got {games}",
+            "match",
+            "games",
+        )
+    limits = _limits(src, match)
+
+    entries = _entries(src, data)
+    if len(entries) < rules.sides:
+        raise src.error(
+            f"{rules.game} seats {rules.sides} entries at a table; the file has {len(entries)}",
+            "entry",
+        )
+    names = [e.name for e in entries]
+
+    rounds = _get(src, data, "", "rounds", int, None)
+    candidate = _get(src, data, "", "candidate", str, None)
+    if format_ is Format.SWISS:
+        if rounds is None or rounds < 1:
+            raise src.error("a swiss tournament needs rounds = 1 or more", "", "rounds")
+        if rules.sides != 2:
+            raise src.error(
+                f"swiss pairs two entries a table; {rules.game} seats {rules.sides}", "", "format"
+            )
+    elif rounds is not None:
+        raise src.error("only a swiss tournament has rounds", "", "rounds")
+    if format_ is Format.GAUNTLET:
+        if candidate is None:
+            raise src.error("a gauntlet needs candidate = the name of an entry", "", "candidate")
+        if candidate not in names:
+            raise src.error(f"no entry is named {candidate!r}", "", "candidate")
+    elif candidate is not None:
+        raise src.error("only a gauntlet has a candidate", "", "candidate")
+
+    concurrency = _get(src, data, "", "concurrency", int, None)
+    if concurrency is not None and concurrency < 1:
+        raise src.error("must be 1 or more", "", "concurrency")
+    ratings = _ratings(src, data, names)
+    return TournamentConfig(
+        path=path,
+        name=name,
+        seed=seed,
+        format=format_,
+        rules=rules,
+        entries=tuple(entries),
+        games=games,
+        duplicate=duplicate,
+        deals=deals,
+        rounds=rounds,
+        candidate=candidate,
+        limits=limits,
+        concurrency=concurrency,
+        ratings=ratings,
+        text=text,
+    )
+
+
+def _limits(src: _Source, match: dict[str, Any]) -> Limits:
+    base = Limits()
+    deadline = _get(src, match, "match", "deadline_ms", int, base.deadline_ms)
+    if deadline < 1:
+        raise src.error("must be 1 or more", "match", "deadline_ms")
+    bank = _get(src, match, "match", "time_bank_ms", int, base.time_bank_ms)
+    if bank < 0:
+        raise src.error("must be 0 or more", "match", "time_bank_ms")
+    attempts = _get(src, match, "match", "max_attempts", int, base.max_attempts)
+    if attempts < 1:
+        raise src.error("must be 1 or more", "match", "max_attempts")
+    policy = _get(src, match, "match", "on_fault", str, base.on_fault.value)
+    try:
+        on_fault = FaultPolicy(policy)
+    except ValueError:
+        raise src.error(
+            f"must be one of {', '.join(p.value for p in FaultPolicy)}, got {policy!r}",
+            "match",
+            "on_fault",
+        ) from None
+    connect = _get(src, match, "match", "connect_timeout", float, base.connect_timeout)
+    grace = _get(src, match, "match", "grace", float, base.grace)
+    if connect <= 0 or grace < 0:
+        key = "connect_timeout" if connect <= 0 else "grace"
+        raise src.error("must be seconds above 0 (grace: 0 or more)", "match", key)
+    return Limits(deadline, bank, attempts, connect, grace, on_fault)
+
+
+def _entries(src: _Source, data: dict[str, Any]) -> list[EntrySpec]:
+    raw = data.get("entry", [])
+    if not isinstance(raw, list) or not all(isinstance(e, dict) for e in raw):
+        raise src.error("write each entry as an [[entry]] table", "entry")
+    out: list[EntrySpec] = []
+    seen: dict[str, int] = {}
+    for index, item in enumerate(raw):
+        unknown = sorted(set(item) - _ENTRY_KEYS)
+        if unknown:
+            raise src.error(
+                f"unknown key; an entry has {', '.join(sorted(_ENTRY_KEYS))}",
+                "entry",
+                unknown[0],
+                index,
+            )
+        bot = item.get("bot")
+        if not isinstance(bot, str) or not bot:
+            raise src.error("must be a built-in bot, remote, cmd:<command> or a .toml manifest",
+                            "entry", "bot", index)  # fmt: skip
+        name = item.get("name", bot)
+        if not isinstance(name, str) or not _NAME.match(name):
+            raise src.error(
+                "must be 1-64 letters, digits or _.+- (starting with a letter or digit)",
+                "entry",
+                "name",
+                index,
+            )
+        if name in seen:
+            line = src.line_of("entry", "name", seen[name])
+            first = f" (line {line})" if line else ""
+            raise src.error(
+                f"duplicate entry name {name!r}: entry {seen[name] + 1}{first} has it already",
+                "entry",
+                "name" if "name" in item else "bot",
+                index,
+            )
+        seen[name] = index
+        try:
+            if bot.endswith(".toml"):
+                # A manifest path is relative to the tournament file, not to where we run.
+                manifest = Path(bot)
+                if not manifest.is_absolute():
+                    manifest = src.path.parent / manifest
+                entry = load_manifest(manifest)
+            else:
+                entry = parse_entry(bot)
+        except EntryError as exc:
+            raise src.error(str(exc), "entry", "bot", index) from None
+        out.append(EntrySpec(name, bot, entry))
+    return out
+
+
+def _ratings(src: _Source, data: dict[str, Any], names: list[str]) -> RatingSettings:
+    table = _table(src, data, "ratings")
+    _known(src, table, _RATING_KEYS, "ratings")
+    base = RatingSettings()
+    anchor = _get(src, table, "ratings", "anchor", str, None)
+    if anchor is not None and anchor not in names:
+        raise src.error(f"no entry is named {anchor!r}", "ratings", "anchor")
+    elo = _get(src, table, "ratings", "elo", float, base.elo)
+    prior = _get(src, table, "ratings", "prior_draws", float, base.prior_draws)
+    if prior < 0:
+        raise src.error("must be 0 or more", "ratings", "prior_draws")
+    samples = _get(src, table, "ratings", "bootstrap", int, base.bootstrap)
+    if samples < 0:
+        raise src.error("must be 0 or more", "ratings", "bootstrap")
+    seed = _get(src, table, "ratings", "seed", int, base.seed)
+    return RatingSettings(anchor, elo, prior, samples, seed)
+
+
+def _table(
+    src: _Source, data: Mapping[str, Any], key: str, *, where: str | None = None
+) -> dict[str, Any]:
+    value = data.get(key, {})
+    if not isinstance(value, dict):
+        table, _, name = (where or key).rpartition(".")
+        raise src.error("must be a table", table, name)
+    return value
+
+
+def _known(src: _Source, data: Mapping[str, Any], keys: set[str], table: str) -> None:
+    for key in data:
+        if key not in keys:
+            raise src.error(f"unknown key; keys here are {', '.join(sorted(keys))}", table, key)
+
+
+def _get(
+    src: _Source, data: Mapping[str, Any], table: str, key: str, kind: type, default: Any
+) -> Any:
+    if key not in data:
+        return default
+    value = data[key]
+    if kind is float and isinstance(value, int) and not isinstance(value, bool):
+        value = float(value)
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        names = {str: "text", int: "a whole number", float: "a number", bool: "true or false"}
+        raise src.error(f"must be {names.get(kind, kind.__name__)}, got {value!r}", table, key)
+    return value

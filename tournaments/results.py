@@ -1,0 +1,140 @@
+"""Stored games as pairwise results (for ratings and SPRT) and per-entry tallies."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from itertools import combinations
+
+from referee.engine.game import Termination
+from tournaments.ratings import PairResult
+from tournaments.storage import GameRow
+
+FAULTS = {
+    Termination.TIMEOUT.value: 0,
+    Termination.ILLEGAL_ACTION.value: 1,
+    Termination.CRASH.value: 2,
+}
+
+
+def pair_results(
+    games: Iterable[GameRow], seats_of_side: Sequence[Sequence[int]]
+) -> list[PairResult]:
+    """One result per pair of sides of every game; a game's duplicate set is its set key.
+
+    Two sides: the game's winner scores 1, a draw 0.5 each. More sides: each pair is
+    decided by its totals, except that a side that forfeited loses to every other.
+    """
+    out: list[PairResult] = []
+    for game in games:
+        key = f"{game.match_id}:{game.set_number}"
+        sides = len(game.sides)
+        forfeit = _forfeit_side(game, seats_of_side)
+        for i, j in combinations(range(sides), 2):
+            out.append(
+                PairResult(key, game.sides[i], game.sides[j], _pair_score(game, i, j, forfeit))
+            )
+    return out
+
+
+def _forfeit_side(game: GameRow, seats_of_side: Sequence[Sequence[int]]) -> int | None:
+    if game.forfeit_seat is None:
+        return None
+    for side, seats in enumerate(seats_of_side):
+        if game.forfeit_seat in seats:
+            return side
+    return None
+
+
+def _pair_score(game: GameRow, i: int, j: int, forfeit: int | None) -> float:
+    if len(game.sides) == 2:
+        return 0.5 if game.winner is None else (1.0 if game.winner == i else 0.0)
+    if forfeit == i:
+        return 0.0
+    if forfeit == j:
+        return 1.0
+    a, b = game.totals[i], game.totals[j]
+    return 1.0 if a > b else 0.5 if a == b else 0.0
+
+
+@dataclass
+class Tally:
+    """What one entry did over the stored games."""
+
+    name: str
+    games: int = 0
+    wins: int = 0
+    draws: int = 0
+    losses: int = 0
+    score: float = 0.0
+    """Pairwise score: a win over each side beaten (two sides: 1 a win, 0.5 a draw)."""
+    pair_games: int = 0
+    """Pairwise games the score is out of."""
+    deal_points: list[int] = field(default_factory=list)
+    """The entry's side's points in every finished deal."""
+    faults: list[int] = field(default_factory=lambda: [0, 0, 0])
+    """Timeouts, illegal actions, crashes."""
+    opponents: list[str] = field(default_factory=list)
+    """Every opponent of every pairwise game."""
+
+    @property
+    def score_percent(self) -> float:
+        return 100.0 * self.score / self.pair_games if self.pair_games else 0.0
+
+    @property
+    def points_per_deal(self) -> tuple[float, float]:
+        """Mean points per deal and its standard error."""
+        n = len(self.deal_points)
+        if n == 0:
+            return 0.0, 0.0
+        mean = sum(self.deal_points) / n
+        if n == 1:
+            return mean, 0.0
+        var = sum((p - mean) ** 2 for p in self.deal_points) / (n - 1)
+        return mean, math.sqrt(var / n)
+
+
+def tallies(
+    names: Sequence[str], games: Iterable[GameRow], seats_of_side: Sequence[Sequence[int]]
+) -> dict[str, Tally]:
+    """Per-entry tallies of ``games``, for every entry in ``names``."""
+    out = {n: Tally(n) for n in names}
+    for game in games:
+        forfeit = _forfeit_side(game, seats_of_side)
+        for side, name in enumerate(game.sides):
+            t = out[name]
+            t.games += 1
+            if game.winner is None:
+                t.draws += 1
+            elif game.winner == side:
+                t.wins += 1
+            else:
+                t.losses += 1
+            t.deal_points.extend(points[side] for points in game.deal_points)
+            for k, count in enumerate(game.faults.get(name, (0, 0, 0))):
+                t.faults[k] += count
+            for other in range(len(game.sides)):
+                if other == side:
+                    continue
+                i, j = min(side, other), max(side, other)
+                s = _pair_score(game, i, j, forfeit)
+                t.score += s if side == i else 1.0 - s
+                t.pair_games += 1
+                t.opponents.append(game.sides[other])
+    return out
+
+
+def match_points(games: Sequence[GameRow]) -> dict[str, float]:
+    """A two-sided match's points: 1 to the entry with the better game score, 0.5 each if even."""
+    score: dict[str, float] = {}
+    for game in games:
+        for side, name in enumerate(game.sides):
+            win = 0.5 if game.winner is None else float(game.winner == side)
+            score[name] = score.get(name, 0.0) + win
+    if len(score) != 2:
+        return {n: 0.5 for n in score}
+    (a, sa), (b, sb) = score.items()
+    if sa == sb:
+        return {a: 0.5, b: 0.5}
+    return {a: float(sa > sb), b: float(sb > sa)}
