@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import platform
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -11,7 +12,9 @@ from tabulate import tabulate
 
 from referee.bench import bench_bare_loop, bench_engine
 from referee.bench_referee import ECHO_TRIPS, BenchError, LatencyRun, bench_referee
+from tournaments.bench import bench_ratings, bench_tournament
 from tournaments.cli.common import GAME_HELP, RULE_HELP, fail, load_rules
+from tournaments.config import ConfigError, load_config
 
 bench_app = typer.Typer(no_args_is_help=True, help="Measure speed.")
 
@@ -187,3 +190,64 @@ def _figures(run: LatencyRun) -> dict[str, object]:
         "decisions": run.decisions,
         "seconds": round(run.seconds, 3),
     }
+
+
+@bench_app.command()
+def ratings(
+    entries: Annotated[int, typer.Option(help="Entries in the synthetic round robin.")] = 16,
+    games: Annotated[int, typer.Option(help="Games, in duplicate pairs.")] = 2000,
+    samples: Annotated[int, typer.Option(help="Bootstrap resamples.")] = 1000,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """One Elo fit and a bootstrap over synthetic results of known strengths."""
+    if entries < 2 or games < 2 or samples < 0:
+        fail("--entries and --games must be 2 or more, --samples 0 or more")
+    figures = bench_ratings(entries, games, samples)
+    out = {
+        "benchmark": "ratings",
+        "entries": entries,
+        "games": games,
+        "samples": samples,
+        "fit_ms": round(figures.fit_seconds * 1000, 2),
+        "rate_seconds": round(figures.rate_seconds, 3),
+    }
+    if as_json:
+        typer.echo(json.dumps(out))
+        return
+    typer.echo(
+        f"{entries} entries, {games} games: one fit {out['fit_ms']} ms; "
+        f"with {samples} bootstrap resamples {out['rate_seconds']} s"
+    )
+
+
+@bench_app.command()
+def tournament(
+    file: Annotated[Path, typer.Argument(help="A tournament file.")] = Path(
+        "tournaments/examples/quick.toml"
+    ),
+    concurrency: Annotated[int | None, typer.Option(help="Matches at once.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """A whole tournament over gRPC into a fresh temporary database, timed."""
+    try:
+        config = load_config(file)
+    except ConfigError as exc:
+        fail(str(exc))
+    figures = bench_tournament(config, concurrency)
+    out = {
+        "benchmark": "tournament",
+        "file": str(file),
+        "games": figures.games,
+        "deals": figures.deals,
+        "seconds": round(figures.seconds, 2),
+        "games_per_second": round(figures.games_per_second, 2),
+        "deals_per_second": round(figures.deals / figures.seconds, 1),
+    }
+    if as_json:
+        typer.echo(json.dumps(out))
+        return
+    typer.echo(
+        f"{file}: {figures.games} games, {figures.deals} deals in {figures.seconds:.1f} s "
+        f"({out['games_per_second']} games/s, {out['deals_per_second']} deals/s), "
+        "every deal and game committed to SQLite"
+    )
