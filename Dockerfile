@@ -3,6 +3,8 @@
 #   docker run --rm -p 50051:50051 tavolo                      # tavolo serve on 0.0.0.0:50051
 #   docker run --rm tavolo play heuristic random --seed demo --deals 4
 #   docker run --rm -v "$PWD:/data" tavolo verify /data/record.jsonl
+#   docker run --rm --user "$(id -u):$(id -g)" -v "$PWD/results:/data" tavolo \
+#       tournament run /data/quick.toml --db /data/quick.db        # see the README
 FROM python:3.11-slim
 
 ENV PYTHONDONTWRITEBYTECODE=1 \

@@ -19,10 +19,10 @@ $(STAMP): pyproject.toml clients/python/pyproject.toml
 
 setup: $(STAMP)
 
-# A match over real gRPC: each entry's two seats are two bot processes.
+# A round robin of the built-in bots over real gRPC, ending in the Elo table. Results go
+# to demo.db: run it again after an interruption and it resumes; `make clean` starts over.
 demo: $(STAMP)
-	$(BIN)/tavolo play heuristic random --game tressette --seed demo --deals 10 --record demo-record.jsonl
-	$(BIN)/tavolo verify demo-record.jsonl
+	$(BIN)/tavolo tournament run tournaments/examples/quick.toml --db demo.db
 
 test: lint typecheck proto-lint unit
 
@@ -51,4 +51,4 @@ unit: $(STAMP)
 	$(BIN)/pytest -q
 
 clean:
-	rm -rf $(VENV) proto/node_modules demo-record.jsonl .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) proto/node_modules demo-record.jsonl demo.db demo.db-wal demo.db-shm .pytest_cache .mypy_cache .ruff_cache .hypothesis
