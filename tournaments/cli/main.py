@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from tournaments.cli.bench import bench_app
+from tournaments.cli.conformance import conformance
 from tournaments.cli.deal import deal
 from tournaments.cli.play import play
 from tournaments.cli.serve import match_app, serve
@@ -22,6 +23,7 @@ app.command()(deal)
 app.command()(play)
 app.command()(verify)
 app.command()(serve)
+app.command()(conformance)
 app.add_typer(match_app, name="match")
 app.add_typer(bench_app, name="bench")
 app.add_typer(tournament_app, name="tournament")
