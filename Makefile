@@ -40,8 +40,8 @@ proto: $(STAMP)
 	$(BIN)/python proto/generate.py
 
 lint: $(STAMP)
-	$(BIN)/ruff check referee tournaments clients/python tests
-	$(BIN)/ruff format --check referee tournaments clients/python tests
+	$(BIN)/ruff check referee tournaments clients/python tests docs/examples
+	$(BIN)/ruff format --check referee tournaments clients/python tests docs/examples
 
 typecheck: $(STAMP)
 	$(BIN)/mypy

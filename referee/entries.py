@@ -59,7 +59,7 @@ def parse_entry(text: str) -> Entry:
         if not argv:
             raise EntryError(f"entry {text!r}: the command is empty")
         _check_program(argv[0], None, f"entry {text!r}")
-        return Entry(Path(argv[0]).name, command=argv)
+        return Entry(Path(argv[0]).name, command=absolute_paths(argv))
     if text.endswith(".toml"):
         return load_manifest(Path(text))
     raise EntryError(
@@ -138,6 +138,20 @@ def _check_program(program: str, cwd: Path | None, where: str) -> str:
     if shutil.which(program) is None:
         raise EntryError(f"{where}: program {program!r} not found on PATH")
     return program
+
+
+def absolute_paths(argv: tuple[str, ...]) -> tuple[str, ...]:
+    """``argv`` with the program and every argument that names an existing file made absolute.
+
+    A bot runs in a folder of its own, so ``cmd:python3 mybot.py`` must still find
+    ``mybot.py`` where the user typed it.
+    """
+    out = []
+    for i, arg in enumerate(argv):
+        is_path = (i == 0 and "/" in arg) or (i > 0 and not arg.startswith("-"))
+        # abspath, not resolve: a virtualenv's python is a symlink that must stay one.
+        out.append(os.path.abspath(arg) if is_path and os.path.exists(arg) else arg)
+    return tuple(out)
 
 
 def unique_names(entries: list[Entry]) -> list[str]:

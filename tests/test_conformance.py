@@ -107,3 +107,22 @@ def test_bad_commands() -> None:
     assert_one_error(
         tavolo("conformance", "--game", "poker", "--", sys.executable), "unknown game 'poker'"
     )
+
+
+MINIMAL = Path(__file__).parent.parent / "docs" / "examples" / "minimal_bot.py"
+
+
+def test_the_documented_bot_is_the_file_and_conforms(tmp_path: Path) -> None:
+    page = (MINIMAL.parent.parent / "writing-a-bot.md").read_text(encoding="utf-8")
+    shown = page.split("```python\n", 1)[1].split("```", 1)[0]
+    assert shown in MINIMAL.read_text(encoding="utf-8"), "the page shows the file as it is"
+    result = conformance(sys.executable, str(MINIMAL))
+    assert result.exit_code == 0, result.output
+    record = tmp_path / "m.jsonl"
+    played = tavolo(
+        "play", f"cmd:{sys.executable} {MINIMAL}", "random", "--seed", "doc", "--deals", "3",
+        "--quiet", "--record", record,
+    )  # fmt: skip
+    assert played.exit_code == 0, played.output
+    assert "0/0/0" in played.output.splitlines()[2]  # the minimal bot's row: no faults
+    assert tavolo("verify", record).exit_code == 0

@@ -410,3 +410,11 @@ def test_a_match_plays_chosen_games_and_reports_deals_and_games() -> None:
         header = json.loads(game.lines[0])
         assert header["seed"] == ("pick" if game.number == 2 else "pick:2")
         assert header["seats"] == ["heuristic", "random", "heuristic", "random"]
+
+
+def test_cmd_entry_paths_are_made_absolute(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bot runs in its own folder: a script named relative to here must still be found."""
+    (tmp_path / "mybot.py").write_text("", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    entry = parse_entry("cmd:python3 mybot.py --level 3 missing.txt")
+    assert entry.command == ("python3", str(tmp_path / "mybot.py"), "--level", "3", "missing.txt")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import shutil
 from pathlib import Path
 from typing import Annotated
@@ -12,6 +11,7 @@ import typer
 from tabulate import tabulate
 
 from referee.conformance import GAMES, run_conformance
+from referee.entries import absolute_paths
 from tournaments.cli.common import fail
 
 
@@ -43,7 +43,7 @@ def conformance(
     found = Path(program).exists() if "/" in program else shutil.which(program) is not None
     if not found:
         fail(f"program {program!r} not found" + ("" if "/" in program else " on PATH"))
-    argv = [os.path.abspath(program) if "/" in program else program, *command[1:]]
+    argv = list(absolute_paths(tuple(command)))
     report = asyncio.run(
         run_conformance(
             argv,
