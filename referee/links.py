@@ -228,9 +228,15 @@ class SlotLink:
     async def _write_now(self, context: Any, response: pb.PlayResponse) -> None:
         try:
             await context.write(response)
-        except (asyncio.InvalidStateError, grpc.aio.AioRpcError, RuntimeError):
-            # The stream ended under us: the slot is disconnected, which the table
-            # handles (grace period, then the fault policy).
+        except (
+            asyncio.InvalidStateError,
+            grpc.aio.AioRpcError,
+            grpc.aio.InternalError,
+            RuntimeError,
+        ):
+            # The stream ended under us (a write on a dead call raises ExecuteBatchError, an
+            # InternalError): the slot is disconnected, which the table handles (grace
+            # period, then the fault policy).
             self.detach(context)
 
     async def next_decision(
