@@ -1,0 +1,68 @@
+package tavolo
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"math/rand/v2"
+	"strconv"
+)
+
+// Bot plays one ticket: it picks one of turn.Legal() and returns its id.
+//
+// Each ticket gets its own Bot (see NewBot) and each ticket's stream runs in a goroutine of
+// its own, so a Bot needs no locking for its own fields. Choose must answer well within the
+// deadline (1 s by default): see Turn.Deadline.
+type Bot interface {
+	Choose(turn *Turn) uint32
+}
+
+// EventHandler is an optional hook: a Bot that has OnEvent sees every event the referee
+// sends, in order, before the request that follows them. Unknown (newer) events arrive too,
+// with Event.GetEvent() nil; ignore what you do not know.
+type EventHandler interface {
+	OnEvent(event *Event)
+}
+
+// MatchOverHandler is an optional hook: OnMatchOver runs once, right after MatchOver.
+type MatchOverHandler interface {
+	OnMatchOver()
+}
+
+// ChooseFunc makes a Bot of a plain function.
+type ChooseFunc func(turn *Turn) uint32
+
+// Choose calls f.
+func (f ChooseFunc) Choose(turn *Turn) uint32 { return f(turn) }
+
+// StreamInfo tells a new Bot which ticket it plays.
+type StreamInfo struct {
+	// Ticket is the secret of this player slot: do not print it.
+	Ticket string
+	// Index is the ticket's position in TAVOLO_TICKET, from 0; Count how many there are.
+	Index, Count int
+	// Seed is the text to seed any randomness with: TAVOLO_SEED (the ticket if unset),
+	// with "/<Index>" appended when the process plays several tickets.
+	Seed string
+}
+
+// Rand is a random source seeded from info.Seed: the same seed, the same numbers.
+func (info StreamInfo) Rand() *rand.Rand { return NewRand(info.Seed) }
+
+// NewBot makes the Bot for one ticket.
+type NewBot func(info StreamInfo) Bot
+
+// NewRand is a PCG random source seeded from the SHA-256 of seed.
+func NewRand(seed string) *rand.Rand {
+	sum := sha256.Sum256([]byte(seed))
+	return rand.New(rand.NewPCG(binary.LittleEndian.Uint64(sum[:8]), binary.LittleEndian.Uint64(sum[8:16])))
+}
+
+func streamSeed(seed, ticket string, index, count int) string {
+	if seed == "" {
+		seed = ticket
+	}
+	if count > 1 {
+		seed += "/" + strconv.Itoa(index)
+	}
+	return seed
+}

@@ -1,0 +1,22 @@
+// Package tavolo is the Go SDK for bots of Tavolo, the Tressette referee.
+//
+// A bot implements Bot (one method, Choose) and hands a constructor to Main:
+//
+//	func main() {
+//		tavolo.Main(func(tavolo.StreamInfo) tavolo.Bot { return tavolo.ChooseFunc(choose) })
+//	}
+//
+//	func choose(turn *tavolo.Turn) uint32 { return turn.Legal()[0].GetId() }
+//
+// Main reads TAVOLO_REFEREE (host:port), TAVOLO_TICKET (one ticket, or several separated
+// by commas: one concurrent stream and one Bot each), TAVOLO_TLS_CA (a PEM root
+// certificate: TLS), TAVOLO_SEED and TAVOLO_RECONNECT_SECONDS. It opens RefereeService.Play,
+// sends the Hello, passes events to the optional EventHandler and MatchOverHandler hooks,
+// answers each DecisionRequest with the id Choose returns, reconnects a broken stream with
+// the same ticket, and exits 0 after MatchOver, 1 when a stream fails (one line on stderr),
+// 2 when a setting is missing.
+//
+// Cards are text, rank then suit ("3D", "QB", "AS"): see Ranks, Suits, Strength, Points,
+// Beats and WinningCard. The protocol messages are the generated types of
+// github.com/tavolo/tavolo/clients/go/gen/tavolo/v1; the common ones are aliased here.
+package tavolo

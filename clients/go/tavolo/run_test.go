@@ -1,0 +1,148 @@
+package tavolo
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	pb "github.com/tavolo/tavolo/clients/go/gen/tavolo/v1"
+)
+
+// fakeReferee serves RefereeService.Play with play, on a loopback port.
+type fakeReferee struct {
+	pb.UnimplementedRefereeServiceServer
+	play func(n int, stream pb.RefereeService_PlayServer) error
+	mu   sync.Mutex
+	n    int
+}
+
+func (f *fakeReferee) Play(stream pb.RefereeService_PlayServer) error {
+	f.mu.Lock()
+	f.n++
+	n := f.n
+	f.mu.Unlock()
+	return f.play(n, stream)
+}
+
+func serve(t *testing.T, play func(n int, stream pb.RefereeService_PlayServer) error) string {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	server := grpc.NewServer()
+	pb.RegisterRefereeServiceServer(server, &fakeReferee{play: play})
+	go server.Serve(lis)
+	t.Cleanup(server.Stop)
+	return lis.Addr().String()
+}
+
+// countingBot plays the first legal action and counts what it is shown.
+type countingBot struct {
+	mu              sync.Mutex
+	chosen, events  int
+	matchOverCalled bool
+}
+
+func (b *countingBot) Choose(turn *Turn) uint32 {
+	b.mu.Lock()
+	b.chosen++
+	b.mu.Unlock()
+	return turn.Legal()[0].GetId()
+}
+func (b *countingBot) OnEvent(*Event) { b.mu.Lock(); b.events++; b.mu.Unlock() }
+func (b *countingBot) OnMatchOver()   { b.mu.Lock(); b.matchOverCalled = true; b.mu.Unlock() }
+
+func event(e any) *pb.Event {
+	switch e := e.(type) {
+	case *pb.Welcome:
+		return &pb.Event{Event: &pb.Event_Welcome{Welcome: e}}
+	case *pb.MatchOver:
+		return &pb.Event{Event: &pb.Event_MatchOver{MatchOver: e}}
+	}
+	return &pb.Event{} // an event kind this SDK does not know
+}
+
+var request = &pb.PlayResponse{
+	Events:  []*pb.Event{event(nil)},
+	Request: &pb.DecisionRequest{RequestId: 5, LegalActions: []*pb.Action{{Id: 17, Kind: KindPlay, Card: "6C", Text: "6C"}}},
+}
+
+func run(t *testing.T, addr string, bot Bot) (int, string) {
+	var stderr bytes.Buffer
+	cfg := Config{Referee: addr, Tickets: []string{"tk"}, Reconnect: 2 * time.Second, Stderr: &stderr, Name: "bot"}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	code := Run(ctx, cfg, func(StreamInfo) Bot { return bot })
+	return code, stderr.String()
+}
+
+// helloAndWelcome reads the Hello, checks it, and sends the Welcome.
+func helloAndWelcome(stream pb.RefereeService_PlayServer) error {
+	msg, err := stream.Recv()
+	if err != nil {
+		return err
+	}
+	if msg.GetHello().GetTicket() != "tk" || msg.GetHello().GetProtocolVersion() != 1 {
+		return status.Error(codes.InvalidArgument, "no_hello: bad hello")
+	}
+	return stream.Send(&pb.PlayResponse{Events: []*pb.Event{event(&pb.Welcome{MatchId: "m"})}})
+}
+
+func TestRunPlaysToMatchOverAndReconnects(t *testing.T) {
+	addr := serve(t, func(n int, stream pb.RefereeService_PlayServer) error {
+		if err := helloAndWelcome(stream); err != nil {
+			return err
+		}
+		if err := stream.Send(request); err != nil {
+			return err
+		}
+		if n == 1 { // drop the line before the answer: the bot reconnects, the request comes again
+			return status.Error(codes.Unavailable, "gone")
+		}
+		answer, err := stream.Recv()
+		if err != nil {
+			return err
+		}
+		if d := answer.GetDecision(); d.GetRequestId() != 5 || d.GetActionId() != 17 {
+			return status.Errorf(codes.InvalidArgument, "bad decision %v", d)
+		}
+		return stream.Send(&pb.PlayResponse{Events: []*pb.Event{event(&pb.MatchOver{MatchId: "m"})}})
+	})
+	bot := &countingBot{}
+	code, stderr := run(t, addr, bot)
+	if code != ExitOK || stderr != "" {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	// Welcome twice, the unknown event once (not again with the re-sent request), MatchOver.
+	if bot.chosen != 1 || bot.events != 4 || !bot.matchOverCalled {
+		t.Errorf("chosen %d, events %d, match over %v", bot.chosen, bot.events, bot.matchOverCalled)
+	}
+}
+
+func TestRunRefused(t *testing.T) {
+	addr := serve(t, func(int, pb.RefereeService_PlayServer) error {
+		return status.Error(codes.Unauthenticated, "unknown_ticket: unknown ticket")
+	})
+	code, stderr := run(t, addr, &countingBot{})
+	want := "bot: the referee at " + addr + " ended the stream: UNAUTHENTICATED: unknown_ticket: unknown ticket (the referee does not know this ticket)\n"
+	if code != ExitFailed || stderr != want {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+}
+
+func TestRunUsage(t *testing.T) {
+	var stderr bytes.Buffer
+	code := Run(context.Background(), Config{Referee: "127.0.0.1:1", Stderr: &stderr, Name: "bot"}, nil)
+	if code != ExitUsage || strings.Count(stderr.String(), "\n") != 1 {
+		t.Fatalf("exit %d, stderr %q", code, stderr.String())
+	}
+}
