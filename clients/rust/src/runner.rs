@@ -1,0 +1,491 @@
+//! Playing tickets: one gRPC stream per ticket, reconnection, and the process exit code.
+
+use std::fmt;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::transport::{Channel, Endpoint};
+use tonic::{Code, Status};
+
+use crate::pb::referee_service_client::RefereeServiceClient;
+use crate::pb::{self, DecisionRequest, PlayRequest, PlayResponse, event::Event, play_request};
+use crate::{Bot, Turn};
+
+/// The protocol version this SDK speaks (`Hello.protocol_version`).
+pub const PROTOCOL_VERSION: u32 = 1;
+/// Every stream ended after `MatchOver`.
+pub const EXIT_OK: u8 = 0;
+/// A stream failed: refused by the referee, connection lost for good, or the bot panicked.
+pub const EXIT_FAILED: u8 = 1;
+/// The settings are missing or wrong; nothing was played.
+pub const EXIT_USAGE: u8 = 2;
+
+const DEFAULT_RECONNECT: Duration = Duration::from_secs(10);
+const FIRST_DELAY: Duration = Duration::from_millis(100);
+const MAX_DELAY: Duration = Duration::from_secs(1);
+
+/// Missing or malformed settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError(pub String);
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// Where to connect and what to play.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// `host:port`.
+    pub referee: String,
+    /// One stream per ticket.
+    pub tickets: Vec<String>,
+    /// `TAVOLO_SEED`, or the first ticket when unset.
+    pub seed: String,
+    /// PEM root certificate; None for plaintext.
+    pub tls_ca: Option<Vec<u8>>,
+    /// How long to keep reconnecting after the stream breaks.
+    pub reconnect: Duration,
+}
+
+impl Settings {
+    /// Settings from `TAVOLO_REFEREE`, `TAVOLO_TICKET` (comma-separated tickets),
+    /// `TAVOLO_SEED`, `TAVOLO_TLS_CA` and `TAVOLO_RECONNECT_SECONDS`.
+    pub fn from_env() -> Result<Settings, ConfigError> {
+        Settings::from_lookup(|name| std::env::var(name).ok())
+    }
+
+    /// Settings from any variable lookup (for tests, or settings kept elsewhere).
+    pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<Settings, ConfigError> {
+        let var = |name: &str| get(name).map(|v| v.trim().to_string()).unwrap_or_default();
+        let referee = var("TAVOLO_REFEREE");
+        if referee.is_empty() {
+            return Err(ConfigError(
+                "no referee address: set TAVOLO_REFEREE to host:port".into(),
+            ));
+        }
+        let tickets: Vec<String> = var("TAVOLO_TICKET")
+            .split(',')
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .map(String::from)
+            .collect();
+        if tickets.is_empty() {
+            return Err(ConfigError(
+                "no ticket: set TAVOLO_TICKET (several tickets: comma-separated)".into(),
+            ));
+        }
+        let seed = get("TAVOLO_SEED").unwrap_or_else(|| tickets[0].clone());
+        let ca_path = var("TAVOLO_TLS_CA");
+        let tls_ca = if ca_path.is_empty() {
+            None
+        } else {
+            let pem = std::fs::read(&ca_path)
+                .map_err(|e| ConfigError(format!("cannot read TAVOLO_TLS_CA {ca_path:?}: {e}")))?;
+            Some(pem)
+        };
+        let text = var("TAVOLO_RECONNECT_SECONDS");
+        let reconnect = if text.is_empty() {
+            DEFAULT_RECONNECT
+        } else {
+            text.parse::<f64>()
+                .ok()
+                .and_then(|s| Duration::try_from_secs_f64(s).ok())
+                .ok_or_else(|| {
+                    ConfigError(format!(
+                        "TAVOLO_RECONNECT_SECONDS must be seconds >= 0, not {text:?}"
+                    ))
+                })?
+        };
+        Ok(Settings {
+            referee,
+            tickets,
+            seed,
+            tls_ca,
+            reconnect,
+        })
+    }
+}
+
+/// What a bot factory learns about the stream its bot will play.
+#[derive(Debug, Clone)]
+pub struct StreamInfo {
+    pub ticket: String,
+    /// From 0, in `TAVOLO_TICKET` order.
+    pub index: usize,
+    pub count: usize,
+    /// Seed text for this bot's randomness: `TAVOLO_SEED` (default: the first ticket), with
+    /// `/<index>` appended when the process plays several tickets.
+    pub seed: String,
+}
+
+/// One line on stderr; whitespace (newlines in gRPC details) folded to single spaces.
+fn say(line: &str) {
+    let line = line.split_whitespace().collect::<Vec<_>>().join(" ");
+    eprintln!("tavolo_bot: {line}");
+}
+
+/// Plays every ticket of `TAVOLO_TICKET`, each with a bot from `make`; the exit code:
+/// 0 when every stream ended after `MatchOver`, 1 when one failed, 2 for bad settings.
+pub fn run<B: Bot>(make: impl FnMut(&StreamInfo) -> B) -> ExitCode {
+    match Settings::from_env() {
+        Ok(settings) => ExitCode::from(run_with(settings, make)),
+        Err(e) => {
+            say(&e.0);
+            ExitCode::from(EXIT_USAGE)
+        }
+    }
+}
+
+/// [`run`] with explicit settings; returns the exit code as a number.
+pub fn run_with<B: Bot>(settings: Settings, mut make: impl FnMut(&StreamInfo) -> B) -> u8 {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            say(&format!("cannot start the async runtime: {e}"));
+            return EXIT_FAILED;
+        }
+    };
+    // The channel spawns its connection task on the runtime, so it is made inside it.
+    let _entered = runtime.enter();
+    let channel = match make_channel(&settings) {
+        Ok(c) => c,
+        Err(e) => {
+            say(&e.0);
+            return EXIT_USAGE;
+        }
+    };
+    let count = settings.tickets.len();
+    let mut streams = Vec::with_capacity(count);
+    for (index, ticket) in settings.tickets.iter().enumerate() {
+        let seed = if count > 1 {
+            format!("{}/{index}", settings.seed)
+        } else {
+            settings.seed.clone()
+        };
+        let info = StreamInfo {
+            ticket: ticket.clone(),
+            index,
+            count,
+            seed,
+        };
+        let label = if count > 1 {
+            format!("ticket {}/{count}: ", index + 1)
+        } else {
+            String::new()
+        };
+        streams.push(Stream::new(make(&info), ticket.clone(), label, &settings));
+    }
+    runtime.block_on(async move {
+        let mut tasks = tokio::task::JoinSet::new();
+        for stream in streams {
+            let channel = channel.clone();
+            tasks.spawn(async move { stream.play(channel).await });
+        }
+        let mut code = EXIT_OK;
+        while let Some(joined) = tasks.join_next().await {
+            code = code.max(joined.unwrap_or_else(|_| {
+                // The panic hook has already printed the bot's message and location.
+                say("the bot panicked; its stream stops");
+                EXIT_FAILED
+            }));
+        }
+        code
+    })
+}
+
+fn make_channel(settings: &Settings) -> Result<Channel, ConfigError> {
+    let scheme = if settings.tls_ca.is_some() {
+        "https"
+    } else {
+        "http"
+    };
+    let bad = |e: &dyn fmt::Display| {
+        ConfigError(format!(
+            "TAVOLO_REFEREE {:?} is not host:port ({e})",
+            settings.referee
+        ))
+    };
+    let endpoint = Endpoint::from_shared(format!("{scheme}://{}", settings.referee))
+        .map_err(|e| bad(&e))?
+        .connect_timeout(Duration::from_secs(5))
+        .tcp_nodelay(true);
+    let endpoint = match &settings.tls_ca {
+        None => endpoint,
+        Some(pem) => with_tls(endpoint, pem)?,
+    };
+    Ok(endpoint.connect_lazy())
+}
+
+#[cfg(feature = "tls")]
+use crate::tls::with_tls;
+
+#[cfg(not(feature = "tls"))]
+fn with_tls(_endpoint: Endpoint, _pem: &[u8]) -> Result<Endpoint, ConfigError> {
+    Err(ConfigError(
+        "TAVOLO_TLS_CA is set but this build has no TLS: rebuild with `clients/rust/build --tls`"
+            .into(),
+    ))
+}
+
+/// Statuses a broken connection or a restarting referee produce: worth reconnecting.
+fn transient(code: Code) -> bool {
+    matches!(
+        code,
+        Code::Unavailable | Code::Cancelled | Code::Internal | Code::Aborted
+    )
+}
+
+fn hint(code: Code, message: &str) -> &'static str {
+    match code {
+        Code::Unauthenticated => " (the referee does not know this ticket)",
+        Code::AlreadyExists if message.starts_with("ticket_used") => " (its match is over)",
+        Code::AlreadyExists => " (another connection is playing this ticket)",
+        Code::InvalidArgument => " (the referee refused a message of this bot)",
+        Code::FailedPrecondition => " (the referee cannot play this ticket now)",
+        Code::ResourceExhausted => " (the referee is over a limit)",
+        _ => "",
+    }
+}
+
+fn code_name(code: Code) -> String {
+    // "AlreadyExists" -> "ALREADY_EXISTS", as gRPC spells status codes elsewhere.
+    let mut name = String::new();
+    for (i, ch) in format!("{code:?}").chars().enumerate() {
+        if ch.is_ascii_uppercase() && i > 0 {
+            name.push('_');
+        }
+        name.push(ch.to_ascii_uppercase());
+    }
+    name
+}
+
+/// One ticket's stream, reconnected while the match is not over.
+struct Stream<B: Bot> {
+    bot: B,
+    ticket: String,
+    label: String,
+    referee: String,
+    reconnect: Duration,
+    match_over: bool,
+    established: bool,
+    /// The last (request_id, action_id) sent: a request re-sent after a reconnection gets
+    /// the same answer without asking the bot twice.
+    answered: Option<(u64, u32)>,
+    seen_request: Option<u64>,
+}
+
+impl<B: Bot> Stream<B> {
+    fn new(bot: B, ticket: String, label: String, settings: &Settings) -> Stream<B> {
+        Stream {
+            bot,
+            ticket,
+            label,
+            referee: settings.referee.clone(),
+            reconnect: settings.reconnect,
+            match_over: false,
+            established: false,
+            answered: None,
+            seen_request: None,
+        }
+    }
+
+    fn say(&self, line: &str) {
+        say(&format!("{}{line}", self.label));
+    }
+
+    /// Plays the ticket to the end of the match; the exit code of this stream.
+    async fn play(mut self, channel: Channel) -> u8 {
+        let mut client = RefereeServiceClient::new(channel);
+        let mut give_up_at: Option<Instant> = None;
+        let mut delay = FIRST_DELAY;
+        let mut ever_established = false;
+        loop {
+            self.established = false;
+            let outcome = match self.session(&mut client).await {
+                Ok(()) if self.match_over => return EXIT_OK,
+                Ok(()) => {
+                    self.say("the referee ended the stream before the match was over");
+                    return EXIT_FAILED;
+                }
+                Err(_) if self.match_over => return EXIT_OK, // how it ended no longer matters
+                Err(status) => {
+                    let code = status.code();
+                    // Right after a break the referee may still hold this ticket's old stream.
+                    let in_use = code == Code::AlreadyExists
+                        && ever_established
+                        && !status.message().starts_with("ticket_used");
+                    let text = format!("{}: {}", code_name(code), status.message());
+                    // A broken connection shows as UNKNOWN from tonic itself (with the
+                    // transport error as source), unlike an UNKNOWN sent by the referee.
+                    let broken =
+                        code == Code::Unknown && std::error::Error::source(&status).is_some();
+                    if !transient(code) && !in_use && !broken {
+                        self.say(&format!(
+                            "the referee at {} ended the stream: {text}{}",
+                            self.referee,
+                            hint(code, status.message())
+                        ));
+                        return EXIT_FAILED;
+                    }
+                    text
+                }
+            };
+            ever_established |= self.established;
+            let now = Instant::now();
+            if self.established || give_up_at.is_none() {
+                give_up_at = Some(now + self.reconnect);
+                delay = FIRST_DELAY;
+            }
+            if now + delay > give_up_at.unwrap_or(now) {
+                let what = if ever_established {
+                    "lost the referee"
+                } else {
+                    "cannot reach the referee"
+                };
+                self.say(&format!(
+                    "{what} at {} ({outcome}); gave up after retrying for {} s (TAVOLO_RECONNECT_SECONDS)",
+                    self.referee,
+                    self.reconnect.as_secs_f64()
+                ));
+                return EXIT_FAILED;
+            }
+            tokio::time::sleep(delay).await;
+            delay = (delay * 2).min(MAX_DELAY);
+        }
+    }
+
+    /// One stream, from Hello to its end: Ok when it ends with status OK.
+    async fn session(&mut self, client: &mut RefereeServiceClient<Channel>) -> Result<(), Status> {
+        let (tx, rx) = mpsc::channel::<PlayRequest>(8);
+        let hello = pb::Hello {
+            ticket: self.ticket.clone(),
+            protocol_version: PROTOCOL_VERSION,
+        };
+        let _ = tx
+            .send(PlayRequest {
+                message: Some(play_request::Message::Hello(hello)),
+            })
+            .await;
+        let mut inbound = client.play(ReceiverStream::new(rx)).await?.into_inner();
+        // Dropping `tx` and `inbound` on return cancels the call if it is still open.
+        while let Some(response) = inbound.message().await? {
+            self.established = true;
+            if let Some(decision) = self.handle(response) {
+                let message = Some(play_request::Message::Decision(decision));
+                // If the call is over the send fails; the next read says how it ended.
+                let _ = tx.send(PlayRequest { message }).await;
+            }
+        }
+        Ok(())
+    }
+
+    /// Passes the events to the bot; the decision to send if the response asks for one.
+    fn handle(&mut self, response: PlayResponse) -> Option<pb::Decision> {
+        let request_id = response.request.as_ref().map(|r| r.request_id);
+        // After a reconnection the referee re-sends the open request with its events: the
+        // bot has heard those events already if it saw this request.
+        let repeated = request_id.is_some() && request_id == self.seen_request;
+        if request_id.is_some() {
+            self.seen_request = request_id;
+        }
+        if !repeated {
+            for event in response.events.iter().filter_map(|e| e.event.as_ref()) {
+                self.note(event);
+            }
+        }
+        let request = response.request?;
+        Some(pb::Decision {
+            request_id: request.request_id,
+            action_id: self.decide(&request),
+        })
+    }
+
+    fn note(&mut self, event: &Event) {
+        match event {
+            Event::ActionRejected(r) => {
+                // A stale answer closes no attempt: no count to show.
+                let left = if r.reason == "stale_request" {
+                    String::new()
+                } else {
+                    format!("; {} attempts left", r.attempts_left)
+                };
+                self.say(&format!(
+                    "action {} was rejected ({}: {}){left}",
+                    r.action_id, r.reason, r.message
+                ));
+            }
+            Event::Error(e) => self.say(&format!("referee reports {}: {}", e.reason, e.message)),
+            _ => {}
+        }
+        self.bot.on_event(event);
+        if matches!(event, Event::MatchOver(_)) && !self.match_over {
+            self.match_over = true;
+            self.bot.on_match_over();
+        }
+    }
+
+    fn decide(&mut self, request: &DecisionRequest) -> u32 {
+        if let Some((id, chosen)) = self.answered
+            && id == request.request_id
+        {
+            return chosen;
+        }
+        let chosen = self.bot.choose(&Turn::new(request));
+        if !request.legal_actions.iter().any(|a| a.id == chosen) {
+            self.say(&format!(
+                "choose() returned {chosen}, not a legal action id; sending it anyway"
+            ));
+        }
+        self.answered = Some((request.request_id, chosen));
+        chosen
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lookup(vars: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+        let vars: Vec<(String, String)> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        move |name| vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())
+    }
+
+    #[test]
+    fn settings_from_lookup() {
+        let s = Settings::from_lookup(lookup(&[
+            ("TAVOLO_REFEREE", "127.0.0.1:5"),
+            ("TAVOLO_TICKET", " a, b ,,"),
+        ]))
+        .unwrap();
+        assert_eq!(s.tickets, ["a", "b"]);
+        assert_eq!(s.seed, "a");
+        assert_eq!(s.reconnect, DEFAULT_RECONNECT);
+        assert!(Settings::from_lookup(lookup(&[("TAVOLO_TICKET", "a")])).is_err());
+        assert!(Settings::from_lookup(lookup(&[("TAVOLO_REFEREE", "h:1")])).is_err());
+        let bad = lookup(&[
+            ("TAVOLO_REFEREE", "h:1"),
+            ("TAVOLO_TICKET", "a"),
+            ("TAVOLO_RECONNECT_SECONDS", "-1"),
+        ]);
+        assert!(Settings::from_lookup(bad).is_err());
+    }
+
+    #[test]
+    fn code_names() {
+        assert_eq!(code_name(Code::AlreadyExists), "ALREADY_EXISTS");
+        assert_eq!(code_name(Code::Unauthenticated), "UNAUTHENTICATED");
+    }
+}
