@@ -1,0 +1,533 @@
+package org.tavolo.bot;
+
+import io.grpc.ChannelCredentials;
+import io.grpc.Grpc;
+import io.grpc.InsecureChannelCredentials;
+import io.grpc.ManagedChannel;
+import io.grpc.Status;
+import io.grpc.TlsChannelCredentials;
+import io.grpc.stub.ClientCallStreamObserver;
+import io.grpc.stub.ClientResponseObserver;
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+import tavolo.v1.Referee.Action;
+import tavolo.v1.Referee.ActionRejected;
+import tavolo.v1.Referee.Decision;
+import tavolo.v1.Referee.DecisionRequest;
+import tavolo.v1.Referee.Event;
+import tavolo.v1.Referee.Hello;
+import tavolo.v1.Referee.PlayRequest;
+import tavolo.v1.Referee.PlayResponse;
+import tavolo.v1.Referee;
+import tavolo.v1.RefereeServiceGrpc;
+
+/**
+ * Plays tickets: one gRPC stream per ticket, reconnection, and the process exit code.
+ *
+ * <p>Environment: {@code TAVOLO_REFEREE} (host:port), {@code TAVOLO_TICKET} (one ticket, or
+ * several separated by commas: one stream and one bot each, concurrently), {@code TAVOLO_TLS_CA}
+ * (a PEM root certificate: TLS; unset: plaintext), {@code TAVOLO_RECONNECT_SECONDS} (how long to
+ * keep reconnecting after the stream breaks, default 10), {@code TAVOLO_SEED} (seed text for the
+ * bot's randomness, default the ticket).
+ */
+public final class Runner {
+  /** The protocol version this SDK speaks ({@code Hello.protocol_version}). */
+  public static final int PROTOCOL_VERSION = 1;
+
+  /** Every stream ended after {@code MatchOver}. */
+  public static final int EXIT_OK = 0;
+  /** A stream failed: refused by the referee, connection lost, or the bot threw. */
+  public static final int EXIT_FAILED = 1;
+  /** The settings are missing or wrong; nothing was played. */
+  public static final int EXIT_USAGE = 2;
+
+  public static final double DEFAULT_RECONNECT_SECONDS = 10.0;
+  private static final long FIRST_DELAY_MS = 100;
+  private static final long MAX_DELAY_MS = 1000;
+
+  // Statuses a broken connection or a restarting referee produce: worth reconnecting. Every
+  // other status is the referee's answer, and reconnecting would get the same one.
+  private static final Set<Status.Code> TRANSIENT =
+      EnumSet.of(Status.Code.UNAVAILABLE, Status.Code.CANCELLED, Status.Code.INTERNAL, Status.Code.ABORTED);
+
+  private static final Map<Status.Code, String> HINTS =
+      Map.of(
+          Status.Code.UNAUTHENTICATED, "the referee does not know this ticket",
+          Status.Code.ALREADY_EXISTS, "another connection is playing this ticket",
+          Status.Code.INVALID_ARGUMENT, "the referee refused a message of this bot",
+          Status.Code.FAILED_PRECONDITION, "the referee cannot play this ticket now",
+          Status.Code.RESOURCE_EXHAUSTED, "the referee is over a limit");
+
+  // gRPC and Netty log through java.util.logging; keep stderr for our own lines. The logger is
+  // held here because java.util.logging keeps loggers only weakly.
+  private static final Logger GRPC_LOGGER = Logger.getLogger("io.grpc");
+
+  private Runner() {}
+
+  /** Missing or malformed settings. */
+  public static final class ConfigException extends Exception {
+    public ConfigException(String message) {
+      super(message);
+    }
+  }
+
+  /**
+   * Where to connect and what to play.
+   *
+   * @param referee host:port
+   * @param tickets one stream each
+   * @param tlsCa PEM root certificate, or null for a plaintext channel
+   * @param reconnectSeconds how long to keep reconnecting after the stream breaks
+   * @param seed seed text for the bots' randomness, or null to use each ticket
+   */
+  public record Settings(String referee, List<String> tickets, byte[] tlsCa, double reconnectSeconds, String seed) {
+    /** The settings from the environment variables. */
+    public static Settings fromEnvironment() throws ConfigException {
+      return from(System.getenv());
+    }
+
+    /** The settings from a map of environment variables. */
+    public static Settings from(Map<String, String> env) throws ConfigException {
+      String referee = env.getOrDefault("TAVOLO_REFEREE", "").strip();
+      if (referee.isEmpty()) {
+        throw new ConfigException("no referee address: set TAVOLO_REFEREE to host:port");
+      }
+      List<String> tickets = new ArrayList<>();
+      for (String t : env.getOrDefault("TAVOLO_TICKET", "").split(",")) {
+        if (!t.isBlank()) {
+          tickets.add(t.strip());
+        }
+      }
+      if (tickets.isEmpty()) {
+        throw new ConfigException("no ticket: set TAVOLO_TICKET (several tickets: comma-separated)");
+      }
+      byte[] tlsCa = null;
+      String caPath = env.getOrDefault("TAVOLO_TLS_CA", "").strip();
+      if (!caPath.isEmpty()) {
+        try {
+          tlsCa = Files.readAllBytes(Path.of(caPath));
+        } catch (NoSuchFileException e) {
+          throw new ConfigException("cannot read TAVOLO_TLS_CA '" + caPath + "': no such file");
+        } catch (IOException | RuntimeException e) {
+          throw new ConfigException("cannot read TAVOLO_TLS_CA '" + caPath + "': " + e.getMessage());
+        }
+      }
+      double reconnect = DEFAULT_RECONNECT_SECONDS;
+      String text = env.getOrDefault("TAVOLO_RECONNECT_SECONDS", "").strip();
+      if (!text.isEmpty()) {
+        try {
+          reconnect = Double.parseDouble(text);
+        } catch (NumberFormatException e) {
+          reconnect = -1;
+        }
+        if (!(reconnect >= 0) || Double.isInfinite(reconnect)) {
+          throw new ConfigException("TAVOLO_RECONNECT_SECONDS must be seconds >= 0, not '" + text + "'");
+        }
+      }
+      String seed = env.getOrDefault("TAVOLO_SEED", "").strip();
+      return new Settings(referee, List.copyOf(tickets), tlsCa, reconnect, seed.isEmpty() ? null : seed);
+    }
+  }
+
+  /** Runs {@code factory}'s bots with the settings from the environment; exits with the code. */
+  public static void main(Bot.Factory factory) {
+    System.exit(run(factory));
+  }
+
+  /** Runs {@code factory}'s bots with the settings from the environment; the exit code. */
+  public static int run(Bot.Factory factory) {
+    Settings settings;
+    try {
+      settings = Settings.fromEnvironment();
+    } catch (ConfigException e) {
+      say(e.getMessage());
+      return EXIT_USAGE;
+    }
+    return run(factory, settings);
+  }
+
+  /**
+   * Plays every ticket with a fresh bot each, concurrently. Returns 0 when every stream ended
+   * after {@code MatchOver}, 1 when one failed, 2 when the settings are wrong.
+   */
+  public static int run(Bot.Factory factory, Settings settings) {
+    GRPC_LOGGER.setLevel(Level.OFF);
+    warmUp();
+    int count = settings.tickets().size();
+    List<TicketStream> streams = new ArrayList<>();
+    for (int i = 0; i < count; i++) {
+      String ticket = settings.tickets().get(i);
+      String seed = settings.seed() == null ? ticket : settings.seed();
+      if (count > 1) {
+        seed = seed + "/" + i;
+      }
+      Bot bot;
+      try {
+        bot = factory.create(new Bot.Slot(ticket, i, count, seed));
+      } catch (RuntimeException e) {
+        say("making the bot threw an exception:");
+        e.printStackTrace();
+        return EXIT_FAILED;
+      }
+      String label = count > 1 ? "ticket " + (i + 1) + "/" + count + ": " : "";
+      streams.add(new TicketStream(bot, ticket, label, settings));
+    }
+    ManagedChannel channel;
+    try {
+      channel = makeChannel(settings);
+    } catch (ConfigException e) {
+      say(e.getMessage());
+      return EXIT_USAGE;
+    }
+    try {
+      int code = EXIT_OK;
+      if (count == 1) {
+        return streams.get(0).play(channel);
+      }
+      List<CompletableFuture<Integer>> results = new ArrayList<>();
+      for (TicketStream s : streams) {
+        CompletableFuture<Integer> result = new CompletableFuture<>();
+        Runnable play = () -> {
+          try {
+            result.complete(s.play(channel));
+          } catch (Throwable t) {
+            result.completeExceptionally(t);
+          }
+        };
+        Thread thread = new Thread(play, "tavolo-stream-" + streams.indexOf(s));
+        thread.setDaemon(true);
+        thread.start();
+        results.add(result);
+      }
+      for (CompletableFuture<Integer> r : results) {
+        code = Math.max(code, r.get());
+      }
+      return code;
+    } catch (InterruptedException e) {
+      say("interrupted");
+      return EXIT_FAILED;
+    } catch (ExecutionException e) {
+      say("a stream failed:");
+      e.getCause().printStackTrace();
+      return EXIT_FAILED;
+    } finally {
+      channel.shutdownNow();
+    }
+  }
+
+  /**
+   * Loads and runs once the code that every decision uses (protobuf parsing, {@link Turn},
+   * {@link Cards}), so that the first real decision is not slowed by class loading. Runs before
+   * the Hello: the referee allows 10 s for that, and does not time it as a decision.
+   */
+  static void warmUp() {
+    try {
+      Referee.Action led = play(12, "AC");
+      Referee.Observation.Builder observation =
+          Referee.Observation.newBuilder().setSeat(1).setPlayers(4).addAllHand(List.of("3D", "AS", "4B"));
+      observation.addTrick(Referee.Play.newBuilder().setSeat(0).setAction(led));
+      observation.addTricks(Referee.Trick.newBuilder().addPlays(Referee.Play.newBuilder().setAction(led)));
+      DecisionRequest.Builder request =
+          DecisionRequest.newBuilder().setRequestId(1).setDeadlineMs(1000).setObservation(observation);
+      for (String card : observation.getHandList()) {
+        request.addLegalActions(play(Cards.ALL.indexOf(card), card));
+      }
+      request.addLegalActions(
+          Referee.Action.newBuilder().setId(321).setKind(Referee.ActionKind.ACTION_KIND_CALL_OUT).setText("call-out"));
+      Event event =
+          Event.newBuilder().setCardPlayed(Referee.CardPlayed.newBuilder().setSeat(0).setCard("AC")).build();
+      PlayResponse response = PlayResponse.newBuilder().addEvents(event).setRequest(request).build();
+      PlayResponse parsed = PlayResponse.parseFrom(response.toByteArray());
+      Turn turn = new Turn(parsed.getRequest());
+      turn.quietPlays().stream()
+          .min(Comparator.comparing((Referee.Action a) -> Turn.cardOf(a).orElseThrow(), Cards.CHEAPEST_FIRST));
+      turn.ledSuit().ifPresent(suit -> turn.winningCard().ifPresent(best -> Cards.beats("3D", best, suit)));
+      turn.declarations();
+      turn.find("AS");
+      turn.playedCards();
+      Cards.sorted(turn.hand());
+      Decision decision = Decision.newBuilder().setRequestId(1).setActionId(checked(0, parsed.getRequest(), "")).build();
+      PlayRequest.newBuilder().setDecision(decision).build().toByteArray();
+    } catch (Exception e) {
+      // Only a warm-up: the real decisions will report any real problem.
+    }
+  }
+
+  private static Referee.Action play(int id, String card) {
+    return Referee.Action.newBuilder()
+        .setId(id)
+        .setKind(Referee.ActionKind.ACTION_KIND_PLAY)
+        .setCard(card)
+        .setText(card)
+        .build();
+  }
+
+  private static ManagedChannel makeChannel(Settings settings) throws ConfigException {
+    ChannelCredentials credentials;
+    if (settings.tlsCa() == null) {
+      credentials = InsecureChannelCredentials.create();
+    } else {
+      try {
+        credentials =
+            TlsChannelCredentials.newBuilder().trustManager(new ByteArrayInputStream(settings.tlsCa())).build();
+      } catch (IOException | RuntimeException e) {
+        throw new ConfigException("TAVOLO_TLS_CA holds no usable PEM certificate: " + e.getMessage());
+      }
+    }
+    try {
+      return Grpc.newChannelBuilder(settings.referee(), credentials).build();
+    } catch (RuntimeException e) {
+      String message = String.valueOf(e.getMessage());
+      if (settings.tlsCa() != null && message.contains("SslContext")) {
+        String reason = message.replaceAll(".*Unable to create SslContext: ([^;]*).*", "$1");
+        throw new ConfigException("TAVOLO_TLS_CA holds no usable PEM certificate: " + reason);
+      }
+      throw new ConfigException("bad TAVOLO_REFEREE '" + settings.referee() + "': " + message);
+    }
+  }
+
+  /** One line to stderr; whitespace runs (newlines in gRPC details) become one space. */
+  static void say(String line) {
+    System.err.println("tavolo-bot: " + line.strip().replaceAll("\\s+", " "));
+    System.err.flush();
+  }
+
+  /** The action id chosen, checked against the legal list (a warning only: it is sent anyway). */
+  static int checked(int chosen, DecisionRequest request, String label) {
+    for (Action a : request.getLegalActionsList()) {
+      if (a.getId() == chosen) {
+        return chosen;
+      }
+    }
+    say(label + "choose() returned " + chosen + ", not a legal action id; sending it anyway");
+    return chosen;
+  }
+
+  /** One ticket's stream, reconnected while the match is not over. */
+  private static final class TicketStream {
+    private final Bot bot;
+    private final String ticket;
+    private final String label;
+    private final Settings settings;
+    private volatile boolean matchOver;
+    private volatile boolean established;
+    private volatile Throwable botFailure;
+    // The last request answered and its answer: a request re-sent after a reconnection gets the
+    // same answer without asking the bot twice (a random bot would drift otherwise).
+    private long answeredRequest = -1;
+    private int answeredAction;
+    private long seenRequest = -1;
+
+    TicketStream(Bot bot, String ticket, String label, Settings settings) {
+      this.bot = bot;
+      this.ticket = ticket;
+      this.label = label;
+      this.settings = settings;
+    }
+
+    private void say(String line) {
+      Runner.say(label + line);
+    }
+
+    /** Plays the ticket to the end of the match; this stream's exit code. */
+    int play(ManagedChannel channel) {
+      long window = Math.round(settings.reconnectSeconds() * 1000);
+      long giveUpAt = -1;
+      long delay = FIRST_DELAY_MS;
+      boolean everEstablished = false;
+      while (true) {
+        established = false;
+        Status status = session(channel);
+        if (botFailure != null) {
+          say("the bot threw an exception; this stream stops:");
+          botFailure.printStackTrace();
+          return EXIT_FAILED;
+        }
+        if (matchOver) {
+          return EXIT_OK; // how the stream ended no longer matters
+        }
+        if (status.isOk()) {
+          say("the referee ended the stream before the match was over");
+          return EXIT_FAILED;
+        }
+        Status.Code code = status.getCode();
+        String outcome = describe(status);
+        // Right after a break the referee may still hold the old stream of this ticket.
+        boolean inUse = code == Status.Code.ALREADY_EXISTS && everEstablished;
+        if (!TRANSIENT.contains(code) && !inUse) {
+          String hint = hint(status);
+          say("the referee at " + settings.referee() + " ended the stream: " + outcome
+              + (hint == null ? "" : " (" + hint + ")"));
+          return EXIT_FAILED;
+        }
+        everEstablished |= established;
+        long now = System.nanoTime() / 1_000_000;
+        if (established || giveUpAt < 0) {
+          giveUpAt = now + window;
+          delay = FIRST_DELAY_MS;
+        }
+        if (now + delay > giveUpAt) {
+          String what = everEstablished ? "lost the referee" : "cannot reach the referee";
+          say(what + " at " + settings.referee() + " (" + outcome + "); gave up after retrying for "
+              + seconds(settings.reconnectSeconds()) + " s (TAVOLO_RECONNECT_SECONDS)");
+          return EXIT_FAILED;
+        }
+        try {
+          Thread.sleep(delay);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          return EXIT_FAILED;
+        }
+        channel.resetConnectBackoff(); // the channel's own backoff (1 s to 120 s) is slower
+        delay = Math.min(delay * 2, MAX_DELAY_MS);
+      }
+    }
+
+    private static String hint(Status status) {
+      String details = status.getDescription() == null ? "" : status.getDescription();
+      if (details.startsWith("ticket_used")) {
+        return "the match of this ticket is over";
+      }
+      if (details.startsWith("unknown_ticket") || details.startsWith("seat_taken")) {
+        return HINTS.get(status.getCode());
+      }
+      if (details.startsWith("protocol_version")) {
+        return "this SDK speaks protocol version " + PROTOCOL_VERSION;
+      }
+      return HINTS.get(status.getCode());
+    }
+
+    private static String seconds(double s) {
+      return s == Math.rint(s) ? Long.toString((long) s) : Double.toString(s);
+    }
+
+    private static String describe(Status status) {
+      String text = status.getCode().name();
+      if (status.getDescription() != null) {
+        text += ": " + status.getDescription();
+      }
+      Throwable cause = status.getCause();
+      if (cause != null && cause.getMessage() != null) {
+        text += " (" + cause.getMessage() + ")";
+      }
+      return text;
+    }
+
+    /** One stream, from Hello to its end; how it ended. */
+    private Status session(ManagedChannel channel) {
+      CompletableFuture<Status> end = new CompletableFuture<>();
+      ClientResponseObserver<PlayRequest, PlayResponse> observer =
+          new ClientResponseObserver<>() {
+            private ClientCallStreamObserver<PlayRequest> out;
+
+            @Override
+            public void beforeStart(ClientCallStreamObserver<PlayRequest> requestStream) {
+              out = requestStream;
+            }
+
+            @Override
+            public void onNext(PlayResponse response) {
+              established = true;
+              Decision decision;
+              try {
+                decision = handle(response);
+              } catch (Throwable t) { // the bot's own code failed: stop this stream
+                botFailure = t;
+                out.cancel("the bot threw an exception", null);
+                return;
+              }
+              if (decision != null) {
+                send(out, PlayRequest.newBuilder().setDecision(decision).build());
+              }
+            }
+
+            @Override
+            public void onError(Throwable t) {
+              end.complete(Status.fromThrowable(t));
+            }
+
+            @Override
+            public void onCompleted() {
+              end.complete(Status.OK);
+            }
+          };
+      ClientCallStreamObserver<PlayRequest> out =
+          (ClientCallStreamObserver<PlayRequest>) RefereeServiceGrpc.newStub(channel).play(observer);
+      Hello hello = Hello.newBuilder().setTicket(ticket).setProtocolVersion(PROTOCOL_VERSION).build();
+      send(out, PlayRequest.newBuilder().setHello(hello).build());
+      try {
+        return end.get();
+      } catch (InterruptedException | ExecutionException e) {
+        out.cancel("interrupted", e);
+        return Status.CANCELLED.withDescription("interrupted");
+      }
+    }
+
+    private static void send(ClientCallStreamObserver<PlayRequest> out, PlayRequest message) {
+      synchronized (out) {
+        try {
+          out.onNext(message);
+        } catch (IllegalStateException e) {
+          // The call is over; its end (onError/onCompleted) says how.
+        }
+      }
+    }
+
+    /** Passes the events to the bot; the decision to send if the response asks for one. */
+    private Decision handle(PlayResponse response) {
+      boolean hasRequest = response.hasRequest();
+      long requestId = hasRequest ? response.getRequest().getRequestId() : -1;
+      // After a reconnection the referee re-sends the open request with its events: the bot has
+      // heard those events already if it saw this request.
+      boolean repeated = hasRequest && requestId == seenRequest;
+      if (hasRequest) {
+        seenRequest = requestId;
+      }
+      if (!repeated) {
+        for (Event event : response.getEventsList()) {
+          switch (event.getEventCase()) {
+            case ACTION_REJECTED -> {
+              ActionRejected r = event.getActionRejected();
+              // A stale answer (re-sent, or too late) closes no attempt: no count to show.
+              String left = r.getReason().equals("stale_request") ? "" : "; " + r.getAttemptsLeft() + " attempts left";
+              say("action " + r.getActionId() + " was rejected (" + r.getReason() + ": " + r.getMessage() + ")" + left);
+            }
+            case ERROR -> say("referee reports " + event.getError().getReason() + ": " + event.getError().getMessage());
+            default -> {}
+          }
+          bot.onEvent(event);
+          if (event.getEventCase() == Event.EventCase.MATCH_OVER && !matchOver) {
+            matchOver = true;
+            bot.onMatchOver();
+          }
+        }
+      }
+      if (!hasRequest) {
+        return null;
+      }
+      DecisionRequest request = response.getRequest();
+      int chosen;
+      if (answeredRequest == requestId) {
+        chosen = answeredAction;
+      } else {
+        chosen = checked(bot.choose(new Turn(request)), request, label);
+        answeredRequest = requestId;
+        answeredAction = chosen;
+      }
+      return Decision.newBuilder().setRequestId(requestId).setActionId(chosen).build();
+    }
+  }
+}
