@@ -1,0 +1,346 @@
+/**
+ * Playing tickets: one gRPC stream per ticket, reconnection, and the process exit code.
+ *
+ * Environment (read unless `RunOptions` says otherwise):
+ * - TAVOLO_REFEREE: the referee's host:port.
+ * - TAVOLO_TICKET: one ticket, or several separated by commas (one stream each, concurrently).
+ * - TAVOLO_TLS_CA: a PEM file of the root certificate; unset means plaintext.
+ * - TAVOLO_RECONNECT_SECONDS: how long to keep reconnecting after the stream breaks (10).
+ * - TAVOLO_SEED: seed text for the bot's randomness (default: the ticket).
+ */
+
+import { readFileSync } from "node:fs";
+import { isIP } from "node:net";
+import { credentials, status as Code, type ClientDuplexStream, type StatusObject } from "@grpc/grpc-js";
+import { type Bot, type BotFactory, eventKind } from "./bot";
+import { type Decision, type PlayRequest, type PlayResponse, RefereeServiceClient } from "./gen/tavolo/v1/referee";
+import { Turn } from "./turn";
+
+/** The protocol version this SDK speaks (Hello.protocolVersion). */
+export const PROTOCOL_VERSION = 1;
+
+/** Every stream ended after MatchOver. */
+export const EXIT_OK = 0;
+/** A stream failed: refused by the referee, connection lost, or the bot threw. */
+export const EXIT_FAILED = 1;
+/** The settings are missing or wrong; nothing was played. */
+export const EXIT_USAGE = 2;
+
+const DEFAULT_RECONNECT_SECONDS = 10;
+const FIRST_DELAY_MS = 100;
+const MAX_DELAY_MS = 1000;
+
+// A broken connection or a restarting referee: worth reconnecting. Any other status is the
+// referee's answer, and reconnecting would get the same one.
+const TRANSIENT = new Set<number>([Code.UNAVAILABLE, Code.CANCELLED, Code.INTERNAL, Code.ABORTED]);
+
+const HINTS: Partial<Record<number, string>> = {
+  [Code.UNAUTHENTICATED]: "the referee does not know this ticket",
+  [Code.INVALID_ARGUMENT]: "the referee refused a message of this bot",
+  [Code.FAILED_PRECONDITION]: "the referee cannot play this ticket now",
+  [Code.RESOURCE_EXHAUSTED]: "the referee is over a limit",
+};
+
+// The channel's own reconnection backoff must not be slower than ours: a channel in backoff
+// fails every call at once.
+const CHANNEL_OPTIONS = {
+  "grpc.initial_reconnect_backoff_ms": FIRST_DELAY_MS,
+  "grpc.max_reconnect_backoff_ms": MAX_DELAY_MS,
+};
+
+/** Missing or malformed settings. */
+export class ConfigError extends Error {}
+
+/** Where to connect and what to play. */
+export interface Settings {
+  /** host:port */
+  referee: string;
+  tickets: string[];
+  /** PEM root certificate; undefined for plaintext. */
+  tlsCa?: Buffer;
+  reconnectSeconds: number;
+  /** TAVOLO_SEED, if set. */
+  seed?: string;
+}
+
+/** Overrides for the environment. */
+export interface RunOptions {
+  /** host:port; default TAVOLO_REFEREE. */
+  referee?: string;
+  /** A list, or comma-separated text; default TAVOLO_TICKET. */
+  tickets?: string | string[];
+  /** The environment to read; default process.env. */
+  env?: Record<string, string | undefined>;
+}
+
+/** Settings from the options, the environment filling in what they leave out. */
+export function loadSettings(options: RunOptions = {}): Settings {
+  const env = options.env ?? process.env;
+  const referee = (options.referee ?? env.TAVOLO_REFEREE ?? "").trim();
+  if (!referee) throw new ConfigError("no referee address: set TAVOLO_REFEREE to host:port");
+  const raw = options.tickets ?? env.TAVOLO_TICKET ?? "";
+  const tickets = (typeof raw === "string" ? raw.split(",") : raw).map((t) => t.trim()).filter((t) => t);
+  if (tickets.length === 0) throw new ConfigError("no ticket: set TAVOLO_TICKET (several tickets: comma-separated)");
+  let tlsCa: Buffer | undefined;
+  const caPath = (env.TAVOLO_TLS_CA ?? "").trim();
+  if (caPath) {
+    try {
+      tlsCa = readFileSync(caPath);
+    } catch (err) {
+      const why = (err as NodeJS.ErrnoException).code ?? String(err);
+      throw new ConfigError(`cannot read TAVOLO_TLS_CA ${JSON.stringify(caPath)}: ${why}`);
+    }
+  }
+  let reconnectSeconds = DEFAULT_RECONNECT_SECONDS;
+  const text = (env.TAVOLO_RECONNECT_SECONDS ?? "").trim();
+  if (text) {
+    reconnectSeconds = Number(text);
+    if (!(reconnectSeconds >= 0)) {
+      throw new ConfigError(`TAVOLO_RECONNECT_SECONDS must be seconds >= 0, not ${JSON.stringify(text)}`);
+    }
+  }
+  const seed = env.TAVOLO_SEED || undefined;
+  return { referee, tickets, tlsCa, reconnectSeconds, seed };
+}
+
+/** One line on stderr: newlines in gRPC details would break the one-line promise. */
+function say(line: string): void {
+  process.stderr.write("tavolo-bot: " + line.split(/\s+/).join(" ").trim() + "\n");
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** How one stream ended. */
+interface Outcome {
+  status: StatusObject;
+  /** What the bot threw, if it did (the stream was cancelled then). */
+  botError?: unknown;
+}
+
+class BotError extends Error {}
+
+/** One ticket's stream, reconnected while the match is not over. */
+class TicketStream {
+  private matchOver = false;
+  private established = false;
+  // The last (request id, action id) sent: a request re-sent after a reconnection gets the
+  // same answer without asking the bot twice.
+  private answered?: { requestId: bigint; actionId: number };
+  private seenRequest?: bigint;
+
+  constructor(
+    private readonly client: RefereeServiceClient,
+    private readonly bot: Bot,
+    private readonly ticket: string,
+    private readonly label: string,
+    private readonly settings: Settings,
+  ) {}
+
+  private say(line: string): void {
+    say(this.label + line);
+  }
+
+  /** Play the ticket to the end of the match; the exit code of this stream. */
+  async play(): Promise<number> {
+    const windowMs = this.settings.reconnectSeconds * 1000;
+    let giveUpAt: number | undefined;
+    let delay = FIRST_DELAY_MS;
+    let everEstablished = false;
+    for (;;) {
+      this.established = false;
+      const { status, botError } = await this.session();
+      if (botError !== undefined) {
+        if (botError instanceof BotError) {
+          this.say(botError.message + "; this stream stops");
+        } else {
+          this.say("the bot threw an exception; this stream stops:");
+          console.error(botError);
+        }
+        return EXIT_FAILED;
+      }
+      if (this.matchOver) return EXIT_OK; // how the stream ended no longer matters
+      const name = Code[status.code] ?? String(status.code);
+      if (status.code === Code.OK) {
+        this.say("the referee ended the stream before the match was over");
+        return EXIT_FAILED;
+      }
+      // Right after a break the referee may still hold the old stream of this ticket.
+      const inUse = status.code === Code.ALREADY_EXISTS && everEstablished;
+      if (!TRANSIENT.has(status.code) && !inUse) {
+        const hint = status.details.startsWith("ticket_used")
+          ? "the match of this ticket is over"
+          : status.details.startsWith("seat_taken")
+            ? "another connection is playing this ticket"
+            : HINTS[status.code];
+        this.say(
+          `the referee at ${this.settings.referee} ended the stream: ${name}: ${status.details}` +
+            (hint ? ` (${hint})` : ""),
+        );
+        return EXIT_FAILED;
+      }
+      everEstablished ||= this.established;
+      const now = Date.now();
+      if (this.established || giveUpAt === undefined) {
+        giveUpAt = now + windowMs;
+        delay = FIRST_DELAY_MS;
+      }
+      if (now + delay > giveUpAt) {
+        const what = everEstablished ? "lost the referee" : "cannot reach the referee";
+        this.say(
+          `${what} at ${this.settings.referee} (${name}: ${status.details}); ` +
+            `gave up after retrying for ${this.settings.reconnectSeconds} s (TAVOLO_RECONNECT_SECONDS)`,
+        );
+        return EXIT_FAILED;
+      }
+      await sleep(delay);
+      delay = Math.min(delay * 2, MAX_DELAY_MS);
+    }
+  }
+
+  /** One stream, from Hello to its status, with every message handled in order. */
+  private session(): Promise<Outcome> {
+    return new Promise<Outcome>((resolve) => {
+      const call: ClientDuplexStream<PlayRequest, PlayResponse> = this.client.play();
+      let status: StatusObject | undefined;
+      let ended = false;
+      let done = false;
+      let botError: unknown;
+      let queue: Promise<void> = Promise.resolve();
+
+      const finish = () => {
+        if (done || status === undefined) return;
+        done = true;
+        const final = status;
+        void queue.then(() => resolve({ status: final, botError }));
+      };
+      const send = (message: PlayRequest) => {
+        if (status === undefined) call.write(message);
+      };
+
+      call.on("data", (response: PlayResponse) => {
+        this.established = true;
+        queue = queue.then(async () => {
+          if (botError !== undefined) return;
+          try {
+            const decision = await this.handle(response);
+            if (decision) send({ decision });
+          } catch (err) {
+            botError = err ?? new Error("the bot threw " + String(err));
+            call.cancel(); // tells the referee we left; the status follows
+          }
+        });
+      });
+      call.on("error", () => {}); // the "status" event says how the call ended
+      call.on("end", () => {
+        ended = true;
+        finish();
+      });
+      call.on("status", (s: StatusObject) => {
+        status = s;
+        if (ended) finish();
+        else setTimeout(finish, 500).unref(); // the last messages are read before "end"
+      });
+      send({ hello: { ticket: this.ticket, protocolVersion: PROTOCOL_VERSION } });
+    });
+  }
+
+  /** Pass the events to the bot; the decision to send if the response asks for one. */
+  private async handle(response: PlayResponse): Promise<Decision | undefined> {
+    const bot = this.bot;
+    const request = response.request;
+    // After a reconnection the referee re-sends the open request with its events: the bot
+    // has heard those events already if it saw this request.
+    const repeated = request !== undefined && request.requestId === this.seenRequest;
+    if (request !== undefined) this.seenRequest = request.requestId;
+    for (const event of repeated ? [] : response.events) {
+      const kind = eventKind(event);
+      if (event.actionRejected) {
+        const r = event.actionRejected;
+        // A stale answer (re-sent, or too late) closes no attempt: no count to show.
+        const left = r.reason === "stale_request" ? "" : `; ${r.attemptsLeft} attempts left`;
+        this.say(`action ${r.actionId} was rejected (${r.reason}: ${r.message})${left}`);
+      } else if (event.error) {
+        this.say(`referee reports ${event.error.reason}: ${event.error.message}`);
+      }
+      bot.onEvent?.(event);
+      if (kind === "matchOver" && !this.matchOver) {
+        this.matchOver = true;
+        bot.onMatchOver?.();
+      }
+    }
+    if (request === undefined) return undefined;
+    let actionId: number;
+    if (this.answered !== undefined && this.answered.requestId === request.requestId) {
+      actionId = this.answered.actionId;
+    } else {
+      const choice: unknown = await bot.choose(new Turn(request));
+      if (typeof choice !== "number" || !Number.isInteger(choice) || choice < 0 || choice > 0xffffffff) {
+        throw new BotError(`choose() returned ${String(choice)}, which is no action id`);
+      }
+      actionId = choice;
+      if (!request.legalActions.some((a) => a.id === actionId)) {
+        this.say(`choose() returned ${actionId}, not a legal action id; sending it anyway`);
+      }
+      this.answered = { requestId: request.requestId, actionId };
+    }
+    return { requestId: request.requestId, actionId };
+  }
+}
+
+/**
+ * Play every ticket, each with its own bot, and return the process exit code: 0 when every
+ * stream ended after MatchOver, 1 when one failed, 2 when the settings are missing or wrong.
+ * `bot` is a bot object (shared by every ticket) or a factory making one per ticket.
+ */
+export async function play(bot: Bot | BotFactory, options: RunOptions = {}): Promise<number> {
+  let settings: Settings;
+  try {
+    settings = loadSettings(options);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    say(err.message);
+    return EXIT_USAGE;
+  }
+  const count = settings.tickets.length;
+  const bots: Bot[] = [];
+  for (const [index, ticket] of settings.tickets.entries()) {
+    const base = settings.seed ?? ticket;
+    const seed = count > 1 ? `${base}/${index}` : base;
+    try {
+      bots.push(typeof bot === "function" ? bot({ ticket, index, count, seed }) : bot);
+    } catch (err) {
+      say("making the bot threw an exception:");
+      console.error(err);
+      return EXIT_FAILED;
+    }
+  }
+  const creds = settings.tlsCa ? credentials.createSsl(settings.tlsCa) : credentials.createInsecure();
+  if (settings.tlsCa && isIP(settings.referee.replace(/:\d+$/, "").replace(/^\[(.*)\]$/, "$1"))) {
+    // grpc-js sends an IP address as the TLS server name, and Node warns about it (DEP0123)
+    // on stderr. The certificate is still checked against the address.
+    process.noDeprecation = true;
+  }
+  const client = new RefereeServiceClient(settings.referee, creds, CHANNEL_OPTIONS);
+  try {
+    const codes = await Promise.all(
+      settings.tickets.map((ticket, i) =>
+        new TicketStream(client, bots[i], ticket, count > 1 ? `ticket ${i + 1}/${count}: ` : "", settings).play(),
+      ),
+    );
+    return Math.max(EXIT_OK, ...codes);
+  } finally {
+    client.close();
+  }
+}
+
+/** `play`, then exit the process with its code. The usual last line of a bot's file. */
+export function run(bot: Bot | BotFactory, options: RunOptions = {}): void {
+  play(bot, options).then(
+    (code) => process.exit(code),
+    (err) => {
+      say("unexpected error:");
+      console.error(err);
+      process.exit(EXIT_FAILED);
+    },
+  );
+}
