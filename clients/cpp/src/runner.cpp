@@ -1,0 +1,408 @@
+// Playing tickets: one gRPC stream per ticket, reconnection, and the process exit code.
+#include <grpcpp/grpcpp.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cctype>
+#include <cstdlib>
+#include <exception>
+#include <fstream>
+#include <mutex>
+#include <optional>
+#include <sstream>
+#include <thread>
+#include <utility>
+
+#include "tavolo/bot.hpp"
+#include "tavolo/v1/referee.grpc.pb.h"
+
+namespace tavolo {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr double kFirstDelay = 0.1;  // seconds between reconnection attempts, doubling...
+constexpr double kMaxDelay = 1.0;    // ...up to this
+
+// One line on stderr; newlines in gRPC details would break the one-line promise.
+void say(const std::string& line) {
+  static std::mutex lock;
+  std::string out = "tavolo-cpp: ";
+  bool space = false;
+  for (char c : line) {
+    if (std::isspace(static_cast<unsigned char>(c))) {
+      space = true;
+      continue;
+    }
+    if (space && out.back() != ' ') out += ' ';
+    space = false;
+    out += c;
+  }
+  out += '\n';
+  std::lock_guard<std::mutex> guard(lock);
+  std::fwrite(out.data(), 1, out.size(), stderr);
+  std::fflush(stderr);
+}
+
+std::string trim(const char* text) {
+  std::string s = text ? text : "";
+  auto first = s.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos) return "";
+  return s.substr(first, s.find_last_not_of(" \t\r\n") - first + 1);
+}
+
+std::string code_name(grpc::StatusCode code) {
+  static const std::array<const char*, 17> names = {
+      "OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND",
+      "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION",
+      "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS",
+      "UNAUTHENTICATED"};
+  auto i = static_cast<std::size_t>(code);
+  return i < names.size() ? names[i] : "CODE_" + std::to_string(i);
+}
+
+// Statuses a broken connection or a restarting referee produce: worth reconnecting.
+bool transient(grpc::StatusCode code) {
+  return code == grpc::StatusCode::UNAVAILABLE || code == grpc::StatusCode::CANCELLED ||
+         code == grpc::StatusCode::INTERNAL || code == grpc::StatusCode::ABORTED;
+}
+
+std::string hint(grpc::StatusCode code, const std::string& details) {
+  if (details.rfind("ticket_used", 0) == 0) return " (the match of this ticket is over)";
+  switch (code) {
+    case grpc::StatusCode::UNAUTHENTICATED: return " (the referee does not know this ticket)";
+    case grpc::StatusCode::ALREADY_EXISTS: return " (another connection is playing this ticket)";
+    case grpc::StatusCode::INVALID_ARGUMENT: return " (the referee refused a message of this bot)";
+    case grpc::StatusCode::FAILED_PRECONDITION: return " (the referee cannot play this ticket now)";
+    case grpc::StatusCode::RESOURCE_EXHAUSTED: return " (the referee is over a limit)";
+    default: return "";
+  }
+}
+
+std::string seconds_text(double s) {
+  std::ostringstream out;
+  out << s;
+  return out.str();
+}
+
+// The bot a stream plays with, and the lock that serialises calls to it.
+struct Seat {
+  Bot* bot;
+  std::mutex* lock;
+};
+
+// One ticket's stream, reconnected while the match is not over.
+class Stream {
+ public:
+  Stream(std::shared_ptr<grpc::Channel> channel, Seat seat, std::string ticket, int index,
+         std::string label, const Settings& settings)
+      : stub_(v1::RefereeService::NewStub(std::move(channel))),
+        seat_(seat),
+        ticket_(std::move(ticket)),
+        index_(index),
+        label_(std::move(label)),
+        settings_(settings) {}
+
+  // Play the ticket to the end of the match; the exit code of this stream.
+  int play() {
+    const double window = settings_.reconnect_seconds;
+    std::optional<Clock::time_point> give_up_at;
+    double delay = kFirstDelay;
+    bool ever_established = false;
+    while (true) {
+      bool established = false;
+      grpc::Status status = session(established);
+      if (bot_failed_) return kExitFailed;
+      if (match_over_) return kExitOk;  // how the stream ended no longer matters
+      if (status.ok()) {
+        tell("the referee ended the stream before the match was over");
+        return kExitFailed;
+      }
+      const auto code = status.error_code();
+      const std::string outcome = code_name(code) + ": " + status.error_message();
+      // Right after a break the referee may still hold the old stream of this ticket.
+      const bool in_use = code == grpc::StatusCode::ALREADY_EXISTS && ever_established;
+      if (!transient(code) && !in_use) {
+        tell("the referee at " + settings_.referee + " ended the stream: " + outcome + hint(code, status.error_message()));
+        return kExitFailed;
+      }
+      ever_established = ever_established || established;
+      const auto now = Clock::now();
+      if (established || !give_up_at) {
+        give_up_at = now + std::chrono::duration_cast<Clock::duration>(
+                               std::chrono::duration<double>(window));
+        delay = kFirstDelay;
+      }
+      const auto pause = std::chrono::duration_cast<Clock::duration>(
+          std::chrono::duration<double>(delay));
+      if (now + pause > *give_up_at) {
+        tell(std::string(ever_established ? "lost the referee" : "cannot reach the referee") +
+             " at " + settings_.referee + " (" + outcome + "); gave up after retrying for " +
+             seconds_text(window) + " s (TAVOLO_RECONNECT_SECONDS)");
+        return kExitFailed;
+      }
+      std::this_thread::sleep_for(pause);
+      delay = std::min(delay * 2, kMaxDelay);
+    }
+  }
+
+ private:
+  void tell(const std::string& line) const { say(label_ + line); }
+
+  // One stream, from Hello to its end.
+  grpc::Status session(bool& established) {
+    grpc::ClientContext context;
+    auto call = stub_->Play(&context);
+    v1::PlayRequest hello;
+    hello.mutable_hello()->set_ticket(ticket_);
+    hello.mutable_hello()->set_protocol_version(kProtocolVersion);
+    if (call->Write(hello)) {
+      v1::PlayResponse response;
+      while (call->Read(&response)) {
+        established = true;
+        std::optional<v1::PlayRequest> answer;
+        if (!handle(response, answer)) {
+          context.TryCancel();  // tells the referee we left
+          break;
+        }
+        // Once the call is over, Write fails; the next Read reports how it ended.
+        if (answer && !call->Write(*answer)) break;
+      }
+    }
+    v1::PlayResponse rest;
+    while (call->Read(&rest)) {
+    }
+    return call->Finish();
+  }
+
+  // Pass the events to the bot and fill `answer` if the response asks for a decision.
+  // False when the bot failed (the stream must stop).
+  bool handle(const v1::PlayResponse& response, std::optional<v1::PlayRequest>& answer) {
+    std::lock_guard<std::mutex> guard(*seat_.lock);
+    Bot& bot = *seat_.bot;
+    const bool has_request = response.has_request();
+    const std::uint64_t request_id = response.request().request_id();
+    // After a reconnection the referee re-sends the open request with its events: the bot
+    // has heard those events already if it saw this request.
+    const bool repeated = has_request && seen_request_ && *seen_request_ == request_id;
+    if (has_request) seen_request_ = request_id;
+    try {
+      if (!repeated) {
+        for (const auto& event : response.events()) {
+          if (event.has_action_rejected()) {
+            const auto& r = event.action_rejected();
+            // A stale answer (re-sent, or too late) closes no attempt: no count to show.
+            std::string left = r.reason() == "stale_request"
+                                   ? ""
+                                   : "; " + std::to_string(r.attempts_left()) + " attempts left";
+            tell("action " + std::to_string(r.action_id()) + " was rejected (" + r.reason() +
+                 ": " + r.message() + ")" + left);
+          } else if (event.has_error()) {
+            tell("referee reports " + event.error().reason() + ": " + event.error().message());
+          }
+          bot.on_event(event);
+          if (event.has_match_over() && !match_over_) {
+            match_over_ = true;
+            bot.on_match_over();
+          }
+        }
+      }
+      if (!has_request) return true;
+      const auto& request = response.request();
+      std::uint32_t chosen = 0;
+      if (answered_ && answered_->first == request_id) {
+        chosen = answered_->second;  // the re-sent request gets the same answer
+      } else {
+        const int choice = bot.choose(Turn(request, index_));
+        if (choice < 0) {
+          tell("choose() returned " + std::to_string(choice) + ", which is no action id; this stream stops");
+          bot_failed_ = true;
+          return false;
+        }
+        chosen = static_cast<std::uint32_t>(choice);
+        const auto& legal = request.legal_actions();
+        if (std::none_of(legal.begin(), legal.end(),
+                         [&](const Action& a) { return a.id() == chosen; })) {
+          tell("choose() returned " + std::to_string(chosen) +
+               ", not a legal action id; sending it anyway");
+        }
+        answered_ = std::make_pair(request_id, chosen);
+      }
+      answer.emplace();
+      answer->mutable_decision()->set_request_id(request_id);
+      answer->mutable_decision()->set_action_id(chosen);
+      return true;
+    } catch (const std::exception& e) {
+      tell(std::string("the bot threw an exception; this stream stops: ") + e.what());
+    } catch (...) {
+      tell("the bot threw an exception (not a std::exception); this stream stops");
+    }
+    bot_failed_ = true;
+    return false;
+  }
+
+  std::unique_ptr<v1::RefereeService::Stub> stub_;
+  Seat seat_;
+  std::string ticket_;
+  int index_;
+  std::string label_;
+  const Settings& settings_;
+  bool match_over_ = false;
+  bool bot_failed_ = false;
+  // The last (request_id, action_id) sent, for a request re-sent after a reconnection.
+  std::optional<std::pair<std::uint64_t, std::uint32_t>> answered_;
+  std::optional<std::uint64_t> seen_request_;
+};
+
+std::shared_ptr<grpc::Channel> make_channel(const Settings& settings) {
+  // A channel in backoff fails every call at once: keep its backoff no slower than ours.
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, static_cast<int>(kFirstDelay * 1000));
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, static_cast<int>(kFirstDelay * 1000));
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, static_cast<int>(kMaxDelay * 1000));
+  std::shared_ptr<grpc::ChannelCredentials> credentials;
+  if (settings.tls_ca_pem.empty()) {
+    credentials = grpc::InsecureChannelCredentials();
+  } else {
+    grpc::SslCredentialsOptions options;
+    options.pem_root_certs = settings.tls_ca_pem;
+    credentials = grpc::SslCredentials(options);
+  }
+  return grpc::CreateCustomChannel(settings.referee, credentials, args);
+}
+
+int run_seats(const std::vector<Seat>& seats, const Settings& settings) {
+  auto channel = make_channel(settings);
+  const int count = static_cast<int>(settings.tickets.size());
+  std::vector<std::unique_ptr<Stream>> streams;
+  for (int i = 0; i < count; ++i) {
+    std::string label =
+        count > 1 ? "ticket " + std::to_string(i + 1) + "/" + std::to_string(count) + ": " : "";
+    streams.push_back(std::make_unique<Stream>(channel, seats[i], settings.tickets[i], i,
+                                               std::move(label), settings));
+  }
+  if (count == 1) return streams[0]->play();
+  std::vector<int> codes(count, kExitOk);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < count; ++i) {
+    threads.emplace_back([&, i] { codes[i] = streams[i]->play(); });
+  }
+  for (auto& t : threads) t.join();
+  return *std::max_element(codes.begin(), codes.end());
+}
+
+void quiet_grpc_logs() {
+  // gRPC's core logs connection chatter; keep stderr for our own lines.
+  setenv("GRPC_VERBOSITY", "ERROR", 0);
+}
+
+bool check_settings(const Settings& settings) {
+  if (settings.referee.empty()) {
+    say("no referee address: set TAVOLO_REFEREE to host:port");
+    return false;
+  }
+  if (settings.tickets.empty()) {
+    say("no ticket: set TAVOLO_TICKET (several tickets: comma-separated)");
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Settings settings_from_env() {
+  Settings settings;
+  settings.referee = trim(std::getenv("TAVOLO_REFEREE"));
+  if (settings.referee.empty())
+    throw ConfigError("no referee address: set TAVOLO_REFEREE to host:port");
+  std::stringstream tickets(trim(std::getenv("TAVOLO_TICKET")));
+  for (std::string ticket; std::getline(tickets, ticket, ',');) {
+    ticket = trim(ticket.c_str());
+    if (!ticket.empty()) settings.tickets.push_back(ticket);
+  }
+  if (settings.tickets.empty())
+    throw ConfigError("no ticket: set TAVOLO_TICKET (several tickets: comma-separated)");
+  const std::string ca_path = trim(std::getenv("TAVOLO_TLS_CA"));
+  if (!ca_path.empty()) {
+    std::ifstream file(ca_path, std::ios::binary);
+    std::ostringstream pem;
+    if (!file || !(pem << file.rdbuf()) || pem.str().empty())
+      throw ConfigError("cannot read TAVOLO_TLS_CA '" + ca_path + "' (a PEM root certificate)");
+    settings.tls_ca_pem = pem.str();
+  }
+  const std::string reconnect = trim(std::getenv("TAVOLO_RECONNECT_SECONDS"));
+  if (!reconnect.empty()) {
+    char* end = nullptr;
+    errno = 0;
+    const double value = std::strtod(reconnect.c_str(), &end);
+    if (errno != 0 || *end != '\0' || !(value >= 0) || std::isinf(value))
+      throw ConfigError("TAVOLO_RECONNECT_SECONDS must be seconds >= 0, not '" + reconnect + "'");
+    settings.reconnect_seconds = value;
+  }
+  return settings;
+}
+
+std::uint64_t seed_from_env(std::uint64_t fallback) {
+  const char* text = std::getenv("TAVOLO_SEED");
+  if (!text || !*text) return fallback;
+  std::uint64_t hash = 14695981039346656037ull;  // FNV-1a
+  for (const char* p = text; *p; ++p) {
+    hash ^= static_cast<unsigned char>(*p);
+    hash *= 1099511628211ull;
+  }
+  return hash;
+}
+
+int run(Bot& bot, const Settings& settings) {
+  if (!check_settings(settings)) return kExitUsage;
+  quiet_grpc_logs();
+  std::mutex lock;
+  std::vector<Seat> seats(settings.tickets.size(), Seat{&bot, &lock});
+  return run_seats(seats, settings);
+}
+
+int run(const BotFactory& make_bot, const Settings& settings) {
+  if (!check_settings(settings)) return kExitUsage;
+  quiet_grpc_logs();
+  std::vector<std::unique_ptr<Bot>> bots;
+  std::vector<std::mutex> locks(settings.tickets.size());
+  std::vector<Seat> seats;
+  for (std::size_t i = 0; i < settings.tickets.size(); ++i) {
+    try {
+      bots.push_back(make_bot());
+    } catch (const std::exception& e) {
+      say(std::string("making the bot threw an exception: ") + e.what());
+      return kExitFailed;
+    }
+    if (!bots.back()) {
+      say("the bot factory returned no bot");
+      return kExitFailed;
+    }
+    seats.push_back(Seat{bots.back().get(), &locks[i]});
+  }
+  return run_seats(seats, settings);
+}
+
+int run(Bot& bot) {
+  try {
+    return run(bot, settings_from_env());
+  } catch (const ConfigError& e) {
+    say(e.what());
+    return kExitUsage;
+  }
+}
+
+int run(const BotFactory& make_bot) {
+  try {
+    return run(make_bot, settings_from_env());
+  } catch (const ConfigError& e) {
+    say(e.what());
+    return kExitUsage;
+  }
+}
+
+}  // namespace tavolo
