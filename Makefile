@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck unit setup clean proto proto-lint
+.PHONY: demo test lint typecheck unit setup clean proto proto-lint clients clients-available
 
 # pip's output goes to a log, shown only if the install fails.
 $(STAMP): pyproject.toml clients/python/pyproject.toml
@@ -24,7 +24,7 @@ setup: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/tavolo tournament run tournaments/examples/quick.toml --db demo.db
 
-test: lint typecheck proto-lint unit
+test: lint typecheck proto-lint clients-available unit
 
 # buf lint (STANDARD) on proto/, with the buf CLI from npm (@bufbuild/buf, pinned).
 BUF := proto/node_modules/.bin/buf
@@ -34,6 +34,15 @@ $(BUF): proto/package.json proto/package-lock.json
 
 proto-lint: $(BUF)
 	$(BUF) lint proto
+
+# The bot clients of clients/<lang>, each built from proto/ by its own toolchain.
+# `make clients` must build all five; the tests build those this machine has the
+# toolchain for and say which they skip (CI sets TAVOLO_REQUIRE_CLIENTS=1: no skipping).
+clients: $(BUF)
+	clients/build-all --all
+
+clients-available: $(BUF)
+	clients/build-all
 
 # Regenerate the Python code in referee/proto and clients/python/tavolo_bot/proto.
 proto: $(STAMP)
