@@ -59,6 +59,7 @@ CASES = (
         deals=2,
         knobs=("declare_before_first_card=true", "striscio_lengths=true"),
     ),
+    GoldenCase("golden-6-tressette-briscola", "tressette-briscola", "golden-6"),
 )
 
 

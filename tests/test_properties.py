@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from referee.engine.actions import NUM_PLAY_ACTIONS, Action
-from referee.engine.cards import FULL_DECK, NUM_CARDS, SUIT_MASKS, CardSet, mask_of
+from referee.engine.cards import FULL_DECK, NUM_CARDS, SUIT_MASKS, CardSet, cards_of, mask_of
 from referee.engine.deals import Deal
 from referee.engine.declarations import declaration_points
 from referee.engine.errors import IllegalActionError
@@ -32,7 +32,7 @@ from referee.engine.rules import (
 from referee.engine.tressette import Observation, TressetteDeal
 from referee.records import dumps, replay, verify_lines
 
-PRESET_NAMES = ("tressette", "tressette-muto", "treseta", "tressette-a-tre")
+PRESET_NAMES = ("tressette", "tressette-muto", "treseta", "tressette-a-tre", "tressette-briscola")
 
 KNOBS: dict[str, st.SearchStrategy[Any]] = {
     "signals": st.sampled_from(SIGNAL_MODES),
@@ -62,6 +62,7 @@ OBSERVATION_FIELDS = {
     "declarations",
     "captured",
     "totals",
+    "trump",
 }
 """The fields checked for hidden cards below; a new field must be added to the check."""
 
@@ -114,6 +115,8 @@ def observed_cards(obs: Observation) -> set[int]:
     for plays, _winner in obs.tricks:
         cards.update(action % NUM_CARDS for _, action in plays)
     cards.update(a % NUM_CARDS for a in obs.legal_actions if 0 <= a < NUM_PLAY_ACTIONS)
+    if obs.trump is not None:
+        cards.add(obs.trump)
     return cards
 
 
@@ -129,14 +132,29 @@ def check_observations(deal: TressetteDeal) -> None:
         assert obs.seat == seat
         own = deal.hand(seat)
         assert mask_of(obs.hand) == own
+        # The briscola's trump card is shown to everyone: public, though in the dealer's hand.
+        public = own | played | (1 << deal.trump if deal.trump is not None else 0)
+        assert obs.trump == deal.trump
         for card in observed_cards(obs):
-            assert (own | played) >> card & 1, f"seat {seat} sees hidden card {card}"
+            assert public >> card & 1, f"seat {seat} sees hidden card {card}"
             assert not deal.widow >> card & 1, f"seat {seat} sees widow card {card}"
         if seat == to_act:
             assert obs.legal_actions == deal.legal_actions()
         else:
             assert obs.legal_actions == ()
         assert obs.current_player == to_act
+
+
+def check_trick_winners(deal: TressetteDeal) -> None:
+    """Each finished trick went to its highest trump, else to the highest card of the suit led."""
+    plays, n = deal.plays, deal.players
+    for i, winner in enumerate(deal.trick_winners):
+        trick = [(seat, action % NUM_CARDS) for seat, action in plays[i * n : (i + 1) * n]]
+        trumps = [p for p in trick if deal.trump is not None and p[1] // 10 == deal.trump // 10]
+        led = trick[0][1] // 10
+        # Within a suit the lower card id is the stronger card.
+        best = min(trumps or [p for p in trick if p[1] // 10 == led], key=lambda p: p[1])
+        assert winner == best[0], f"trick {i + 1}: {trick} went to {winner}"
 
 
 def check_score(rules: Rules, deal: TressetteDeal) -> None:
@@ -182,7 +200,7 @@ def check_score(rules: Rules, deal: TressetteDeal) -> None:
 def replica(deal: TressetteDeal, actions: list[Action]) -> TressetteDeal:
     """The same deal rebuilt from its dealt cards and replayed through ``actions``."""
     hands = [deal.initial_hand(s) for s in range(deal.players)]
-    copy = new_deal(deal.rules, hands, deal.dealer, deal.widow, deal.totals)
+    copy = new_deal(deal.rules, hands, deal.dealer, deal.widow, deal.totals, deal.trump)
     for action in actions:
         copy.apply_action(action)
     return copy
@@ -219,11 +237,13 @@ def deal_source(kind: str, rules: Rules, seed: str) -> DealSource | None:
         players, size = rules.players, rules.hand_size
         if kind == "one-suit" and players == 4:
             hands = tuple(SUIT_MASKS[(seat + number) % 4] for seat in range(4))
-            return Deal(rules.game, seed, number, dealer, hands, 0)
+            last = min(cards_of(hands[dealer]))
+            return Deal(rules.game, seed, number, dealer, hands, 0, last)
         deck = list(range(NUM_CARDS))
         random.Random(f"{seed}/{number}").shuffle(deck)
         hands = tuple(mask_of(deck[i * size : (i + 1) * size]) for i in range(players))
-        return Deal(rules.game, seed, number, dealer, hands, mask_of(deck[players * size :]))
+        last = min(cards_of(hands[dealer]))  # stands in for the dealer's last card
+        return Deal(rules.game, seed, number, dealer, hands, mask_of(deck[players * size :]), last)
 
     return source
 
@@ -266,6 +286,7 @@ def play_out(
         assert deal.legal_actions() == ()
         check_conservation(deal)
         check_observations(deal)
+        check_trick_winners(deal)
         if deal.call_out is None:
             check_score(rules, deal)
             assert deal.score is not None

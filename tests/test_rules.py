@@ -63,8 +63,22 @@ def test_every_knob_round_trips():
         "game", "target", "card_values", "declarations", "quattro_points",
         "declaration_limit", "declare_before_first_card", "auto_declare", "signals",
         "striscio_meaning", "striscio_lengths", "ribusso", "cappotto",
-        "cappotto_cancels_declarations", "call_out", "widow",
+        "cappotto_cancels_declarations", "call_out", "widow", "briscola",
     }  # fmt: skip
+
+
+def test_record_headers_keep_later_knobs_out_at_their_default():
+    """Records written before a knob existed keep their bytes, so they still verify."""
+    assert "briscola" not in Rules().record_dict()
+    assert Rules().record_dict() == {k: v for k, v in Rules().to_dict().items() if k != "briscola"}
+    assert preset("tressette-briscola").record_dict()["briscola"] is True
+    for rules in PRESETS.values():
+        assert Rules.from_dict(rules.record_dict()) == rules
+
+
+def test_briscola_needs_four_players():
+    with pytest.raises(RulesError, match="'briscola' needs the four-player game"):
+        preset("tressette-a-tre").with_knobs(["briscola=true"])
 
 
 def test_seats_of_each_side():

@@ -135,6 +135,8 @@ class Deal(NamedTuple):
     """Each seat's cards, by seat."""
     widow: CardSet
     """Cards left undealt (tressette a tre), else 0."""
+    last_card: int = -1
+    """The card dealt last (four seats: the dealer's last card, the briscola's trump)."""
 
 
 def deal_cards(game: str, seed: str, number: int, dealer: int, players: int) -> Deal:
@@ -152,7 +154,8 @@ def deal_cards(game: str, seed: str, number: int, dealer: int, players: int) -> 
     for offset in range(players):
         hands[(dealer + 1 + offset) % players] = sum(pickers[offset](deck))
     widow = sum(deck[NUM_CARDS - _LEFT_OVER[players] :])
-    return Deal(game, seed, number, dealer, tuple(hands), widow)
+    last = deck[NUM_CARDS - 1].bit_length() - 1
+    return Deal(game, seed, number, dealer, tuple(hands), widow, last)
 
 
 _BITS = tuple(1 << c for c in range(NUM_CARDS))

@@ -73,9 +73,10 @@ def new_deal(
     dealer: int,
     widow: CardSet = 0,
     totals: Sequence[int] | None = None,
+    trump: int | None = None,
 ) -> TressetteDeal:
-    """A deal of the rules' game from given hands."""
-    return DEAL_CLASSES[rules.game](rules, hands, dealer, widow=widow, totals=totals)
+    """A deal of the rules' game from given hands (``trump``: the briscola's shown card)."""
+    return DEAL_CLASSES[rules.game](rules, hands, dealer, widow=widow, totals=totals, trump=trump)
 
 
 def _cards(mask: CardSet) -> list[str]:
@@ -116,7 +117,7 @@ class GameState:
                     "type": "game",
                     "format": RECORD_FORMAT,
                     "game": rules.game,
-                    "rules": rules.to_dict(),
+                    "rules": rules.record_dict(),
                     "seed": seed,
                     "deals": deals,
                     "seats": list(seats) if seats is not None else None,
@@ -209,7 +210,10 @@ class GameState:
             dealt = self._deal_source(self.deal_number, self._dealer)
         else:
             dealt = deal_cards(rules.game, self.seed, self.deal_number, self._dealer, rules.players)
-        deal = new_deal(rules, dealt.hands, dealt.dealer, dealt.widow, self.totals)
+        trump = dealt.last_card if rules.briscola else None
+        if trump is not None and not (0 <= trump < 40 and dealt.hands[dealt.dealer] >> trump & 1):
+            raise ValueError(f"the briscola's trump must be one of the dealer's cards, not {trump}")
+        deal = new_deal(rules, dealt.hands, dealt.dealer, dealt.widow, self.totals, trump)
         self._trick_count = 0
         if self.events is not None:
             event: dict[str, Any] = {
@@ -220,6 +224,8 @@ class GameState:
             }
             if dealt.widow:
                 event["widow"] = _cards(dealt.widow)
+            if trump is not None:
+                event["trump"] = CARD_NAMES[trump]
             self.events.append(event)
             for seat, declaration in deal.declared:
                 self._log_declaration(seat, declaration)

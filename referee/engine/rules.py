@@ -1,7 +1,8 @@
 """Rules as data: one frozen set of knobs, and named presets.
 
 Every knob of ``RULES.md`` is a field of :class:`Rules`. A game record carries
-``Rules.to_dict()`` in full, and :meth:`Rules.from_dict` reads it back strictly.
+``Rules.record_dict()`` (every knob, but a knob newer than the record format only when
+it is not at its default), and :meth:`Rules.from_dict` reads it back strictly.
 """
 
 from __future__ import annotations
@@ -63,6 +64,8 @@ class Rules:
     """Chiamarsi fuori: the leader may claim the target has been reached."""
     widow: str = "last_trick"
     """Tressette a tre: the 4 undealt cards go to the winner of the last trick."""
+    briscola: bool = False
+    """Tressette con la briscola: the dealer's last card is shown and its suit is trump."""
 
     @property
     def players(self) -> int:
@@ -98,6 +101,16 @@ class Rules:
         out["card_values"] = list(self.card_values)
         return out
 
+    def record_dict(self) -> dict[str, Any]:
+        """The knobs a record's header holds: a knob added after record format 1 only when
+        it is not at its default, so records written before it keep their bytes and verify.
+        """
+        out = self.to_dict()
+        for key in _LATER_KNOBS:
+            if out[key] == _FIELDS[key].default:
+                del out[key]
+        return out
+
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], *, base: Rules | None = None) -> Rules:
         """Knobs from a mapping; unknown knobs and bad values raise :class:`RulesError`."""
@@ -125,9 +138,13 @@ class Rules:
         """Raise :class:`RulesError` when knobs contradict each other."""
         if self.declaration_limit < 0:
             raise RulesError("knob 'declaration_limit' must be 0 (no limit) or more")
+        if self.briscola and self.game != "tressette":
+            raise RulesError("knob 'briscola' needs the four-player game (the dealer's last card)")
 
 
 _FIELDS = {f.name: f for f in dataclasses.fields(Rules)}
+_LATER_KNOBS = ("briscola",)
+"""Knobs added after record format 1, in the order they were added."""
 _CHOICES: dict[str, tuple[str, ...]] = {
     "game": GAMES,
     "signals": SIGNAL_MODES,
@@ -205,6 +222,7 @@ PRESETS: dict[str, Rules] = {
     "tressette-muto": Rules(signals="muto"),
     "treseta": Rules(target=41, signals="leader"),
     "tressette-a-tre": Rules(game="tressette-a-tre", target=21, signals="muto"),
+    "tressette-briscola": Rules(briscola=True),
 }
 """Named rule sets. ``tressette`` is all defaults."""
 

@@ -258,6 +258,8 @@ class Observation:
     """Card thirds each side has captured so far."""
     totals: tuple[int, ...]
     """Game points of each side before this deal."""
+    trump: int | None = None
+    """The shown trump card (briscola), or None."""
 
 
 class TressetteDeal:
@@ -266,6 +268,7 @@ class TressetteDeal:
     __slots__ = (
         "_best",
         "_best_seat",
+        "_best_shift",
         "_call_out_allowed",
         "_captured",
         "_declared",
@@ -290,6 +293,7 @@ class TressetteDeal:
         "_trick",
         "_trick_thirds",
         "_tricks_won",
+        "_trump_shift",
         "_turn",
         "_values",
         "_winners",
@@ -299,6 +303,7 @@ class TressetteDeal:
         "rules",
         "score",
         "totals",
+        "trump",
         "widow",
     )
 
@@ -310,6 +315,7 @@ class TressetteDeal:
         *,
         widow: CardSet = 0,
         totals: Sequence[int] | None = None,
+        trump: int | None = None,
     ) -> None:
         tables = rules_tables(rules)
         players = tables.players
@@ -344,6 +350,12 @@ class TressetteDeal:
         self._next_seat = tables.next_seat
         self._best = -1
         self._best_seat = -1
+        self._best_shift = 0
+        self.trump = trump
+        """The shown card whose suit is trump (briscola), or None."""
+        # The trump suit's first card id; -1 matches no card, so without a trump it costs
+        # one comparison on plays that do not beat the best card of their own suit.
+        self._trump_shift = -1 if trump is None else trump // 10 * 10
         self._trick_thirds = 0
         eldest = dealer + 1 if dealer + 1 < players else 0
         self.eldest = eldest
@@ -433,10 +445,16 @@ class TressetteDeal:
                 return
             self._hands[seat] = hand ^ (1 << card)
             self._plays.append(action)
-            # Cards of the led suit have ids shift..shift+9, the stronger the lower.
-            if shift <= card < self._best:
+            # The best card's suit has ids best_shift..+9, the stronger the lower; a trump
+            # beats any card of another suit.
+            best_shift = self._best_shift
+            if best_shift <= card < self._best:
                 self._best = card
                 self._best_seat = seat
+            elif card - card % 10 == self._trump_shift != best_shift:
+                self._best = card
+                self._best_seat = seat
+                self._best_shift = self._trump_shift
             self._trick_thirds += self._values[card]
             n += 1
             if n < self._players:
@@ -468,6 +486,7 @@ class TressetteDeal:
         self._led_follow_set = self._follow_set[suit]
         self._best = card
         self._best_seat = seat
+        self._best_shift = suit * 10
         self._trick_thirds = self._values[card]
         self._n_in_trick = 1
         self._turn = self._next_seat[seat]
@@ -679,6 +698,7 @@ class TressetteDeal:
             declarations=tuple(self._declared),
             captured=tuple(self._captured),
             totals=self.totals,
+            trump=self.trump,
         )
 
     # -- explaining a refused play ---------------------------------------------------------
