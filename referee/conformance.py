@@ -35,7 +35,7 @@ from referee.links import parse_request
 from referee.proto import referee_pb2 as pb
 from referee.protocol import PROTOCOL_VERSION, fill_observation, legal_messages
 
-GAMES = ("tressette", "tressette-muto", "treseta", "tressette-a-tre")
+GAMES = ("tressette", "tressette-muto", "treseta", "tressette-a-tre", "tressette-briscola")
 """Every game a bot may be seated at: each kind of action is asked in each."""
 KINDS = ("lead", "follow", "declare", "end-declarations", "call-out")
 """Kinds of decision asked: leading a trick, following, and the three other action kinds."""

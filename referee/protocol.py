@@ -102,6 +102,8 @@ def fill_observation(
     out.captured.extend(obs.captured)
     out.totals.extend(obs.totals)
     out.players = players
+    if obs.trump is not None:
+        out.trump = CARD_NAMES[obs.trump]
 
 
 def observation_message(
@@ -173,6 +175,9 @@ def hand_event(deal_line: dict[str, Any], seat: int) -> pb.Event:
     """The seat's own cards from a ``deal`` line."""
     return pb.Event(
         hand_dealt=pb.HandDealt(
-            deal=deal_line["deal"], dealer=deal_line["dealer"], cards=deal_line["hands"][seat]
+            deal=deal_line["deal"],
+            dealer=deal_line["dealer"],
+            cards=deal_line["hands"][seat],
+            trump=deal_line.get("trump", ""),
         )
     )

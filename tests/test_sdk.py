@@ -193,6 +193,9 @@ def test_turn_exposes_the_request() -> None:
     assert turn.trick == [(2, "5S", "busso"), (3, "QS", "")]
     assert turn.led_suit == "S" and not turn.is_leading
     assert turn.played_cards == ["5S", "QS"]
+    assert turn.trump is None
+    req.observation.trump = "7B"
+    assert Turn(req).trump == "7B"
     # The lists are copies: changing them leaves the turn as it was.
     turn.legal.clear()
     turn.hand.clear()

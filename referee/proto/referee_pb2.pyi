@@ -159,14 +159,16 @@ class GameStarted(_message.Message):
     def __init__(self, game: _Optional[int] = ..., seat: _Optional[int] = ...) -> None: ...
 
 class HandDealt(_message.Message):
-    __slots__ = ("deal", "dealer", "cards")
+    __slots__ = ("deal", "dealer", "cards", "trump")
     DEAL_FIELD_NUMBER: _ClassVar[int]
     DEALER_FIELD_NUMBER: _ClassVar[int]
     CARDS_FIELD_NUMBER: _ClassVar[int]
+    TRUMP_FIELD_NUMBER: _ClassVar[int]
     deal: int
     dealer: int
     cards: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, deal: _Optional[int] = ..., dealer: _Optional[int] = ..., cards: _Optional[_Iterable[str]] = ...) -> None: ...
+    trump: str
+    def __init__(self, deal: _Optional[int] = ..., dealer: _Optional[int] = ..., cards: _Optional[_Iterable[str]] = ..., trump: _Optional[str] = ...) -> None: ...
 
 class Declared(_message.Message):
     __slots__ = ("seat", "declaration", "cards", "points")
@@ -317,7 +319,7 @@ class Trick(_message.Message):
     def __init__(self, plays: _Optional[_Iterable[_Union[Play, _Mapping]]] = ..., winner: _Optional[int] = ...) -> None: ...
 
 class Observation(_message.Message):
-    __slots__ = ("seat", "game", "deal", "dealer", "phase", "hand", "trick", "tricks", "declarations", "captured", "totals", "players")
+    __slots__ = ("seat", "game", "deal", "dealer", "phase", "hand", "trick", "tricks", "declarations", "captured", "totals", "players", "trump")
     SEAT_FIELD_NUMBER: _ClassVar[int]
     GAME_FIELD_NUMBER: _ClassVar[int]
     DEAL_FIELD_NUMBER: _ClassVar[int]
@@ -330,6 +332,7 @@ class Observation(_message.Message):
     CAPTURED_FIELD_NUMBER: _ClassVar[int]
     TOTALS_FIELD_NUMBER: _ClassVar[int]
     PLAYERS_FIELD_NUMBER: _ClassVar[int]
+    TRUMP_FIELD_NUMBER: _ClassVar[int]
     seat: int
     game: int
     deal: int
@@ -342,7 +345,8 @@ class Observation(_message.Message):
     captured: _containers.RepeatedScalarFieldContainer[int]
     totals: _containers.RepeatedScalarFieldContainer[int]
     players: int
-    def __init__(self, seat: _Optional[int] = ..., game: _Optional[int] = ..., deal: _Optional[int] = ..., dealer: _Optional[int] = ..., phase: _Optional[_Union[Phase, str]] = ..., hand: _Optional[_Iterable[str]] = ..., trick: _Optional[_Iterable[_Union[Play, _Mapping]]] = ..., tricks: _Optional[_Iterable[_Union[Trick, _Mapping]]] = ..., declarations: _Optional[_Iterable[_Union[Declared, _Mapping]]] = ..., captured: _Optional[_Iterable[int]] = ..., totals: _Optional[_Iterable[int]] = ..., players: _Optional[int] = ...) -> None: ...
+    trump: str
+    def __init__(self, seat: _Optional[int] = ..., game: _Optional[int] = ..., deal: _Optional[int] = ..., dealer: _Optional[int] = ..., phase: _Optional[_Union[Phase, str]] = ..., hand: _Optional[_Iterable[str]] = ..., trick: _Optional[_Iterable[_Union[Play, _Mapping]]] = ..., tricks: _Optional[_Iterable[_Union[Trick, _Mapping]]] = ..., declarations: _Optional[_Iterable[_Union[Declared, _Mapping]]] = ..., captured: _Optional[_Iterable[int]] = ..., totals: _Optional[_Iterable[int]] = ..., players: _Optional[int] = ..., trump: _Optional[str] = ...) -> None: ...
 
 class WatchRequest(_message.Message):
     __slots__ = ("table_id",)

@@ -8,7 +8,9 @@ import typer
 
 from referee.engine.rules import Rules, RulesError, preset
 
-GAME_HELP = "Game preset: tressette, tressette-muto, treseta or tressette-a-tre."
+GAME_HELP = (
+    "Game preset: tressette, tressette-muto, treseta, tressette-a-tre or tressette-briscola."
+)
 RULE_HELP = "Set a rule knob, as knob=value; repeat for several."
 
 

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from referee.engine.cards import cards_of, names
+from referee.engine.cards import CARD_NAMES, cards_of, names
 from referee.engine.deals import SeedError, check_seed, deal_cards, dealer_of
 from tournaments.cli.common import GAME_HELP, RULE_HELP, fail, load_rules
 
@@ -40,6 +40,8 @@ def deal(
     }
     if dealt.widow:
         out["widow"] = names(cards_of(dealt.widow))
+    if rules.briscola:
+        out["trump"] = CARD_NAMES[dealt.last_card]
     if as_json:
         typer.echo(json.dumps(out, ensure_ascii=False))
         return
@@ -48,3 +50,5 @@ def deal(
         typer.echo(f"  seat {seat}: {' '.join(hand)}")
     if "widow" in out:
         typer.echo(f"  widow:  {' '.join(out['widow'])}")
+    if "trump" in out:
+        typer.echo(f"  trump:  {out['trump']} (the dealer's last card, shown)")

@@ -107,6 +107,11 @@ class Turn:
         return list(self.observation.hand)
 
     @property
+    def trump(self) -> str | None:
+        """Tressette con la briscola: the shown card whose suit is trump; None without one."""
+        return self.observation.trump or None
+
+    @property
     def trick(self) -> list[tuple[int, str, str]]:
         """The current trick so far: ``(seat, card, signal name)``, signal ``""`` if none."""
         out = []

@@ -1,7 +1,7 @@
 /** The bot's view of one decision: a thin read-only wrapper around a `DecisionRequest`. */
 
 import { isCard, signalName, suitOf } from "./cards";
-import { type Action, ActionKind, type DecisionRequest, type Observation } from "./gen/tavolo/v1/referee";
+import { type Action, ActionKind, type DecisionRequest, Observation } from "./gen/tavolo/v1/referee";
 
 /** One play of the current trick. */
 export interface TrickPlay {
@@ -37,20 +37,8 @@ export function isDeclaration(action: Action): boolean {
   );
 }
 
-const EMPTY_OBSERVATION: Observation = {
-  seat: 0,
-  game: 0,
-  deal: 0,
-  dealer: 0,
-  phase: 0,
-  hand: [],
-  trick: [],
-  tricks: [],
-  declarations: [],
-  captured: [],
-  totals: [],
-  players: 0,
-};
+// Built by the generated code, so a field added to the protocol needs no change here.
+const EMPTY_OBSERVATION: Observation = Observation.create();
 
 /** One decision to make: what the seat may know and the legal actions to choose from. */
 export class Turn {

@@ -996,10 +996,12 @@ func (x *GameStarted) GetSeat() uint32 {
 
 // The seat's own cards at the start of a deal.
 type HandDealt struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Deal          uint32                 `protobuf:"varint,1,opt,name=deal,proto3" json:"deal,omitempty"`
-	Dealer        uint32                 `protobuf:"varint,2,opt,name=dealer,proto3" json:"dealer,omitempty"`
-	Cards         []string               `protobuf:"bytes,3,rep,name=cards,proto3" json:"cards,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Deal   uint32                 `protobuf:"varint,1,opt,name=deal,proto3" json:"deal,omitempty"`
+	Dealer uint32                 `protobuf:"varint,2,opt,name=dealer,proto3" json:"dealer,omitempty"`
+	Cards  []string               `protobuf:"bytes,3,rep,name=cards,proto3" json:"cards,omitempty"`
+	// Tressette con la briscola: the trump card, shown to every seat (the dealer holds it).
+	Trump         string `protobuf:"bytes,4,opt,name=trump,proto3" json:"trump,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1053,6 +1055,13 @@ func (x *HandDealt) GetCards() []string {
 		return x.Cards
 	}
 	return nil
+}
+
+func (x *HandDealt) GetTrump() string {
+	if x != nil {
+		return x.Trump
+	}
+	return ""
 }
 
 type Declared struct {
@@ -1964,7 +1973,10 @@ type Observation struct {
 	// Game points of each side before this deal.
 	Totals []int32 `protobuf:"varint,11,rep,packed,name=totals,proto3" json:"totals,omitempty"`
 	// 4 or 3.
-	Players       uint32 `protobuf:"varint,12,opt,name=players,proto3" json:"players,omitempty"`
+	Players uint32 `protobuf:"varint,12,opt,name=players,proto3" json:"players,omitempty"`
+	// Tressette con la briscola: the dealer's last card, shown to every seat; its suit is
+	// trump. Empty in games without a trump.
+	Trump         string `protobuf:"bytes,13,opt,name=trump,proto3" json:"trump,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2081,6 +2093,13 @@ func (x *Observation) GetPlayers() uint32 {
 		return x.Players
 	}
 	return 0
+}
+
+func (x *Observation) GetTrump() string {
+	if x != nil {
+		return x.Trump
+	}
+	return ""
 }
 
 type WatchRequest struct {
@@ -2736,11 +2755,12 @@ const file_tavolo_v1_referee_proto_rawDesc = "" +
 	"\x0edeals_per_game\x18\x05 \x01(\rR\fdealsPerGame\"A\n" +
 	"\vGameStarted\x12\x12\n" +
 	"\x04game\x18\x01 \x01(\rR\x04game\x12\x12\n" +
-	"\x04seat\x18\x02 \x01(\rR\x04seatJ\x04\b\x03\x10\x04R\x04seed\"M\n" +
+	"\x04seat\x18\x02 \x01(\rR\x04seatJ\x04\b\x03\x10\x04R\x04seed\"c\n" +
 	"\tHandDealt\x12\x12\n" +
 	"\x04deal\x18\x01 \x01(\rR\x04deal\x12\x16\n" +
 	"\x06dealer\x18\x02 \x01(\rR\x06dealer\x12\x14\n" +
-	"\x05cards\x18\x03 \x03(\tR\x05cards\"n\n" +
+	"\x05cards\x18\x03 \x03(\tR\x05cards\x12\x14\n" +
+	"\x05trump\x18\x04 \x01(\tR\x05trump\"n\n" +
 	"\bDeclared\x12\x12\n" +
 	"\x04seat\x18\x01 \x01(\rR\x04seat\x12 \n" +
 	"\vdeclaration\x18\x02 \x01(\tR\vdeclaration\x12\x14\n" +
@@ -2806,7 +2826,7 @@ const file_tavolo_v1_referee_proto_rawDesc = "" +
 	"\x06action\x18\x02 \x01(\v2\x11.tavolo.v1.ActionR\x06action\"F\n" +
 	"\x05Trick\x12%\n" +
 	"\x05plays\x18\x01 \x03(\v2\x0f.tavolo.v1.PlayR\x05plays\x12\x16\n" +
-	"\x06winner\x18\x02 \x01(\rR\x06winner\"\xf5\x02\n" +
+	"\x06winner\x18\x02 \x01(\rR\x06winner\"\x8b\x03\n" +
 	"\vObservation\x12\x12\n" +
 	"\x04seat\x18\x01 \x01(\rR\x04seat\x12\x12\n" +
 	"\x04game\x18\x02 \x01(\rR\x04game\x12\x12\n" +
@@ -2820,7 +2840,8 @@ const file_tavolo_v1_referee_proto_rawDesc = "" +
 	"\bcaptured\x18\n" +
 	" \x03(\x05R\bcaptured\x12\x16\n" +
 	"\x06totals\x18\v \x03(\x05R\x06totals\x12\x18\n" +
-	"\aplayers\x18\f \x01(\rR\aplayers\")\n" +
+	"\aplayers\x18\f \x01(\rR\aplayers\x12\x14\n" +
+	"\x05trump\x18\r \x01(\tR\x05trump\")\n" +
 	"\fWatchRequest\x12\x19\n" +
 	"\btable_id\x18\x01 \x01(\tR\atableId\"R\n" +
 	"\rWatchResponse\x12\x19\n" +
