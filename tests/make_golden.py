@@ -60,6 +60,7 @@ CASES = (
         knobs=("declare_before_first_card=true", "striscio_lengths=true"),
     ),
     GoldenCase("golden-6-tressette-briscola", "tressette-briscola", "golden-6"),
+    GoldenCase("golden-7-ciapano", "ciapano", "golden-7"),
 )
 
 

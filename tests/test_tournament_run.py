@@ -173,6 +173,31 @@ def test_three_handed_round_robin(tmp_path: Path) -> None:
     assert all(p["wins_a"] + p["draws"] + p["wins_b"] == 6 for p in data["pairs"])
 
 
+def test_ciapano_tournament_rates_four_individual_players(tmp_path: Path) -> None:
+    four = ENTRIES + '\n[[entry]]\nname = "r3"\nbot = "random"\n'
+    path = tournament(tmp_path, preset="ciapano", games=4, entries=four)
+    db = tmp_path / "t.db"
+    result = tavolo("tournament", "run", path, "--db", db, "--quiet")
+    assert result.exit_code == 0, result.output
+    data = table_json(db)
+    # One table of four, four games (each seat rotation once): six pairs, four results each.
+    assert all(e["games"] == 4 for e in data["entries"])
+    assert len(data["pairs"]) == 6
+    assert all(p["wins_a"] + p["draws"] + p["wins_b"] == 4 for p in data["pairs"])
+    with Store.open_for_reading(db) as store:
+        games = store.games()
+    # The pairwise results follow the lower total, as ciapanò is won: count them again here.
+    wins: dict[tuple[str, str], int] = {}
+    for g in games:
+        for (x, tx), (y, ty) in combinations(zip(g.sides, g.totals, strict=True), 2):
+            if tx != ty:
+                key = (x, y) if tx < ty else (y, x)
+                wins[key] = wins.get(key, 0) + 1
+    for p in data["pairs"]:
+        assert p["wins_a"] == wins.get((p["a"], p["b"]), 0)
+        assert p["wins_b"] == wins.get((p["b"], p["a"]), 0)
+
+
 # -- resuming ------------------------------------------------------------------------------
 
 

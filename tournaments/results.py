@@ -19,12 +19,13 @@ FAULTS = {
 
 
 def pair_results(
-    games: Iterable[GameRow], seats_of_side: Sequence[Sequence[int]]
+    games: Iterable[GameRow], seats_of_side: Sequence[Sequence[int]], *, lower_wins: bool = False
 ) -> list[PairResult]:
     """One result per pair of sides of every game; a game's duplicate set is its set key.
 
     Two sides: the game's winner scores 1, a draw 0.5 each. More sides: each pair is
-    decided by its totals, except that a side that forfeited loses to every other.
+    decided by its totals (the lower total with ``lower_wins``, as in ciapanò), except that
+    a side that forfeited loses to every other.
     """
     out: list[PairResult] = []
     for game in games:
@@ -32,9 +33,8 @@ def pair_results(
         sides = len(game.sides)
         forfeit = _forfeit_side(game, seats_of_side)
         for i, j in combinations(range(sides), 2):
-            out.append(
-                PairResult(key, game.sides[i], game.sides[j], _pair_score(game, i, j, forfeit))
-            )
+            score = _pair_score(game, i, j, forfeit, lower_wins)
+            out.append(PairResult(key, game.sides[i], game.sides[j], score))
     return out
 
 
@@ -47,7 +47,9 @@ def _forfeit_side(game: GameRow, seats_of_side: Sequence[Sequence[int]]) -> int 
     return None
 
 
-def _pair_score(game: GameRow, i: int, j: int, forfeit: int | None) -> float:
+def _pair_score(
+    game: GameRow, i: int, j: int, forfeit: int | None, lower_wins: bool = False
+) -> float:
     if len(game.sides) == 2:
         return 0.5 if game.winner is None else (1.0 if game.winner == i else 0.0)
     if forfeit == i:
@@ -55,6 +57,8 @@ def _pair_score(game: GameRow, i: int, j: int, forfeit: int | None) -> float:
     if forfeit == j:
         return 1.0
     a, b = game.totals[i], game.totals[j]
+    if lower_wins:
+        a, b = b, a
     return 1.0 if a > b else 0.5 if a == b else 0.0
 
 
@@ -96,7 +100,11 @@ class Tally:
 
 
 def tallies(
-    names: Sequence[str], games: Iterable[GameRow], seats_of_side: Sequence[Sequence[int]]
+    names: Sequence[str],
+    games: Iterable[GameRow],
+    seats_of_side: Sequence[Sequence[int]],
+    *,
+    lower_wins: bool = False,
 ) -> dict[str, Tally]:
     """Per-entry tallies of ``games``, for every entry in ``names``."""
     out = {n: Tally(n) for n in names}
@@ -118,7 +126,7 @@ def tallies(
                 if other == side:
                     continue
                 i, j = min(side, other), max(side, other)
-                s = _pair_score(game, i, j, forfeit)
+                s = _pair_score(game, i, j, forfeit, lower_wins)
                 t.score += s if side == i else 1.0 - s
                 t.pair_games += 1
                 t.opponents.append(game.sides[other])

@@ -57,6 +57,7 @@ class Standings:
     settings: RatingSettings
     games: int
     ratings: Ratings | None
+    lower_wins: bool = False
 
 
 def standings(
@@ -65,10 +66,15 @@ def standings(
     games: Sequence[GameRow],
     seats_of_side: Sequence[Sequence[int]],
     settings: RatingSettings,
+    *,
+    lower_wins: bool = False,
 ) -> Standings:
-    """Rate the entries from the finished ``games`` and build the table."""
-    results = pair_results(games, seats_of_side)
-    counted = tallies(names, games, seats_of_side)
+    """Rate the entries from the finished ``games`` and build the table.
+
+    ``lower_wins``: a game of more than two sides is won by the lower total (ciapanò).
+    """
+    results = pair_results(games, seats_of_side, lower_wins=lower_wins)
+    counted = tallies(names, games, seats_of_side, lower_wins=lower_wins)
     ratings: Ratings | None = None
     if results:
         ratings = rate(
@@ -103,7 +109,7 @@ def standings(
                 opponent_elo=sum(opponents) / len(opponents) if opponents else None,
             )
         )
-    return Standings(name, tuple(rows), _pairs(results), settings, len(games), ratings)
+    return Standings(name, tuple(rows), _pairs(results), settings, len(games), ratings, lower_wins)
 
 
 def _pairs(results: Sequence[PairResult]) -> tuple[tuple[str, str, int, int, int], ...]:
@@ -219,7 +225,7 @@ def crosstable(
 ) -> str:
     """Each row entry's score against each column entry (score/games), and pentanomials."""
     names = [r.name for r in table.rows]
-    results = pair_results(games, seats_of_side)
+    results = pair_results(games, seats_of_side, lower_wins=table.lower_wins)
     score: dict[tuple[str, str], list[float]] = {}
     for r in results:
         for x, y, s in ((r.a, r.b, r.score_a), (r.b, r.a, 1.0 - r.score_a)):

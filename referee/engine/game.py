@@ -33,6 +33,7 @@ RECORD_FORMAT = "tavolo-record/1"
 DEAL_CLASSES: dict[str, type[TressetteDeal]] = {
     "tressette": TressetteDeal,
     "tressette-a-tre": TressetteATreDeal,
+    "ciapano": TressetteDeal,
 }
 """The deal class of each engine family."""
 
@@ -41,7 +42,8 @@ class Termination(StrEnum):
     """Why a game ended."""
 
     TARGET_REACHED = "target_reached"
-    """A side reached the target with the highest total."""
+    """A side reached the target with the highest total (ciapanò: someone reached it, and
+    the lowest total won)."""
     DEALS_PLAYED = "deals_played"
     """The fixed number of deals was played (normal end of a deal-count game)."""
     CALLED_OUT = "called_out"
@@ -258,6 +260,9 @@ class GameState:
                     "totals": list(self.totals),
                 }
             )
+        if rules.lower_wins:
+            self._end_deal_lower_wins()
+            return
         top = max(self.totals)
         leaders = [s for s, t in enumerate(self.totals) if t == top]
         if self.max_deals is not None:
@@ -268,6 +273,20 @@ class GameState:
             self._finish(Termination.TARGET_REACHED, leaders[0])
             return
         # Below the target, or a tie at the top: one more deal.
+        self.deal = self._start_deal()
+
+    def _end_deal_lower_wins(self) -> None:
+        """Ciapanò: once anyone reaches the target (or the deals are played), the lowest wins."""
+        low = min(self.totals)
+        lowest = [s for s, t in enumerate(self.totals) if t == low]
+        winner = lowest[0] if len(lowest) == 1 else None  # several share the lowest: a draw
+        if self.max_deals is not None:
+            if self.deal_number >= self.max_deals:
+                self._finish(Termination.DEALS_PLAYED, winner)
+                return
+        elif max(self.totals) >= self.rules.target:
+            self._finish(Termination.TARGET_REACHED, winner)
+            return
         self.deal = self._start_deal()
 
     def _best_side(self, exclude: int) -> int | None:

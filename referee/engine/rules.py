@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-GAMES = ("tressette", "tressette-a-tre")
+GAMES = ("tressette", "tressette-a-tre", "ciapano")
 """Engine families. The deal generator hashes this name."""
 
 SIGNAL_MODES = ("any", "leader", "muto")
@@ -33,7 +33,8 @@ class Rules:
     """The complete rule set of one game. Defaults are the ``tressette`` preset."""
 
     game: str = "tressette"
-    """Engine family: ``tressette`` (4 seats, partners 0+2 and 1+3) or ``tressette-a-tre``."""
+    """Engine family: ``tressette`` (4 seats, partners 0+2 and 1+3), ``tressette-a-tre``
+    (3 seats, each alone) or ``ciapano`` (4 seats, each alone, points count against)."""
     target: int = 41
     """Game points a side needs; checked at the end of each deal."""
     card_values: tuple[int, ...] = STANDARD_CARD_VALUES
@@ -75,7 +76,12 @@ class Rules:
     @property
     def partnerships(self) -> bool:
         """Whether seats play in two sides of two."""
-        return self.players == 4
+        return self.game == "tressette"
+
+    @property
+    def lower_wins(self) -> bool:
+        """Ciapanò: points count against; reaching the target loses and the lowest total wins."""
+        return self.game == "ciapano"
 
     @property
     def sides(self) -> int:
@@ -138,6 +144,8 @@ class Rules:
         """Raise :class:`RulesError` when knobs contradict each other."""
         if self.declaration_limit < 0:
             raise RulesError("knob 'declaration_limit' must be 0 (no limit) or more")
+        if self.call_out and self.lower_wins:
+            raise RulesError("knob 'call_out' has no meaning in ciapanò: nobody wants points")
         if self.briscola and self.game != "tressette":
             raise RulesError("knob 'briscola' needs the four-player game (the dealer's last card)")
 
@@ -223,6 +231,9 @@ PRESETS: dict[str, Rules] = {
     "treseta": Rules(target=41, signals="leader"),
     "tressette-a-tre": Rules(game="tressette-a-tre", target=21, signals="muto"),
     "tressette-briscola": Rules(briscola=True),
+    "ciapano": Rules(
+        game="ciapano", target=21, signals="muto", declarations=False, cappotto="none"
+    ),
 }
 """Named rule sets. ``tressette`` is all defaults."""
 

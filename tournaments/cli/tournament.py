@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import time
 from pathlib import Path
 from typing import Annotated, Any
@@ -118,7 +119,7 @@ def run(
             now = time.monotonic()
             due = now - shown.at >= 0.5 or state.games_done == state.games_total
             if state.games_done != shown.games and due:
-                counted = tallies(names, store.games(), seats)
+                counted = tallies(names, store.games(), seats, lower_wins=config.rules.lower_wins)
                 leaders = sorted(counted.values(), key=lambda t: -t.score_percent)[:4]
                 shown.games, shown.at = state.games_done, now
                 shown.standing = "  ".join(
@@ -229,6 +230,7 @@ class _Facts:
     names: list[str]
     seats: list[list[int]]
     ratings: RatingSettings
+    lower_wins: bool
 
 
 def table_facts(config: TournamentConfig) -> dict[str, Any]:
@@ -237,6 +239,7 @@ def table_facts(config: TournamentConfig) -> dict[str, Any]:
         "entries": [e.name for e in config.entries],
         "seats": [list(config.rules.seats_of(s)) for s in range(config.rules.sides)],
         "ratings": dataclasses.asdict(config.ratings),
+        "lower_wins": config.rules.lower_wins,
     }
 
 
@@ -247,6 +250,7 @@ def _facts(store: Store) -> _Facts:
             store.fact("entries"),
             store.fact("seats"),
             RatingSettings(**store.fact("ratings")),
+            bool(json.loads(store.meta().get("lower_wins", "false"))),
         )
     except (StorageError, TypeError, ValueError) as exc:
         fail(f"{store.path}: not a database of this version of tavolo ({exc})")
@@ -269,7 +273,12 @@ def _open(db: Path) -> Store:
 def _standings(store: Store, facts: _Facts, settings: RatingSettings | None = None) -> Standings:
     try:
         return standings(
-            facts.name, facts.names, store.games(), facts.seats, settings or facts.ratings
+            facts.name,
+            facts.names,
+            store.games(),
+            facts.seats,
+            settings or facts.ratings,
+            lower_wins=facts.lower_wins,
         )
     except RatingsError as exc:
         fail(f"cannot rate the entries: {exc}")
