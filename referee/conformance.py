@@ -29,13 +29,15 @@ import grpc.aio
 from referee.bot_process import BotProcess, start_bot
 from referee.engine.actions import CALL_OUT, END_DECLARATIONS, NUM_PLAY_ACTIONS, is_declaration
 from referee.engine.game import GameState
-from referee.engine.rules import Rules, preset
+from referee.engine.rules import Rules, RulesError, preset
 from referee.entries import Entry
 from referee.links import parse_request
 from referee.proto import referee_pb2 as pb
 from referee.protocol import PROTOCOL_VERSION, fill_observation, legal_messages
 
-GAMES = ("tressette", "tressette-muto", "treseta", "tressette-a-tre", "tressette-briscola")
+GAMES = (
+    "tressette", "tressette-muto", "treseta", "tressette-a-tre", "tressette-briscola", "ciapano",
+)  # fmt: skip
 """Every game a bot may be seated at: each kind of action is asked in each."""
 KINDS = ("lead", "follow", "declare", "end-declarations", "call-out")
 """Kinds of decision asked: leading a trick, following, and the three other action kinds."""
@@ -80,10 +82,17 @@ def _kind_present(kind: str, state: GameState, legal: tuple[int, ...]) -> bool:
 
 
 def kinds_of(game: str) -> tuple[str, ...]:
-    """The kinds of decision ``game`` can ask (no declarations when its rules have none)."""
-    if preset(game).declarations:
-        return KINDS
-    return tuple(k for k in KINDS if k not in ("declare", "end-declarations"))
+    """The kinds of decision ``game`` can ask: no declarations when its rules have none, no
+    call-out where the rules refuse the knob (ciapanò)."""
+    rules = preset(game)
+    kinds = list(KINDS)
+    if not rules.declarations:
+        kinds = [k for k in kinds if k not in ("declare", "end-declarations")]
+    try:
+        rules.with_knobs(["call_out=true"])
+    except RulesError:
+        kinds.remove("call-out")
+    return tuple(kinds)
 
 
 def find_position(game: str, kind: str) -> Position:

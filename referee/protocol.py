@@ -102,6 +102,7 @@ def fill_observation(
     out.captured.extend(obs.captured)
     out.totals.extend(obs.totals)
     out.players = players
+    out.sides = len(obs.totals)
     if obs.trump is not None:
         out.trump = CARD_NAMES[obs.trump]
 

@@ -98,8 +98,15 @@ class Turn:
 
     @property
     def partner(self) -> int | None:
-        """The partner's seat, opposite this one; None without partnerships (3 players)."""
-        return (self.seat + 2) % 4 if self.players == 4 else None
+        """The partner's seat, opposite this one; None when each seat plays alone."""
+        return (self.seat + 2) % 4 if self.players == 4 and self.sides == 2 else None
+
+    @property
+    def sides(self) -> int:
+        """Scoring sides: 2 with partners, else one per seat (tressette a tre, ciapanò)."""
+        sides = self.observation.sides
+        # A referee older than the field sends 0; then partners play exactly when 4 sit.
+        return sides or (2 if self.players == 4 else self.players)
 
     @property
     def hand(self) -> list[str]:

@@ -15,6 +15,8 @@ In order of priority:
 5. With two cards left and the trick not to be won, keep the better card for the last trick.
 6. Signal truthfully, when the legal list offers it: busso when leading a suit holding its 3
    or 2; volo with the last card of a suit; striscio when holding more of it.
+7. Ciapanò (four seats, each alone; points count against): lead the weakest card; duck the
+   trick when a card can, unloading the costliest; else play the cheapest, weakest card.
 
 Every action returned is one of the legal actions.
 """
@@ -94,6 +96,8 @@ def choose_action(turn: Turn, target: int | None = None) -> pb.Action:
     cards = list(dict.fromkeys(c for c in map(card_of, plays) if c is not None))
     if len(cards) == 1:
         card = cards[0]
+    elif turn.players == 4 and turn.sides == 4:
+        card = _avoid_points(table, cards)
     elif table.trick:
         card = _follow(table, cards)
     else:
@@ -106,13 +110,26 @@ def _claim(turn: Turn) -> int:
     obs = turn.observation
 
     def side(seat: int) -> int:
-        return seat % 2 if turn.players == 4 else seat
+        return seat % 2 if turn.sides == 2 else seat
 
     mine = side(turn.seat)
     if mine >= len(obs.totals) or mine >= len(obs.captured):
         return -1  # the observation lacks the scores; never call out blind
     declared = sum(d.points for d in obs.declarations if side(d.seat) == mine)
     return obs.totals[mine] + obs.captured[mine] // 3 + declared
+
+
+def _avoid_points(table: _Table, cards: list[str]) -> str:
+    """Ciapanò, where points count against: duck the trick, unloading the costliest card."""
+    if not table.trick:
+        return min(cards, key=lambda c: (strength(c), points_in_thirds(c)))  # the weakest lead
+    led = table.led_suit
+    best = min((c for _, c, _ in table.trick if suit_of(c) == led), key=rank_of)
+    ducks = [c for c in cards if suit_of(c) != led or rank_of(c) > rank_of(best)]
+    if ducks:
+        return max(ducks, key=lambda c: (points_in_thirds(c), strength(c)))
+    # Every card takes the trick for now: the cheapest, and the weakest, so another may beat it.
+    return min(cards, key=_value)
 
 
 def _lead(table: _Table, cards: list[str]) -> str:

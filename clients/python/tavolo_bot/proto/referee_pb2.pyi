@@ -319,7 +319,7 @@ class Trick(_message.Message):
     def __init__(self, plays: _Optional[_Iterable[_Union[Play, _Mapping]]] = ..., winner: _Optional[int] = ...) -> None: ...
 
 class Observation(_message.Message):
-    __slots__ = ("seat", "game", "deal", "dealer", "phase", "hand", "trick", "tricks", "declarations", "captured", "totals", "players", "trump")
+    __slots__ = ("seat", "game", "deal", "dealer", "phase", "hand", "trick", "tricks", "declarations", "captured", "totals", "players", "trump", "sides")
     SEAT_FIELD_NUMBER: _ClassVar[int]
     GAME_FIELD_NUMBER: _ClassVar[int]
     DEAL_FIELD_NUMBER: _ClassVar[int]
@@ -333,6 +333,7 @@ class Observation(_message.Message):
     TOTALS_FIELD_NUMBER: _ClassVar[int]
     PLAYERS_FIELD_NUMBER: _ClassVar[int]
     TRUMP_FIELD_NUMBER: _ClassVar[int]
+    SIDES_FIELD_NUMBER: _ClassVar[int]
     seat: int
     game: int
     deal: int
@@ -346,7 +347,8 @@ class Observation(_message.Message):
     totals: _containers.RepeatedScalarFieldContainer[int]
     players: int
     trump: str
-    def __init__(self, seat: _Optional[int] = ..., game: _Optional[int] = ..., deal: _Optional[int] = ..., dealer: _Optional[int] = ..., phase: _Optional[_Union[Phase, str]] = ..., hand: _Optional[_Iterable[str]] = ..., trick: _Optional[_Iterable[_Union[Play, _Mapping]]] = ..., tricks: _Optional[_Iterable[_Union[Trick, _Mapping]]] = ..., declarations: _Optional[_Iterable[_Union[Declared, _Mapping]]] = ..., captured: _Optional[_Iterable[int]] = ..., totals: _Optional[_Iterable[int]] = ..., players: _Optional[int] = ..., trump: _Optional[str] = ...) -> None: ...
+    sides: int
+    def __init__(self, seat: _Optional[int] = ..., game: _Optional[int] = ..., deal: _Optional[int] = ..., dealer: _Optional[int] = ..., phase: _Optional[_Union[Phase, str]] = ..., hand: _Optional[_Iterable[str]] = ..., trick: _Optional[_Iterable[_Union[Play, _Mapping]]] = ..., tricks: _Optional[_Iterable[_Union[Trick, _Mapping]]] = ..., declarations: _Optional[_Iterable[_Union[Declared, _Mapping]]] = ..., captured: _Optional[_Iterable[int]] = ..., totals: _Optional[_Iterable[int]] = ..., players: _Optional[int] = ..., trump: _Optional[str] = ..., sides: _Optional[int] = ...) -> None: ...
 
 class WatchRequest(_message.Message):
     __slots__ = ("table_id",)

@@ -1976,7 +1976,10 @@ type Observation struct {
 	Players uint32 `protobuf:"varint,12,opt,name=players,proto3" json:"players,omitempty"`
 	// Tressette con la briscola: the dealer's last card, shown to every seat; its suit is
 	// trump. Empty in games without a trump.
-	Trump         string `protobuf:"bytes,13,opt,name=trump,proto3" json:"trump,omitempty"`
+	Trump string `protobuf:"bytes,13,opt,name=trump,proto3" json:"trump,omitempty"`
+	// Scoring sides: 2 in partnership Tressette (partners sit opposite), else one per seat
+	// (tressette a tre, ciapanò). 0 from a referee older than this field.
+	Sides         uint32 `protobuf:"varint,14,opt,name=sides,proto3" json:"sides,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2100,6 +2103,13 @@ func (x *Observation) GetTrump() string {
 		return x.Trump
 	}
 	return ""
+}
+
+func (x *Observation) GetSides() uint32 {
+	if x != nil {
+		return x.Sides
+	}
+	return 0
 }
 
 type WatchRequest struct {
@@ -2826,7 +2836,7 @@ const file_tavolo_v1_referee_proto_rawDesc = "" +
 	"\x06action\x18\x02 \x01(\v2\x11.tavolo.v1.ActionR\x06action\"F\n" +
 	"\x05Trick\x12%\n" +
 	"\x05plays\x18\x01 \x03(\v2\x0f.tavolo.v1.PlayR\x05plays\x12\x16\n" +
-	"\x06winner\x18\x02 \x01(\rR\x06winner\"\x8b\x03\n" +
+	"\x06winner\x18\x02 \x01(\rR\x06winner\"\xa1\x03\n" +
 	"\vObservation\x12\x12\n" +
 	"\x04seat\x18\x01 \x01(\rR\x04seat\x12\x12\n" +
 	"\x04game\x18\x02 \x01(\rR\x04game\x12\x12\n" +
@@ -2841,7 +2851,8 @@ const file_tavolo_v1_referee_proto_rawDesc = "" +
 	" \x03(\x05R\bcaptured\x12\x16\n" +
 	"\x06totals\x18\v \x03(\x05R\x06totals\x12\x18\n" +
 	"\aplayers\x18\f \x01(\rR\aplayers\x12\x14\n" +
-	"\x05trump\x18\r \x01(\tR\x05trump\")\n" +
+	"\x05trump\x18\r \x01(\tR\x05trump\x12\x14\n" +
+	"\x05sides\x18\x0e \x01(\rR\x05sides\")\n" +
 	"\fWatchRequest\x12\x19\n" +
 	"\btable_id\x18\x01 \x01(\tR\atableId\"R\n" +
 	"\rWatchResponse\x12\x19\n" +
