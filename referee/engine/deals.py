@@ -143,7 +143,8 @@ def deal_cards(game: str, seed: str, number: int, dealer: int, players: int) -> 
     """Deal ``number``'s cards in packets, starting with the seat after ``dealer``.
 
     Four seats get two packets of 5; three seats get three packets of 4 and the last
-    4 cards of the deck are the widow.
+    4 cards of the deck are the widow; two seats get two packets of 5 and the last 20
+    cards are the stock (its order is ``shuffled_deck``'s).
     """
     # The same shuffle as shuffled_deck, on the cards' bits, so a hand is a plain sum.
     deck = list(_BITS)
@@ -159,12 +160,13 @@ def deal_cards(game: str, seed: str, number: int, dealer: int, players: int) -> 
 
 
 _BITS = tuple(1 << c for c in range(NUM_CARDS))
-_LEFT_OVER = {4: 0, 3: 4}
+_LEFT_OVER = {4: 0, 3: 4, 2: 20}
+"""Cards not dealt: none with four, the widow of 4 with three, the stock of 20 with two."""
 
 
 def _pickers(players: int) -> tuple[operator.itemgetter[Any], ...]:
     """For each seat after the dealer, the deck positions of its packets."""
-    packet = 5 if players == 4 else 4
+    packet = 4 if players == 3 else 5
     dealt = NUM_CARDS - _LEFT_OVER[players]
     positions: list[list[int]] = [[] for _ in range(players)]
     for index in range(dealt):

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-GAMES = ("tressette", "tressette-a-tre", "ciapano")
+GAMES = ("tressette", "tressette-a-tre", "ciapano", "tressette-a-due")
 """Engine families. The deal generator hashes this name."""
 
 SIGNAL_MODES = ("any", "leader", "muto")
@@ -71,6 +71,8 @@ class Rules:
     @property
     def players(self) -> int:
         """Seats at the table."""
+        if self.game == "tressette-a-due":
+            return 2
         return 3 if self.game == "tressette-a-tre" else 4
 
     @property

@@ -472,8 +472,7 @@ class TressetteDeal:
             self._trick += 1
             if self._trick == 1:
                 self._lead, self._lead_set = self._tables.lead, self._tables.lead_set
-            if not self._hands[winner]:
-                self._finish(winner)
+            self._after_trick(winner)
             return
         suit = card // 10
         if self._phase != _PLAY or action not in self._lead_set[suit][(hand >> (suit * 10)) & 1023]:
@@ -617,6 +616,12 @@ class TressetteDeal:
         self._phase = _DONE
 
     # -- scoring -----------------------------------------------------------------------------
+
+    def _after_trick(self, winner: int) -> None:
+        """A trick was taken: the deal ends once the hands are empty (tressette a due draws
+        from its stock here first)."""
+        if not self._hands[winner]:
+            self._finish(winner)
 
     def _finish(self, last_winner: int) -> None:
         captured = list(self._captured)
