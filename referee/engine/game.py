@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Any, Generic, Protocol, TypeVar
 
 from referee.engine.actions import (
     CALL_OUT,
@@ -85,10 +85,30 @@ def _cards(mask: CardSet) -> list[str]:
     return names(cards_of(mask))
 
 
-class GameState:
-    """A game over seeded deals; ``deals=N`` plays exactly N deals instead of to the target.
+ObsT_co = TypeVar("ObsT_co", covariant=True)
 
-    ``deal_source(number, dealer)``, for tests and analysis, replaces the seeded deals.
+
+class _Deal(Protocol[ObsT_co]):
+    """What a game asks of one deal of any family."""
+
+    def current_player(self) -> int | None: ...
+    def legal_actions(self) -> tuple[Action, ...]: ...
+    def apply_action(self, action: Action) -> None: ...
+    def is_terminal(self) -> bool: ...
+    def explain_refusal(self, action: Action) -> IllegalActionError: ...
+    def observation(self, seat: int) -> ObsT_co: ...
+
+
+DealT = TypeVar("DealT", bound=_Deal[Any])
+ObsT = TypeVar("ObsT")
+
+
+class GameBase(Generic[DealT, ObsT]):
+    """Deals until the game is over, its record, and faults: what every family shares.
+
+    ``deals=N`` plays exactly N deals instead of to the target. ``deal_source(number,
+    dealer)``, for tests and analysis, replaces the seeded deals where the family has one.
+    A family says how a deal starts, ends and is recorded.
     """
 
     def __init__(
@@ -112,7 +132,6 @@ class GameState:
         self.events: list[dict[str, Any]] | None = [] if record else None
         self._deal_source = deal_source
         self._dealer = first_dealer(rules.game, seed, rules.players)
-        self._trick_count = 0
         if self.events is not None:
             self.events.append(
                 {
@@ -125,7 +144,7 @@ class GameState:
                     "seats": list(seats) if seats is not None else None,
                 }
             )
-        self.deal = self._start_deal()
+        self.deal: DealT = self._start_deal()
 
     # -- the state API ------------------------------------------------------------------
 
@@ -141,9 +160,10 @@ class GameState:
         """Legal actions of the seat to act."""
         return () if self.outcome else self.deal.legal_actions()
 
-    def observation(self, seat: int) -> Observation:
+    def observation(self, seat: int) -> ObsT:
         """What ``seat`` may know now."""
-        return self.deal.observation(seat)
+        obs: ObsT = self.deal.observation(seat)
+        return obs
 
     def apply_action(self, action: Action) -> None:
         """Apply the action of the seat to act; illegal actions raise and change nothing."""
@@ -152,10 +172,10 @@ class GameState:
         deal = self.deal
         seat = deal.current_player()
         assert seat is not None
-        declared_before = len(deal.declared)
+        mark = self._mark()
         deal.apply_action(action)
         if self.events is not None:
-            self._log_action(seat, action, declared_before)
+            self._log_action(seat, action, mark)
         if deal.is_terminal():
             self._end_deal()
 
@@ -200,6 +220,67 @@ class GameState:
         """Record something the referee saw a seat do outside the rules' actions."""
         if self.events is not None:
             self.events.append({"type": "incident", "seat": seat, "kind": kind, "detail": detail})
+
+    # -- what a family says -----------------------------------------------------------------
+
+    def _start_deal(self) -> DealT:
+        raise NotImplementedError
+
+    def _end_deal(self) -> None:
+        raise NotImplementedError
+
+    def _mark(self) -> int:
+        """Taken before an action, handed to ``_log_action`` (what was there before)."""
+        return 0
+
+    def _log_action(self, seat: int, action: Action, mark: int) -> None:
+        raise NotImplementedError
+
+    def _end_if_over(self) -> bool:
+        """After a deal's points are added: finish the game if it is over; True if so.
+
+        Plays to the target (a single highest total at or above it wins; a tie at the top
+        plays one more deal), or exactly ``deals`` deals.
+        """
+        top = max(self.totals)
+        leaders = [s for s, t in enumerate(self.totals) if t == top]
+        if self.max_deals is not None:
+            if self.deal_number >= self.max_deals:
+                self._finish(Termination.DEALS_PLAYED, leaders[0] if len(leaders) == 1 else None)
+                return True
+        elif top >= self.rules.target and len(leaders) == 1:
+            self._finish(Termination.TARGET_REACHED, leaders[0])
+            return True
+        return False
+
+    def _best_side(self, exclude: int) -> int | None:
+        """The side with the highest total other than ``exclude``; None on a tie."""
+        others = [s for s in range(self.rules.sides) if s != exclude]
+        top = max(self.totals[s] for s in others)
+        best = [s for s in others if self.totals[s] == top]
+        return best[0] if len(best) == 1 else None
+
+    def _finish(self, termination: Termination, winner: int | None) -> None:
+        self.outcome = Outcome(termination, winner, tuple(self.totals), self.deal_number)
+        if self.events is not None:
+            self.events.append(
+                {
+                    "type": "result",
+                    "termination": termination.value,
+                    "winner": winner,
+                    "totals": list(self.totals),
+                    "deals": self.deal_number,
+                }
+            )
+
+
+class GameState(GameBase[TressetteDeal, Observation]):
+    """A game of the Tressette families (tressette, a tre, ciapanò) over seeded deals."""
+
+    _trick_count = 0
+
+    def _mark(self) -> int:
+        return len(self.deal.declared)
 
     # -- deals ---------------------------------------------------------------------------
 
@@ -263,17 +344,8 @@ class GameState:
         if rules.lower_wins:
             self._end_deal_lower_wins()
             return
-        top = max(self.totals)
-        leaders = [s for s, t in enumerate(self.totals) if t == top]
-        if self.max_deals is not None:
-            if self.deal_number >= self.max_deals:
-                self._finish(Termination.DEALS_PLAYED, leaders[0] if len(leaders) == 1 else None)
-                return
-        elif top >= rules.target and len(leaders) == 1:
-            self._finish(Termination.TARGET_REACHED, leaders[0])
-            return
-        # Below the target, or a tie at the top: one more deal.
-        self.deal = self._start_deal()
+        if not self._end_if_over():
+            self.deal = self._start_deal()  # below the target, or a tie at the top
 
     def _end_deal_lower_wins(self) -> None:
         """Ciapanò: once anyone reaches the target (or the deals are played), the lowest wins."""
@@ -289,26 +361,6 @@ class GameState:
             return
         self.deal = self._start_deal()
 
-    def _best_side(self, exclude: int) -> int | None:
-        """The side with the highest total other than ``exclude``; None on a tie."""
-        others = [s for s in range(self.rules.sides) if s != exclude]
-        top = max(self.totals[s] for s in others)
-        best = [s for s in others if self.totals[s] == top]
-        return best[0] if len(best) == 1 else None
-
-    def _finish(self, termination: Termination, winner: int | None) -> None:
-        self.outcome = Outcome(termination, winner, tuple(self.totals), self.deal_number)
-        if self.events is not None:
-            self.events.append(
-                {
-                    "type": "result",
-                    "termination": termination.value,
-                    "winner": winner,
-                    "totals": list(self.totals),
-                    "deals": self.deal_number,
-                }
-            )
-
     # -- events ----------------------------------------------------------------------------
 
     def _log_declaration(self, seat: int, declaration: int) -> None:
@@ -323,7 +375,8 @@ class GameState:
             }
         )
 
-    def _log_action(self, seat: int, action: Action, declared_before: int) -> None:
+    def _log_action(self, seat: int, action: Action, mark: int) -> None:
+        declared_before = mark
         assert self.events is not None
         deal = self.deal
         if action < NUM_PLAY_ACTIONS:
