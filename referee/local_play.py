@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import IO
 
-from referee.engine.game import GameState, Outcome
+from referee.engine.game import Outcome
+from referee.engine.games import AnyGame, new_game
 from referee.engine.rules import Rules
 from referee.players import make_player
 from referee.records import RecordWriter
@@ -31,12 +32,12 @@ def play_game(
     *,
     deals: int | None = None,
     record: IO[str] | None = None,
-    on_deal: Callable[[GameState], None] | None = None,
+    on_deal: Callable[[AnyGame], None] | None = None,
 ) -> Outcome:
     """Play one game; each seat's player is seeded from ``seed`` and its seat."""
     names = seat_names(rules, entries)
     players = [make_player(name, f"{seed}/seat/{seat}") for seat, name in enumerate(names)]
-    state = GameState(rules, seed, deals=deals, seats=names, record=record is not None)
+    state = new_game(rules, seed, deals=deals, seats=names, record=record is not None)
     writer = RecordWriter(record) if record is not None else None
     deal_number = state.deal_number
     while state.outcome is None:

@@ -22,16 +22,20 @@ from referee.engine.actions import (
     parse_signal,
     play_action,
 )
-from referee.engine.cards import CardError, parse_card
+from referee.engine.calabresella import CALL_BASE, DISCARD_BASE, GIVE_BASE, SPLIT_BASE
+from referee.engine.calabresella_game import bid_of_text
+from referee.engine.cards import CardError, cards_of, parse_card
 from referee.engine.deals import SeedError, check_seed
 from referee.engine.declarations import DeclarationError, parse_declaration
 from referee.engine.errors import IllegalActionError
-from referee.engine.game import RECORD_FORMAT, GameState, Outcome, Termination
+from referee.engine.game import RECORD_FORMAT, Outcome, Termination
+from referee.engine.games import AnyGame, new_game
 from referee.engine.rules import Rules, RulesError
 
 FORFEIT_REASONS = (Termination.ILLEGAL_ACTION, Termination.TIMEOUT, Termination.CRASH)
 ACTION_TYPES = (
     "play", "declare", "end-declarations", "call-out", "forfeit", "rejected", "incident",
+    "bid", "call", "give", "discard", "split",
 )  # fmt: skip
 """Lines that say what someone did; every other line is derived from them."""
 
@@ -95,11 +99,23 @@ def _field(obj: dict[str, Any], key: str, kind: type | tuple[type, ...], where: 
     return value
 
 
-def _action_of(obj: dict[str, Any]) -> tuple[int, Action]:
+def _action_of(obj: dict[str, Any], state: AnyGame) -> tuple[int, Action]:
     """(seat, action) of an action line; ValueError names the bad field."""
     kind = obj["type"]
     where = f"'{kind}' line"
     seat = _field(obj, "seat", int, where)
+    if kind == "bid":
+        return seat, bid_of_text(_field(obj, "bid", str, where))
+    if kind in ("call", "give", "discard"):
+        base = {"call": CALL_BASE, "give": GIVE_BASE, "discard": DISCARD_BASE}[kind]
+        return seat, base + parse_card(_field(obj, "card", str, where))
+    if kind == "split":
+        take = _field(obj, "take", list, where)
+        monte = list(cards_of(state.deal.monte))
+        cards = [parse_card(c) if isinstance(c, str) else -1 for c in take]
+        if any(c not in monte for c in cards) or len(set(cards)) != len(cards):
+            raise ValueError(f"{where}: field 'take' must name distinct cards of the monte")
+        return seat, SPLIT_BASE + sum(1 << monte.index(c) for c in cards)
     if kind == "play":
         card = parse_card(_field(obj, "card", str, where))
         signal = obj.get("signal")
@@ -122,7 +138,7 @@ def _difference(obj: dict[str, Any], expected: dict[str, Any]) -> str:
         if key not in obj:
             return f"'{kind}' line is missing field '{key}'"
         if obj[key] != value:
-            if kind == "deal" and key in ("hands", "widow", "dealer"):
+            if kind == "deal" and key in ("hands", "widow", "monte", "dealer", "trump"):
                 return f"deal {expected['deal']}: field '{key}' does not match the seed"
             return (
                 f"'{kind}' line: field '{key}' is {json.dumps(obj[key])}, "
@@ -186,7 +202,7 @@ def _walk(
     lines: Iterable[str], source: str, *, check: bool, rebuilt: list[str] | None = None
 ) -> tuple[list[Outcome], int]:
     """Feed a record's actions to the engine, comparing every line when ``check``."""
-    state: GameState | None = None
+    state: AnyGame | None = None
     events: list[dict[str, Any]] = []
     pos = 0
     number = 0
@@ -223,7 +239,7 @@ def _walk(
                 rules, seed, deals, seats = _header(obj)
             except ValueError as exc:
                 raise RecordError(source, number, str(exc)) from None
-            state = GameState(rules, seed, deals=deals, seats=seats, record=True)
+            state = new_game(rules, seed, deals=deals, seats=seats, record=True)
             assert state.events is not None
             events = state.events
             pos = 0
@@ -252,7 +268,7 @@ def _walk(
     return outcomes, number
 
 
-def _apply_line(state: GameState, obj: dict[str, Any], source: str, number: int) -> None:
+def _apply_line(state: AnyGame, obj: dict[str, Any], source: str, number: int) -> None:
     """Apply the action a line records, or raise RecordError saying why it cannot be."""
     kind = obj["type"]
     to_act = state.current_player()
@@ -284,7 +300,7 @@ def _apply_line(state: GameState, obj: dict[str, Any], source: str, number: int)
                 raise ValueError(f"seat {seat} was refused an action, but seat {to_act} is to act")
             state.note_rejected(seat, action)
             return
-        seat, action = _action_of(obj)
+        seat, action = _action_of(obj, state)
     except (ValueError, CardError, ActionError, DeclarationError) as exc:
         raise RecordError(source, number, str(exc)) from None
     if seat != to_act:

@@ -61,6 +61,14 @@ CASES = (
     ),
     GoldenCase("golden-6-tressette-briscola", "tressette-briscola", "golden-6"),
     GoldenCase("golden-7-ciapano", "ciapano", "golden-7"),
+    GoldenCase("golden-8-calabresella", "calabresella", "golden-8"),
+    GoldenCase(
+        "golden-9-calabresella-four-stramazzo",
+        "calabresella",
+        "golden-9",
+        deals=4,
+        knobs=("table_seats=4", "stramazzo=true", "target=31"),
+    ),
 )
 
 

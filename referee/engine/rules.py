@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-GAMES = ("tressette", "tressette-a-tre", "ciapano", "tressette-a-due")
+GAMES = ("tressette", "tressette-a-tre", "ciapano", "tressette-a-due", "calabresella")
 """Engine families. The deal generator hashes this name."""
 
 SIGNAL_MODES = ("any", "leader", "muto")
@@ -67,12 +67,18 @@ class Rules:
     """Tressette a tre: the 4 undealt cards go to the winner of the last trick."""
     briscola: bool = False
     """Tressette con la briscola: the dealer's last card is shown and its suit is trump."""
+    table_seats: int = 3
+    """Calabresella: players at the table, 3 or 4 (with 4 the dealer sits each deal out)."""
+    stramazzo: bool = False
+    """Calabresella: one side taking every card point without every trick triples the deal."""
 
     @property
     def players(self) -> int:
         """Seats at the table."""
         if self.game == "tressette-a-due":
             return 2
+        if self.game == "calabresella":
+            return self.table_seats
         return 3 if self.game == "tressette-a-tre" else 4
 
     @property
@@ -93,7 +99,7 @@ class Rules:
     @property
     def hand_size(self) -> int:
         """Cards dealt to each seat."""
-        return 12 if self.game == "tressette-a-tre" else 10
+        return 12 if self.game in ("tressette-a-tre", "calabresella") else 10
 
     def side_of(self, seat: int) -> int:
         """The scoring side of a seat."""
@@ -148,12 +154,17 @@ class Rules:
             raise RulesError("knob 'declaration_limit' must be 0 (no limit) or more")
         if self.call_out and self.lower_wins:
             raise RulesError("knob 'call_out' has no meaning in ciapanò: nobody wants points")
+        if self.game == "calabresella" and self.cappotto == "fixed":
+            raise RulesError(
+                "knob 'cappotto' in calabresella is none or double (winning every trick "
+                "doubles the contract)"
+            )
         if self.briscola and self.game != "tressette":
             raise RulesError("knob 'briscola' needs the four-player game (the dealer's last card)")
 
 
 _FIELDS = {f.name: f for f in dataclasses.fields(Rules)}
-_LATER_KNOBS = ("briscola",)
+_LATER_KNOBS = ("briscola", "table_seats", "stramazzo")
 """Knobs added after record format 1, in the order they were added."""
 _CHOICES: dict[str, tuple[str, ...]] = {
     "game": GAMES,
@@ -162,7 +173,12 @@ _CHOICES: dict[str, tuple[str, ...]] = {
     "cappotto": CAPPOTTO_MODES,
     "widow": WIDOW_MODES,
 }
-_INT_RANGES = {"target": (1, 10_000), "quattro_points": (0, 100), "declaration_limit": (0, 19)}
+_INT_RANGES = {
+    "target": (1, 10_000),
+    "quattro_points": (0, 100),
+    "declaration_limit": (0, 19),
+    "table_seats": (3, 4),
+}
 
 
 def _check_knob(key: str, value: Any) -> Any:
@@ -235,6 +251,9 @@ PRESETS: dict[str, Rules] = {
     "tressette-briscola": Rules(briscola=True),
     "ciapano": Rules(
         game="ciapano", target=21, signals="muto", declarations=False, cappotto="none"
+    ),
+    "calabresella": Rules(
+        game="calabresella", target=21, signals="muto", declarations=False, cappotto="double"
     ),
 }
 """Named rule sets. ``tressette`` is all defaults."""

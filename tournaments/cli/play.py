@@ -12,7 +12,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from tabulate import tabulate
 
 from referee.engine.deals import SeedError, check_seed
-from referee.engine.game import GameState
+from referee.engine.games import AnyGame
 from referee.engine.rules import Rules
 from referee.entries import EntryError, parse_entry
 from referee.local_play import EntriesError, play_game, seat_names
@@ -225,7 +225,7 @@ def _play_in_process(
         progress = stack.enter_context(_progress(quiet))
         task = progress.add_task("deals", total=deals, score="")
 
-        def on_deal(state: GameState) -> None:
+        def on_deal(state: AnyGame) -> None:
             progress.update(task, advance=1, score=f"totals {state.totals}")
 
         outcome = play_game(rules, seed, entries, deals=deals, record=stream, on_deal=on_deal)

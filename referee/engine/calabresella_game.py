@@ -1,0 +1,166 @@
+"""A game of Calabresella: deals until a player reaches the target, and its record.
+
+The deal itself (auction, monte, play, score) is :mod:`referee.engine.calabresella`.
+Here: the dealer passes to the right after each deal but deals again when all pass; with
+four at the table the dealer sits out; the payouts add up per player; the first player at
+or above the target at the end of a deal wins, the higher total if several, and an exact
+tie at the top plays one more deal. Every step is a record line; the steps only some may
+see (the card given in chiamo, discards) are in the record, which is read after the match.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from referee.engine.actions import Action
+from referee.engine.calabresella import (
+    CALL_BASE,
+    DISCARD_BASE,
+    GIVE_BASE,
+    SPLIT_BASE,
+    CalabresellaDeal,
+    CalabresellaObservation,
+)
+from referee.engine.calabresella_auction import BID_PASS, CONTRACT_NAMES, Contract, is_bid
+from referee.engine.cards import CARD_NAMES, CardSet, cards_of
+from referee.engine.deals import deal_cards
+from referee.engine.game import GameBase
+
+CAPPOTTO_MULTIPLIERS = {"none": 1, "double": 2}
+"""The ``cappotto`` knob in Calabresella: what one side winning every trick multiplies."""
+
+
+def bid_text(action: Action) -> str:
+    """``pass`` or the contract's name, as records write a bid."""
+    return "pass" if action == BID_PASS else CONTRACT_NAMES[Contract(action - BID_PASS)]
+
+
+def bid_of_text(text: str) -> Action:
+    """The bid action of a record's text; ValueError names the choices."""
+    if text == "pass":
+        return BID_PASS
+    for contract, name in CONTRACT_NAMES.items():
+        if name == text:
+            return BID_PASS + int(contract)
+    names = ", ".join(["pass", *CONTRACT_NAMES.values()])
+    raise ValueError(f"unknown bid {text!r}; bids are {names}")
+
+
+def _cards(mask: CardSet) -> list[str]:
+    return [CARD_NAMES[c] for c in cards_of(mask)]
+
+
+class CalabresellaGame(GameBase[CalabresellaDeal, CalabresellaObservation]):
+    """A game of Calabresella over seeded deals."""
+
+    _redeal = False
+    _tricks_logged = 0
+
+    def _start_deal(self) -> CalabresellaDeal:
+        rules = self.rules
+        self.deal_number += 1
+        if self.deal_number > 1 and not self._redeal:
+            self._dealer = (self._dealer + 1) % rules.players
+        self._redeal = False
+        self._tricks_logged = 0
+        dealer = self._dealer
+        # deal_cards deals from the seat after its dealer: with dealer 2 of 3 the first hand
+        # is the eldest's, whatever the table's size.
+        dealt = deal_cards(rules.game, self.seed, self.deal_number, 2, 3)
+        hands = [0] * rules.players
+        for i in range(3):
+            hands[(dealer + 1 + i) % rules.players] = dealt.hands[i]
+        multiplier = CAPPOTTO_MULTIPLIERS[rules.cappotto]
+        deal = CalabresellaDeal(
+            hands,
+            dealer,
+            dealt.widow,
+            seats=rules.players,
+            stramazzo=rules.stramazzo,
+            cappotto_multiplier=multiplier,
+            card_values=rules.card_values,
+        )
+        if self.events is not None:
+            self.events.append(
+                {
+                    "type": "deal",
+                    "deal": self.deal_number,
+                    "dealer": dealer,
+                    "hands": [_cards(h) for h in hands],
+                    "monte": _cards(dealt.widow),
+                }
+            )
+        return deal
+
+    def _end_deal(self) -> None:
+        score = self.deal.score
+        assert score is not None
+        if score.redeal:
+            if self.events is not None:
+                self.events.append({"type": "redeal", "deal": self.deal_number})
+            if not self._end_if_over():
+                self._redeal = True
+                self.deal = self._start_deal()
+            return
+        for seat, points in enumerate(score.payouts):
+            self.totals[seat] += points
+        if self.events is not None:
+            assert score.contract is not None
+            self.events.append(
+                {
+                    "type": "score",
+                    "deal": self.deal_number,
+                    "contract": CONTRACT_NAMES[score.contract],
+                    "soloist": score.soloist,
+                    "soloist_points": score.soloist_points,
+                    "success": score.success,
+                    "cappotto": score.cappotto,
+                    "stramazzo": score.stramazzo,
+                    "value": score.value,
+                    "thirds": list(score.thirds),
+                    "last_trick": score.last_trick,
+                    "set_aside": _cards(self.deal.set_aside),
+                    "points": list(score.payouts),
+                    "totals": list(self.totals),
+                }
+            )
+        if not self._end_if_over():
+            self.deal = self._start_deal()
+
+    def _log_action(self, seat: int, action: Action, mark: int) -> None:
+        assert self.events is not None
+        deal = self.deal
+        line: dict[str, Any]
+        if is_bid(action):
+            line = {"type": "bid", "seat": seat, "bid": bid_text(action)}
+        elif CALL_BASE <= action < CALL_BASE + 40:
+            line = {
+                "type": "call",
+                "seat": seat,
+                "card": CARD_NAMES[action - CALL_BASE],
+                "holder": deal.called_holder,
+            }
+        elif GIVE_BASE <= action < GIVE_BASE + 40:
+            line = {"type": "give", "seat": seat, "card": CARD_NAMES[action - GIVE_BASE]}
+        elif DISCARD_BASE <= action < DISCARD_BASE + 40:
+            line = {"type": "discard", "seat": seat, "card": CARD_NAMES[action - DISCARD_BASE]}
+        elif SPLIT_BASE <= action < SPLIT_BASE + 16:
+            mask = action - SPLIT_BASE
+            monte = list(cards_of(deal.monte))
+            taken = [CARD_NAMES[c] for i, c in enumerate(monte) if mask >> i & 1]
+            line = {"type": "split", "seat": seat, "take": taken}
+        else:
+            line = {"type": "play", "seat": seat, "card": CARD_NAMES[action], "signal": None}
+        self.events.append(line)
+        if line["type"] == "bid" and deal.auction.is_over and deal.contract is not None:
+            self.events.append(
+                {
+                    "type": "contract",
+                    "soloist": deal.soloist,
+                    "contract": CONTRACT_NAMES[deal.contract],
+                }
+            )
+        tricks = deal.tricks
+        if len(tricks) > self._tricks_logged:
+            self._tricks_logged = len(tricks)
+            self.events.append({"type": "trick", "trick": len(tricks), "winner": tricks[-1][1]})
