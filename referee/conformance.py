@@ -28,7 +28,10 @@ import grpc.aio
 
 from referee.bot_process import BotProcess, start_bot
 from referee.engine.actions import CALL_OUT, END_DECLARATIONS, NUM_PLAY_ACTIONS, is_declaration
-from referee.engine.game import GameState
+from referee.engine.calabresella import CALL_BASE, DISCARD_BASE, GIVE_BASE, SPLIT_BASE
+from referee.engine.calabresella_auction import BID_PASS
+from referee.engine.cards import cards_of
+from referee.engine.games import AnyGame, new_game
 from referee.engine.rules import Rules, RulesError, preset
 from referee.entries import Entry
 from referee.links import parse_request
@@ -37,10 +40,15 @@ from referee.protocol import PROTOCOL_VERSION, fill_observation, legal_messages
 
 GAMES = (
     "tressette", "tressette-muto", "treseta", "tressette-a-tre", "tressette-briscola", "ciapano",
+    "calabresella",
 )  # fmt: skip
 """Every game a bot may be seated at: each kind of action is asked in each."""
 KINDS = ("lead", "follow", "declare", "end-declarations", "call-out")
 """Kinds of decision asked: leading a trick, following, and the three other action kinds."""
+CALABRESELLA_KINDS = ("bid", "call", "give", "discard", "split", "lead", "follow")
+"""Calabresella's kinds: the auction and the steps of its contracts, then play."""
+_CONTRACT_FOR = {"call": 1, "give": 1, "discard": 2, "split": 5, "lead": 3, "follow": 3}
+"""The contract (bid - BID_PASS) whose steps reach each kind soonest."""
 REFUSAL_REASON = "conformance_refusal"
 """The reason of the refusal the checker makes on purpose, to see the bot answer again."""
 SEARCH_SEEDS = 400
@@ -67,9 +75,23 @@ class Position:
     seat: int
     observation: pb.Observation
     legal: tuple[int, ...]
+    monte: tuple[int, ...] = ()
+    """Calabresella: the monte's cards, which name the cards of split actions."""
 
 
-def _kind_present(kind: str, state: GameState, legal: tuple[int, ...]) -> bool:
+_RANGES = {
+    "bid": (BID_PASS, BID_PASS + 6),
+    "call": (CALL_BASE, CALL_BASE + 40),
+    "give": (GIVE_BASE, GIVE_BASE + 40),
+    "discard": (DISCARD_BASE, DISCARD_BASE + 40),
+    "split": (SPLIT_BASE, SPLIT_BASE + 16),
+}
+
+
+def _kind_present(kind: str, state: AnyGame, legal: tuple[int, ...]) -> bool:
+    if kind in _RANGES:
+        low, high = _RANGES[kind]
+        return any(low <= a < high for a in legal)
     if kind == "declare":
         return any(is_declaration(a) for a in legal)
     if kind == "end-declarations":
@@ -85,6 +107,8 @@ def kinds_of(game: str) -> tuple[str, ...]:
     """The kinds of decision ``game`` can ask: no declarations when its rules have none, no
     call-out where the rules refuse the knob (ciapanò)."""
     rules = preset(game)
+    if rules.game == "calabresella":
+        return CALABRESELLA_KINDS
     kinds = list(KINDS)
     if not rules.declarations:
         kinds = [k for k in kinds if k not in ("declare", "end-declarations")]
@@ -104,7 +128,7 @@ def find_position(game: str, kind: str) -> Position:
     if kind == "end-declarations":
         rules = rules.with_knobs(["declare_before_first_card=true"])
     for n in range(SEARCH_SEEDS):
-        state = GameState(rules, f"conformance-{n}", deals=1)
+        state = new_game(rules, f"conformance-{n}", deals=1)
         step = 0
         while not state.is_terminal():
             legal = state.legal_actions()
@@ -120,9 +144,13 @@ def find_position(game: str, kind: str) -> Position:
                     players=rules.players,
                     quattro_points=rules.quattro_points,
                 )
-                return Position(game, kind, rules, seat, out, legal)
+                monte = getattr(state.deal, "monte", 0)
+                return Position(game, kind, rules, seat, out, legal, tuple(cards_of(monte)))
             # Declarations are made first; later, play on to reach a trick in progress.
             plays = [a for a in legal if a < NUM_PLAY_ACTIONS] or list(legal)
+            if legal[0] == BID_PASS:  # Calabresella's auction: bid the contract wanted
+                wanted = BID_PASS + _CONTRACT_FOR.get(kind, 1)
+                plays = [wanted if wanted in legal else BID_PASS]
             state.apply_action(plays[step % len(plays)])
             step += 1
     raise LookupError(f"no {kind} decision in {SEARCH_SEEDS} seeded games of {game}")
@@ -173,6 +201,9 @@ def every_event() -> list[pb.Event]:
             )
         ),
         pb.Event(error=pb.ErrorEvent(reason="conformance", message="a test of the error event")),
+        pb.Event(bid_made=pb.BidMade(seat=1, bid="solo")),
+        pb.Event(card_called=pb.CardCalled(seat=1, card="3D", holder=2)),
+        pb.Event(monte_split=pb.MonteSplit(seat=2, take=["AD", "KC"])),
     ]
 
 
@@ -298,7 +329,7 @@ class Session:
         request.request_id = request_id
         request.deadline_ms = deadline
         request.observation.CopyFrom(position.observation)
-        request.legal_actions.extend(legal_messages(position.legal))
+        request.legal_actions.extend(legal_messages(position.legal, position.monte))
         request.attempts_left = attempts
         started = time.monotonic()
         await context.write(response.SerializeToString())

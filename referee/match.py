@@ -22,7 +22,9 @@ from pathlib import Path
 from typing import IO, Any
 
 from referee.bot_process import BotProcess, start_bot
-from referee.engine.game import GameState, Outcome, Termination
+from referee.engine.cards import cards_of
+from referee.engine.game import Outcome, Termination
+from referee.engine.games import AnyGame, new_game
 from referee.engine.rules import Rules
 from referee.entries import Entry, unique_names
 from referee.links import Incident, SlotLink, Wait
@@ -355,7 +357,7 @@ class Match:
     async def _play_game(self, game: int, set_number: int, seed: str, rotation: int) -> None:
         seats = self.seating(rotation)
         entry_of_seat = [link.slot // self.slots_per_entry for link in seats]
-        state = GameState(
+        state = new_game(
             self.rules,
             seed,
             deals=self.config.deals,
@@ -432,7 +434,7 @@ class Match:
                 game.hands = line["hands"]
                 for seat, link in enumerate(game.seats):
                     link.outbox.append(hand_event(line, seat))
-            elif kind == "score":
+            elif kind in ("score", "redeal"):
                 event = scored_event(line, game.hands)
                 self._to_all(game, event)
                 self.deals_done += 1
@@ -492,8 +494,9 @@ class Match:
                 deal=state.deal_number,
                 players=self.rules.players,
                 quattro_points=self.rules.quattro_points,
+                totals=state.totals,
             )
-            request.legal_actions.extend(legal_messages(legal))
+            request.legal_actions.extend(legal_messages(legal, _monte(state)))
             request.attempts_left = attempts
             # The round trip is timed from the send, as a bare echo stream would be.
             started = time.monotonic()
@@ -600,7 +603,7 @@ class Match:
 @dataclass
 class _Game:
     number: int
-    state: GameState
+    state: AnyGame
     seats: list[SlotLink]
     sent: int = 0
     hands: list[list[str]] = field(default_factory=list)
@@ -609,6 +612,12 @@ class _Game:
     """Canonical record lines so far, kept only for the storage callbacks."""
     deal_start: int = 1
     """Where the current deal's lines begin in ``lines`` (after the game's header)."""
+
+
+def _monte(state: AnyGame) -> tuple[int, ...]:
+    """Calabresella's monte (card ids, ascending), which names the cards of split actions."""
+    monte = getattr(state.deal, "monte", 0)
+    return tuple(cards_of(monte)) if isinstance(monte, int) else ()
 
 
 def describe(result: MatchResult) -> dict[str, Any]:

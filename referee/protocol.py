@@ -8,6 +8,7 @@ lines of the game record. Nothing a bot sends reaches another bot but its action
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from typing import Any
 
 from referee.engine.actions import (
@@ -19,6 +20,17 @@ from referee.engine.actions import (
     action_name,
     is_declaration,
 )
+from referee.engine.calabresella import (
+    CALL_BASE,
+    DISCARD_BASE,
+    GIVE_BASE,
+    SPLIT_BASE,
+    CalabresellaObservation,
+)
+from referee.engine.calabresella import Phase as CalabresellaPhase
+from referee.engine.calabresella import action_name as calabresella_action_name
+from referee.engine.calabresella_auction import BID_PASS, CONTRACT_NAMES
+from referee.engine.calabresella_game import bid_text
 from referee.engine.cards import CARD_NAMES, cards_of
 from referee.engine.declarations import DECLARATION_CARDS, DECLARATION_NAMES, declaration_points
 from referee.engine.tressette import Observation
@@ -47,16 +59,45 @@ def action_message(action: Action) -> pb.Action:
             declaration=DECLARATION_NAMES[action - 300],
             text=action_name(action),
         )
-    kind = (
-        pb.ACTION_KIND_END_DECLARATIONS if action == END_DECLARATIONS else pb.ACTION_KIND_CALL_OUT
-    )
-    assert action in (END_DECLARATIONS, CALL_OUT)
-    return pb.Action(id=action, kind=kind, text=action_name(action))
+    if action in (END_DECLARATIONS, CALL_OUT):
+        kind = (
+            pb.ACTION_KIND_END_DECLARATIONS
+            if action == END_DECLARATIONS
+            else pb.ACTION_KIND_CALL_OUT
+        )
+        return pb.Action(id=action, kind=kind, text=action_name(action))
+    return _calabresella_action(action)
 
 
-def legal_messages(actions: tuple[Action, ...]) -> list[pb.Action]:
-    """The protocol form of a legal-action list."""
-    return [action_message(a) for a in actions]
+def _calabresella_action(action: Action) -> pb.Action:
+    text = calabresella_action_name(action)
+    if BID_PASS <= action < CALL_BASE:
+        return pb.Action(id=action, kind=pb.ACTION_KIND_BID, bid=bid_text(action), text=text)
+    for base, kind in (
+        (CALL_BASE, pb.ACTION_KIND_CALL),
+        (GIVE_BASE, pb.ACTION_KIND_GIVE),
+        (DISCARD_BASE, pb.ACTION_KIND_DISCARD),
+    ):
+        if base <= action < base + 40:
+            return pb.Action(id=action, kind=kind, card=CARD_NAMES[action - base], text=text)
+    if SPLIT_BASE <= action < SPLIT_BASE + 16:
+        return pb.Action(id=action, kind=pb.ACTION_KIND_SPLIT, text=text)
+    raise ValueError(f"action id {action} names no action")
+
+
+def legal_messages(actions: tuple[Action, ...], monte: Sequence[int] = ()) -> list[pb.Action]:
+    """The protocol form of a legal-action list; ``monte`` (card ids, ascending) names the
+    cards of Calabresella's split actions."""
+    out = [action_message(a) for a in actions]
+    if monte and actions and actions[0] >= SPLIT_BASE:
+        for i, action in enumerate(actions):
+            if SPLIT_BASE <= action < SPLIT_BASE + 16:
+                split = pb.Action()
+                split.CopyFrom(out[i])
+                mask = action - SPLIT_BASE
+                split.cards.extend(CARD_NAMES[c] for j, c in enumerate(monte) if mask >> j & 1)
+                out[i] = split
+    return out
 
 
 def declared_message(seat: int, declaration: int, quattro_points: int) -> pb.Declared:
@@ -80,16 +121,34 @@ def _trick(plays: tuple[tuple[int, Action], ...], winner: int) -> pb.Trick:
     return pb.Trick(plays=[_play(s, a) for s, a in plays], winner=winner)
 
 
+_CALABRESELLA_PHASES = {
+    CalabresellaPhase.AUCTION: pb.PHASE_AUCTION,
+    CalabresellaPhase.CALL: pb.PHASE_CALL,
+    CalabresellaPhase.GIVE: pb.PHASE_GIVE,
+    CalabresellaPhase.DISCARD: pb.PHASE_DISCARD,
+    CalabresellaPhase.SPLIT: pb.PHASE_SPLIT,
+    CalabresellaPhase.PLAY: pb.PHASE_PLAY,
+    CalabresellaPhase.OVER: pb.PHASE_DONE,
+}
+
+
 def fill_observation(
     out: pb.Observation,
-    obs: Observation,
+    obs: Observation | CalabresellaObservation,
     *,
     game: int,
     deal: int,
     players: int,
     quattro_points: int,
+    totals: Sequence[int] = (),
 ) -> None:
-    """Write what one seat may know, as the engine built it for that seat, into ``out``."""
+    """Write what one seat may know, as the engine built it for that seat, into ``out``.
+
+    ``totals``: the game's totals per side, for observations that do not hold them.
+    """
+    if isinstance(obs, CalabresellaObservation):
+        _fill_calabresella(out, obs, game=game, deal=deal, totals=totals)
+        return
     out.seat = obs.seat
     out.game = game
     out.deal = deal
@@ -105,6 +164,44 @@ def fill_observation(
     out.sides = len(obs.totals)
     if obs.trump is not None:
         out.trump = CARD_NAMES[obs.trump]
+
+
+def _fill_calabresella(
+    out: pb.Observation,
+    obs: CalabresellaObservation,
+    *,
+    game: int,
+    deal: int,
+    totals: Sequence[int],
+) -> None:
+    out.seat = obs.seat
+    out.game = game
+    out.deal = deal
+    out.dealer = obs.dealer
+    out.phase = _CALABRESELLA_PHASES[obs.phase]
+    out.hand.extend([CARD_NAMES[c] for c in obs.hand])
+    out.trick.extend([_play(s, c) for s, c in obs.trick])
+    out.tricks.extend([_trick(plays, winner) for plays, winner in obs.tricks])
+    out.captured.extend(obs.captured)
+    out.totals.extend(totals)
+    out.players = obs.seats
+    out.sides = obs.seats
+    view = out.calabresella
+    view.bids.extend(pb.Bid(seat=s, bid=bid_text(b)) for s, b in obs.bids)
+    view.contract = CONTRACT_NAMES[obs.contract] if obs.contract is not None else ""
+    view.soloist = -1 if obs.soloist is None else obs.soloist
+    view.called = CARD_NAMES[obs.called] if obs.called is not None else ""
+    view.called_holder = -1 if obs.called_holder is None else obs.called_holder
+    view.called_in_monte = bool(obs.called_in_monte)
+    view.received.extend(CARD_NAMES[c] for c in obs.received)
+    view.given.extend(CARD_NAMES[c] for c in obs.given)
+    view.monte.extend(CARD_NAMES[c] for c in obs.monte)
+    if obs.split is not None:
+        view.split_made = True
+        shown = list(obs.monte)
+        view.split.extend(CARD_NAMES[c] for i, c in enumerate(shown) if obs.split >> i & 1)
+    view.discards.extend(CARD_NAMES[c] for c in obs.discards)
+    view.seats = obs.seats
 
 
 def observation_message(
@@ -151,11 +248,25 @@ def public_event(line: dict[str, Any]) -> pb.Event | None:
                 seat=line["seat"], claimed=line["claimed"], correct=line["correct"]
             )
         )
+    if kind == "bid":
+        return pb.Event(bid_made=pb.BidMade(seat=line["seat"], bid=line["bid"]))
+    if kind == "call":
+        holder = line["holder"]
+        return pb.Event(
+            card_called=pb.CardCalled(
+                seat=line["seat"], card=line["card"], holder=-1 if holder is None else holder
+            )
+        )
+    if kind == "split":
+        return pb.Event(monte_split=pb.MonteSplit(seat=line["seat"], take=line["take"]))
+    # give and discard are face down; contract and redeal follow from the bids.
     return None
 
 
 def scored_event(line: dict[str, Any], hands: list[list[str]]) -> pb.Event:
-    """A deal's score, with every hand as dealt, now public."""
+    """A deal's score, with every hand as dealt, now public (a Calabresella redeal too)."""
+    if line["type"] == "redeal" or "contract" in line:
+        return _calabresella_scored(line, hands)
     cappotto = line["cappotto"]
     return pb.Event(
         deal_scored=pb.DealScored(
@@ -168,6 +279,32 @@ def scored_event(line: dict[str, Any], hands: list[list[str]]) -> pb.Event:
             totals=line["totals"],
             cappotto=-1 if cappotto is None else cappotto,
             hands=[pb.Hand(cards=h) for h in hands],
+        )
+    )
+
+
+def _calabresella_scored(line: dict[str, Any], hands: list[list[str]]) -> pb.Event:
+    if line["type"] == "redeal":
+        return pb.Event(
+            deal_scored=pb.DealScored(
+                deal=line["deal"], cappotto=-1, soloist=-1,
+                hands=[pb.Hand(cards=h) for h in hands],
+            )
+        )  # fmt: skip
+    return pb.Event(
+        deal_scored=pb.DealScored(
+            deal=line["deal"],
+            last_trick=line["last_trick"],
+            thirds=line["thirds"],
+            points=line["points"],
+            totals=line["totals"],
+            # Whoever wins every trick wins the last one too.
+            cappotto=line["last_trick"] if line["cappotto"] else -1,
+            hands=[pb.Hand(cards=h) for h in hands],
+            contract=line["contract"],
+            soloist=line["soloist"],
+            success=line["success"],
+            set_aside=line["set_aside"],
         )
     )
 

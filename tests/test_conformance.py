@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import Result
 
+from referee.conformance import _RANGES as RANGES
 from referee.conformance import GAMES, KINDS, every_event, find_position, kinds_of
 from referee.engine.actions import CALL_OUT, END_DECLARATIONS, is_declaration
 from tests.test_cli import assert_one_error, tavolo
@@ -32,7 +33,10 @@ def test_every_kind_is_asked_in_every_game() -> None:
         for kind in kinds_of(game):
             position = find_position(game, kind)
             legal = position.legal
-            if kind == "declare":
+            if kind in RANGES:
+                low, high = RANGES[kind]
+                assert any(low <= a < high for a in legal), (game, kind)
+            elif kind == "declare":
                 assert any(is_declaration(a) for a in legal)
             elif kind == "end-declarations":
                 assert END_DECLARATIONS in legal

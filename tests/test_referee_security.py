@@ -52,7 +52,11 @@ from tests.bots.harness import (
     serving,
 )
 
-EVENT_TYPES = {f.name for f in pb.Event.DESCRIPTOR.oneofs_by_name["event"].fields}
+CALABRESELLA_EVENTS = {"bid_made", "card_called", "monte_split"}
+"""Checked by tests/test_calabresella_protocol.py, whose hands change as the rules say."""
+EVENT_TYPES = {
+    f.name for f in pb.Event.DESCRIPTOR.oneofs_by_name["event"].fields
+} - CALABRESELLA_EVENTS
 CARD = re.compile(r"(?<![0-9A-Za-z])([32AKQJ7654][DCSB])(?![0-9A-Za-z])")
 SPECTATOR_EVENTS = {
     "declared",

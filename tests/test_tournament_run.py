@@ -173,6 +173,19 @@ def test_three_handed_round_robin(tmp_path: Path) -> None:
     assert all(p["wins_a"] + p["draws"] + p["wins_b"] == 6 for p in data["pairs"])
 
 
+def test_calabresella_tournament(tmp_path: Path) -> None:
+    path = tournament(tmp_path, preset="calabresella", games=3, deals=2)
+    db = tmp_path / "t.db"
+    result = tavolo("tournament", "run", path, "--db", db, "--quiet")
+    assert result.exit_code == 0, result.output
+    data = table_json(db)
+    assert all(e["games"] == 3 for e in data["entries"])
+    assert all(e["timeouts"] == e["illegal"] == e["crashes"] == 0 for e in data["entries"])
+    with Store.open_for_reading(db) as store:
+        for match_id, number, text in store.records():
+            verify_lines(text.splitlines(), f"match {match_id} game {number}")
+
+
 def test_ciapano_tournament_rates_four_individual_players(tmp_path: Path) -> None:
     four = ENTRIES + '\n[[entry]]\nname = "r3"\nbot = "random"\n'
     path = tournament(tmp_path, preset="ciapano", games=4, entries=four)

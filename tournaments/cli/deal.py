@@ -28,18 +28,27 @@ def deal(
     if number < 1:
         fail(f"--deal must be 1 or more, got {number}")
     players = rules.players
+    dealer = dealer_of(rules.game, seed, number, players)
+    calabresella = rules.game == "calabresella"
+    # Calabresella deals 3 hands of 12 from the eldest whatever the table (the dealer sits
+    # out when four play), and its 4 left over are the monte.
     dealt = deal_cards(
-        rules.game, seed, number, dealer_of(rules.game, seed, number, players), players
+        rules.game, seed, number, 2 if calabresella else dealer, 3 if calabresella else players
     )
+    hands = list(dealt.hands)
+    if calabresella:
+        hands = [0] * players
+        for i in range(3):
+            hands[(dealer + 1 + i) % players] = dealt.hands[i]
     out: dict[str, Any] = {
         "game": rules.game,
         "seed": seed,
         "deal": number,
-        "dealer": dealt.dealer,
-        "hands": [names(cards_of(h)) for h in dealt.hands],
+        "dealer": dealer,
+        "hands": [names(cards_of(h)) for h in hands],
     }
     if dealt.widow:
-        out["widow"] = names(cards_of(dealt.widow))
+        out["monte" if calabresella else "widow"] = names(cards_of(dealt.widow))
     if rules.briscola:
         out["trump"] = CARD_NAMES[dealt.last_card]
     if as_json:
@@ -48,7 +57,8 @@ def deal(
     typer.echo(f"{rules.game}, seed {seed!r}, deal {number}, dealer seat {dealt.dealer}")
     for seat, hand in enumerate(out["hands"]):
         typer.echo(f"  seat {seat}: {' '.join(hand)}")
-    if "widow" in out:
-        typer.echo(f"  widow:  {' '.join(out['widow'])}")
+    for key in ("widow", "monte"):
+        if key in out:
+            typer.echo(f"  {key}:  {' '.join(out[key])}")
     if "trump" in out:
         typer.echo(f"  trump:  {out['trump']} (the dealer's last card, shown)")

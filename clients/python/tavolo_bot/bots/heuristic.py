@@ -17,6 +17,10 @@ In order of priority:
    or 2; volo with the last card of a suit; striscio when holding more of it.
 7. Ciapanò (four seats, each alone; points count against): lead the weakest card; duck the
    trick when a card can, unloading the costliest; else play the cheapest, weakest card.
+8. Calabresella: bid from the hand's strength (its card points, its 3s and 2s): chiamo from
+   about 6, solo from 7.5, solissimo from 9; call the missing 3 (else 2) of the longest
+   suit; give and discard the cheapest cards of the shortest suits; as first defender in
+   scegliete take the monte cards worth points. Then play as above.
 
 Every action returned is one of the legal actions.
 """
@@ -78,6 +82,9 @@ def choose_action(turn: Turn, target: int | None = None) -> pb.Action:
     legal = turn.legal
     if not legal:
         raise ValueError("a decision request without legal actions")
+    calabresella = _calabresella_step(turn)
+    if calabresella is not None:
+        return calabresella
     declarations = turn.declarations()
     if declarations:
         # max keeps the first of equals: the referee lists napoli before tre.
@@ -103,6 +110,57 @@ def choose_action(turn: Turn, target: int | None = None) -> pb.Action:
     else:
         card = _lead(table, cards)
     return _with_signal(turn, card, plays)
+
+
+_BID_ORDER = ("pass", "chiamo", "solo", "solissimo", "dividete", "scegliete")
+_BID_FROM = (("solissimo", 9.0), ("solo", 7.5), ("chiamo", 6.0))
+"""Hand strength from which each contract is bid: about the points it should take."""
+
+
+def hand_strength(hand: list[str]) -> float:
+    """Points a hand may take playing alone: its card points, and its 3s and 2s as tricks."""
+    thirds = sum(points_in_thirds(c) for c in hand)
+    threes = sum(rank_of(c) == 0 for c in hand)
+    twos = sum(rank_of(c) == 1 for c in hand)
+    return thirds / 3 + 0.7 * threes + 0.3 * twos
+
+
+def _calabresella_step(turn: Turn) -> pb.Action | None:
+    """The auction, the call, the give, the discards and the split; None when playing."""
+    by_kind: dict[int, list[pb.Action]] = {}
+    for action in turn.legal:
+        by_kind.setdefault(action.kind, []).append(action)
+    hand = turn.hand
+    if pb.ACTION_KIND_BID in by_kind:
+        bids = {a.bid: a for a in by_kind[pb.ACTION_KIND_BID]}
+        value = hand_strength(hand)
+        wanted = next((name for name, level in _BID_FROM if value >= level), "pass")
+        # The highest legal bid up to the one the hand is worth; else pass.
+        for name in reversed(_BID_ORDER[: _BID_ORDER.index(wanted) + 1]):
+            if name in bids:
+                return bids[name]
+        return bids.get("pass", by_kind[pb.ACTION_KIND_BID][0])
+    if pb.ACTION_KIND_CALL in by_kind:
+        calls = {a.card: a for a in by_kind[pb.ACTION_KIND_CALL]}
+        length = {s: sum(suit_of(c) == s for c in hand) for s in "DCSB"}
+        for rank in "32":
+            for suit in sorted(length, key=lambda s: -length[s]):
+                if rank + suit in calls:
+                    return calls[rank + suit]
+        return by_kind[pb.ACTION_KIND_CALL][0]
+    for kind in (pb.ACTION_KIND_GIVE, pb.ACTION_KIND_DISCARD):
+        if kind in by_kind:
+            length = {s: sum(suit_of(c) == s for c in hand) for s in "DCSB"}
+            return min(
+                by_kind[kind],
+                key=lambda a: (points_in_thirds(a.card), length[suit_of(a.card)], strength(a.card)),
+            )
+    if pb.ACTION_KIND_SPLIT in by_kind:
+        splits = by_kind[pb.ACTION_KIND_SPLIT]
+        worth = {a.id: tuple(sorted(c for c in a.cards if points_in_thirds(c))) for a in splits}
+        best = max(worth.values(), key=len)
+        return next(a for a in splits if tuple(sorted(a.cards)) == best)
+    return None
 
 
 def _claim(turn: Turn) -> int:

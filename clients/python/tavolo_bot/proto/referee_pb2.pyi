@@ -24,6 +24,11 @@ class ActionKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     ACTION_KIND_DECLARE: _ClassVar[ActionKind]
     ACTION_KIND_END_DECLARATIONS: _ClassVar[ActionKind]
     ACTION_KIND_CALL_OUT: _ClassVar[ActionKind]
+    ACTION_KIND_BID: _ClassVar[ActionKind]
+    ACTION_KIND_CALL: _ClassVar[ActionKind]
+    ACTION_KIND_GIVE: _ClassVar[ActionKind]
+    ACTION_KIND_DISCARD: _ClassVar[ActionKind]
+    ACTION_KIND_SPLIT: _ClassVar[ActionKind]
 
 class Phase(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -31,6 +36,11 @@ class Phase(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     PHASE_DECLARE: _ClassVar[Phase]
     PHASE_PLAY: _ClassVar[Phase]
     PHASE_DONE: _ClassVar[Phase]
+    PHASE_AUCTION: _ClassVar[Phase]
+    PHASE_CALL: _ClassVar[Phase]
+    PHASE_GIVE: _ClassVar[Phase]
+    PHASE_DISCARD: _ClassVar[Phase]
+    PHASE_SPLIT: _ClassVar[Phase]
 SIGNAL_UNSPECIFIED: Signal
 SIGNAL_BUSSO: Signal
 SIGNAL_VOLO: Signal
@@ -43,10 +53,20 @@ ACTION_KIND_PLAY: ActionKind
 ACTION_KIND_DECLARE: ActionKind
 ACTION_KIND_END_DECLARATIONS: ActionKind
 ACTION_KIND_CALL_OUT: ActionKind
+ACTION_KIND_BID: ActionKind
+ACTION_KIND_CALL: ActionKind
+ACTION_KIND_GIVE: ActionKind
+ACTION_KIND_DISCARD: ActionKind
+ACTION_KIND_SPLIT: ActionKind
 PHASE_UNSPECIFIED: Phase
 PHASE_DECLARE: Phase
 PHASE_PLAY: Phase
 PHASE_DONE: Phase
+PHASE_AUCTION: Phase
+PHASE_CALL: Phase
+PHASE_GIVE: Phase
+PHASE_DISCARD: Phase
+PHASE_SPLIT: Phase
 
 class PlayRequest(_message.Message):
     __slots__ = ("hello", "decision")
@@ -97,7 +117,7 @@ class DecisionRequest(_message.Message):
     def __init__(self, request_id: _Optional[int] = ..., deadline_ms: _Optional[int] = ..., time_bank_ms: _Optional[int] = ..., observation: _Optional[_Union[Observation, _Mapping]] = ..., legal_actions: _Optional[_Iterable[_Union[Action, _Mapping]]] = ..., attempts_left: _Optional[int] = ...) -> None: ...
 
 class Event(_message.Message):
-    __slots__ = ("welcome", "match_started", "game_started", "hand_dealt", "declared", "card_played", "trick_won", "deal_scored", "game_over", "match_over", "action_rejected", "called_out", "declarations_ended", "error")
+    __slots__ = ("welcome", "match_started", "game_started", "hand_dealt", "declared", "card_played", "trick_won", "deal_scored", "game_over", "match_over", "action_rejected", "called_out", "declarations_ended", "error", "bid_made", "card_called", "monte_split")
     WELCOME_FIELD_NUMBER: _ClassVar[int]
     MATCH_STARTED_FIELD_NUMBER: _ClassVar[int]
     GAME_STARTED_FIELD_NUMBER: _ClassVar[int]
@@ -112,6 +132,9 @@ class Event(_message.Message):
     CALLED_OUT_FIELD_NUMBER: _ClassVar[int]
     DECLARATIONS_ENDED_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
+    BID_MADE_FIELD_NUMBER: _ClassVar[int]
+    CARD_CALLED_FIELD_NUMBER: _ClassVar[int]
+    MONTE_SPLIT_FIELD_NUMBER: _ClassVar[int]
     welcome: Welcome
     match_started: MatchStarted
     game_started: GameStarted
@@ -126,7 +149,36 @@ class Event(_message.Message):
     called_out: CalledOut
     declarations_ended: DeclarationsEnded
     error: ErrorEvent
-    def __init__(self, welcome: _Optional[_Union[Welcome, _Mapping]] = ..., match_started: _Optional[_Union[MatchStarted, _Mapping]] = ..., game_started: _Optional[_Union[GameStarted, _Mapping]] = ..., hand_dealt: _Optional[_Union[HandDealt, _Mapping]] = ..., declared: _Optional[_Union[Declared, _Mapping]] = ..., card_played: _Optional[_Union[CardPlayed, _Mapping]] = ..., trick_won: _Optional[_Union[TrickWon, _Mapping]] = ..., deal_scored: _Optional[_Union[DealScored, _Mapping]] = ..., game_over: _Optional[_Union[GameOver, _Mapping]] = ..., match_over: _Optional[_Union[MatchOver, _Mapping]] = ..., action_rejected: _Optional[_Union[ActionRejected, _Mapping]] = ..., called_out: _Optional[_Union[CalledOut, _Mapping]] = ..., declarations_ended: _Optional[_Union[DeclarationsEnded, _Mapping]] = ..., error: _Optional[_Union[ErrorEvent, _Mapping]] = ...) -> None: ...
+    bid_made: BidMade
+    card_called: CardCalled
+    monte_split: MonteSplit
+    def __init__(self, welcome: _Optional[_Union[Welcome, _Mapping]] = ..., match_started: _Optional[_Union[MatchStarted, _Mapping]] = ..., game_started: _Optional[_Union[GameStarted, _Mapping]] = ..., hand_dealt: _Optional[_Union[HandDealt, _Mapping]] = ..., declared: _Optional[_Union[Declared, _Mapping]] = ..., card_played: _Optional[_Union[CardPlayed, _Mapping]] = ..., trick_won: _Optional[_Union[TrickWon, _Mapping]] = ..., deal_scored: _Optional[_Union[DealScored, _Mapping]] = ..., game_over: _Optional[_Union[GameOver, _Mapping]] = ..., match_over: _Optional[_Union[MatchOver, _Mapping]] = ..., action_rejected: _Optional[_Union[ActionRejected, _Mapping]] = ..., called_out: _Optional[_Union[CalledOut, _Mapping]] = ..., declarations_ended: _Optional[_Union[DeclarationsEnded, _Mapping]] = ..., error: _Optional[_Union[ErrorEvent, _Mapping]] = ..., bid_made: _Optional[_Union[BidMade, _Mapping]] = ..., card_called: _Optional[_Union[CardCalled, _Mapping]] = ..., monte_split: _Optional[_Union[MonteSplit, _Mapping]] = ...) -> None: ...
+
+class BidMade(_message.Message):
+    __slots__ = ("seat", "bid")
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    BID_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    bid: str
+    def __init__(self, seat: _Optional[int] = ..., bid: _Optional[str] = ...) -> None: ...
+
+class CardCalled(_message.Message):
+    __slots__ = ("seat", "card", "holder")
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    CARD_FIELD_NUMBER: _ClassVar[int]
+    HOLDER_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    card: str
+    holder: int
+    def __init__(self, seat: _Optional[int] = ..., card: _Optional[str] = ..., holder: _Optional[int] = ...) -> None: ...
+
+class MonteSplit(_message.Message):
+    __slots__ = ("seat", "take")
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    TAKE_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    take: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, seat: _Optional[int] = ..., take: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class Welcome(_message.Message):
     __slots__ = ("match_id", "slot")
@@ -217,7 +269,7 @@ class CalledOut(_message.Message):
     def __init__(self, seat: _Optional[int] = ..., claimed: _Optional[int] = ..., correct: _Optional[bool] = ...) -> None: ...
 
 class DealScored(_message.Message):
-    __slots__ = ("deal", "last_trick", "thirds", "card_points", "declarations", "points", "totals", "cappotto", "hands")
+    __slots__ = ("deal", "last_trick", "thirds", "card_points", "declarations", "points", "totals", "cappotto", "hands", "contract", "soloist", "success", "set_aside")
     DEAL_FIELD_NUMBER: _ClassVar[int]
     LAST_TRICK_FIELD_NUMBER: _ClassVar[int]
     THIRDS_FIELD_NUMBER: _ClassVar[int]
@@ -227,6 +279,10 @@ class DealScored(_message.Message):
     TOTALS_FIELD_NUMBER: _ClassVar[int]
     CAPPOTTO_FIELD_NUMBER: _ClassVar[int]
     HANDS_FIELD_NUMBER: _ClassVar[int]
+    CONTRACT_FIELD_NUMBER: _ClassVar[int]
+    SOLOIST_FIELD_NUMBER: _ClassVar[int]
+    SUCCESS_FIELD_NUMBER: _ClassVar[int]
+    SET_ASIDE_FIELD_NUMBER: _ClassVar[int]
     deal: int
     last_trick: int
     thirds: _containers.RepeatedScalarFieldContainer[int]
@@ -236,7 +292,11 @@ class DealScored(_message.Message):
     totals: _containers.RepeatedScalarFieldContainer[int]
     cappotto: int
     hands: _containers.RepeatedCompositeFieldContainer[Hand]
-    def __init__(self, deal: _Optional[int] = ..., last_trick: _Optional[int] = ..., thirds: _Optional[_Iterable[int]] = ..., card_points: _Optional[_Iterable[int]] = ..., declarations: _Optional[_Iterable[int]] = ..., points: _Optional[_Iterable[int]] = ..., totals: _Optional[_Iterable[int]] = ..., cappotto: _Optional[int] = ..., hands: _Optional[_Iterable[_Union[Hand, _Mapping]]] = ...) -> None: ...
+    contract: str
+    soloist: int
+    success: bool
+    set_aside: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, deal: _Optional[int] = ..., last_trick: _Optional[int] = ..., thirds: _Optional[_Iterable[int]] = ..., card_points: _Optional[_Iterable[int]] = ..., declarations: _Optional[_Iterable[int]] = ..., points: _Optional[_Iterable[int]] = ..., totals: _Optional[_Iterable[int]] = ..., cappotto: _Optional[int] = ..., hands: _Optional[_Iterable[_Union[Hand, _Mapping]]] = ..., contract: _Optional[str] = ..., soloist: _Optional[int] = ..., success: _Optional[bool] = ..., set_aside: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class Hand(_message.Message):
     __slots__ = ("cards",)
@@ -287,20 +347,24 @@ class ErrorEvent(_message.Message):
     def __init__(self, reason: _Optional[str] = ..., message: _Optional[str] = ...) -> None: ...
 
 class Action(_message.Message):
-    __slots__ = ("id", "kind", "card", "signal", "declaration", "text")
+    __slots__ = ("id", "kind", "card", "signal", "declaration", "text", "bid", "cards")
     ID_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
     CARD_FIELD_NUMBER: _ClassVar[int]
     SIGNAL_FIELD_NUMBER: _ClassVar[int]
     DECLARATION_FIELD_NUMBER: _ClassVar[int]
     TEXT_FIELD_NUMBER: _ClassVar[int]
+    BID_FIELD_NUMBER: _ClassVar[int]
+    CARDS_FIELD_NUMBER: _ClassVar[int]
     id: int
     kind: ActionKind
     card: str
     signal: Signal
     declaration: str
     text: str
-    def __init__(self, id: _Optional[int] = ..., kind: _Optional[_Union[ActionKind, str]] = ..., card: _Optional[str] = ..., signal: _Optional[_Union[Signal, str]] = ..., declaration: _Optional[str] = ..., text: _Optional[str] = ...) -> None: ...
+    bid: str
+    cards: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, id: _Optional[int] = ..., kind: _Optional[_Union[ActionKind, str]] = ..., card: _Optional[str] = ..., signal: _Optional[_Union[Signal, str]] = ..., declaration: _Optional[str] = ..., text: _Optional[str] = ..., bid: _Optional[str] = ..., cards: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class Play(_message.Message):
     __slots__ = ("seat", "action")
@@ -319,7 +383,7 @@ class Trick(_message.Message):
     def __init__(self, plays: _Optional[_Iterable[_Union[Play, _Mapping]]] = ..., winner: _Optional[int] = ...) -> None: ...
 
 class Observation(_message.Message):
-    __slots__ = ("seat", "game", "deal", "dealer", "phase", "hand", "trick", "tricks", "declarations", "captured", "totals", "players", "trump", "sides")
+    __slots__ = ("seat", "game", "deal", "dealer", "phase", "hand", "trick", "tricks", "declarations", "captured", "totals", "players", "trump", "sides", "calabresella")
     SEAT_FIELD_NUMBER: _ClassVar[int]
     GAME_FIELD_NUMBER: _ClassVar[int]
     DEAL_FIELD_NUMBER: _ClassVar[int]
@@ -334,6 +398,7 @@ class Observation(_message.Message):
     PLAYERS_FIELD_NUMBER: _ClassVar[int]
     TRUMP_FIELD_NUMBER: _ClassVar[int]
     SIDES_FIELD_NUMBER: _ClassVar[int]
+    CALABRESELLA_FIELD_NUMBER: _ClassVar[int]
     seat: int
     game: int
     deal: int
@@ -348,7 +413,46 @@ class Observation(_message.Message):
     players: int
     trump: str
     sides: int
-    def __init__(self, seat: _Optional[int] = ..., game: _Optional[int] = ..., deal: _Optional[int] = ..., dealer: _Optional[int] = ..., phase: _Optional[_Union[Phase, str]] = ..., hand: _Optional[_Iterable[str]] = ..., trick: _Optional[_Iterable[_Union[Play, _Mapping]]] = ..., tricks: _Optional[_Iterable[_Union[Trick, _Mapping]]] = ..., declarations: _Optional[_Iterable[_Union[Declared, _Mapping]]] = ..., captured: _Optional[_Iterable[int]] = ..., totals: _Optional[_Iterable[int]] = ..., players: _Optional[int] = ..., trump: _Optional[str] = ..., sides: _Optional[int] = ...) -> None: ...
+    calabresella: CalabresellaView
+    def __init__(self, seat: _Optional[int] = ..., game: _Optional[int] = ..., deal: _Optional[int] = ..., dealer: _Optional[int] = ..., phase: _Optional[_Union[Phase, str]] = ..., hand: _Optional[_Iterable[str]] = ..., trick: _Optional[_Iterable[_Union[Play, _Mapping]]] = ..., tricks: _Optional[_Iterable[_Union[Trick, _Mapping]]] = ..., declarations: _Optional[_Iterable[_Union[Declared, _Mapping]]] = ..., captured: _Optional[_Iterable[int]] = ..., totals: _Optional[_Iterable[int]] = ..., players: _Optional[int] = ..., trump: _Optional[str] = ..., sides: _Optional[int] = ..., calabresella: _Optional[_Union[CalabresellaView, _Mapping]] = ...) -> None: ...
+
+class CalabresellaView(_message.Message):
+    __slots__ = ("bids", "contract", "soloist", "called", "called_holder", "called_in_monte", "received", "given", "monte", "split", "split_made", "discards", "seats")
+    BIDS_FIELD_NUMBER: _ClassVar[int]
+    CONTRACT_FIELD_NUMBER: _ClassVar[int]
+    SOLOIST_FIELD_NUMBER: _ClassVar[int]
+    CALLED_FIELD_NUMBER: _ClassVar[int]
+    CALLED_HOLDER_FIELD_NUMBER: _ClassVar[int]
+    CALLED_IN_MONTE_FIELD_NUMBER: _ClassVar[int]
+    RECEIVED_FIELD_NUMBER: _ClassVar[int]
+    GIVEN_FIELD_NUMBER: _ClassVar[int]
+    MONTE_FIELD_NUMBER: _ClassVar[int]
+    SPLIT_FIELD_NUMBER: _ClassVar[int]
+    SPLIT_MADE_FIELD_NUMBER: _ClassVar[int]
+    DISCARDS_FIELD_NUMBER: _ClassVar[int]
+    SEATS_FIELD_NUMBER: _ClassVar[int]
+    bids: _containers.RepeatedCompositeFieldContainer[Bid]
+    contract: str
+    soloist: int
+    called: str
+    called_holder: int
+    called_in_monte: bool
+    received: _containers.RepeatedScalarFieldContainer[str]
+    given: _containers.RepeatedScalarFieldContainer[str]
+    monte: _containers.RepeatedScalarFieldContainer[str]
+    split: _containers.RepeatedScalarFieldContainer[str]
+    split_made: bool
+    discards: _containers.RepeatedScalarFieldContainer[str]
+    seats: int
+    def __init__(self, bids: _Optional[_Iterable[_Union[Bid, _Mapping]]] = ..., contract: _Optional[str] = ..., soloist: _Optional[int] = ..., called: _Optional[str] = ..., called_holder: _Optional[int] = ..., called_in_monte: _Optional[bool] = ..., received: _Optional[_Iterable[str]] = ..., given: _Optional[_Iterable[str]] = ..., monte: _Optional[_Iterable[str]] = ..., split: _Optional[_Iterable[str]] = ..., split_made: _Optional[bool] = ..., discards: _Optional[_Iterable[str]] = ..., seats: _Optional[int] = ...) -> None: ...
+
+class Bid(_message.Message):
+    __slots__ = ("seat", "bid")
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    BID_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    bid: str
+    def __init__(self, seat: _Optional[int] = ..., bid: _Optional[str] = ...) -> None: ...
 
 class WatchRequest(_message.Message):
     __slots__ = ("table_id",)

@@ -1,15 +1,16 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { ExampleBot } from "../bots/example-bot";
-import { type Action, ActionKind, type DecisionRequest, Observation, Signal, Turn } from "../index";
+import { Action, ActionKind, type DecisionRequest, Observation, Signal, Turn } from "../index";
 
 function play(id: number, card: string, signal = Signal.SIGNAL_UNSPECIFIED): Action {
   const name = ["", " busso", " volo", " striscio"][signal] ?? "";
-  return { id: signal * 40 + id, kind: ActionKind.ACTION_KIND_PLAY, card, signal, declaration: "", text: card + name };
+  // fromPartial: a field added to the protocol needs no change here.
+  return Action.fromPartial({ id: signal * 40 + id, kind: ActionKind.ACTION_KIND_PLAY, card, signal, text: card + name });
 }
 
 function other(id: number, kind: ActionKind, text: string): Action {
-  return { id, kind, card: "", signal: 0, declaration: "", text };
+  return Action.fromPartial({ id, kind, text });
 }
 
 function turn(legal: Action[], hand: string[], trick: string[] = []): Turn {

@@ -96,6 +96,16 @@ const (
 	ActionKind_ACTION_KIND_DECLARE          ActionKind = 2
 	ActionKind_ACTION_KIND_END_DECLARATIONS ActionKind = 3
 	ActionKind_ACTION_KIND_CALL_OUT         ActionKind = 4
+	// Calabresella: a bid in the auction (pass or a contract).
+	ActionKind_ACTION_KIND_BID ActionKind = 5
+	// Calabresella chiamo: the card the soloist calls.
+	ActionKind_ACTION_KIND_CALL ActionKind = 6
+	// Calabresella chiamo: the card the soloist gives, face down, for the called one.
+	ActionKind_ACTION_KIND_GIVE ActionKind = 7
+	// Calabresella: a card discarded face down (after taking monte cards).
+	ActionKind_ACTION_KIND_DISCARD ActionKind = 8
+	// Calabresella scegliete: the monte cards the first defender takes (the other the rest).
+	ActionKind_ACTION_KIND_SPLIT ActionKind = 9
 )
 
 // Enum value maps for ActionKind.
@@ -106,6 +116,11 @@ var (
 		2: "ACTION_KIND_DECLARE",
 		3: "ACTION_KIND_END_DECLARATIONS",
 		4: "ACTION_KIND_CALL_OUT",
+		5: "ACTION_KIND_BID",
+		6: "ACTION_KIND_CALL",
+		7: "ACTION_KIND_GIVE",
+		8: "ACTION_KIND_DISCARD",
+		9: "ACTION_KIND_SPLIT",
 	}
 	ActionKind_value = map[string]int32{
 		"ACTION_KIND_UNSPECIFIED":      0,
@@ -113,6 +128,11 @@ var (
 		"ACTION_KIND_DECLARE":          2,
 		"ACTION_KIND_END_DECLARATIONS": 3,
 		"ACTION_KIND_CALL_OUT":         4,
+		"ACTION_KIND_BID":              5,
+		"ACTION_KIND_CALL":             6,
+		"ACTION_KIND_GIVE":             7,
+		"ACTION_KIND_DISCARD":          8,
+		"ACTION_KIND_SPLIT":            9,
 	}
 )
 
@@ -150,6 +170,12 @@ const (
 	Phase_PHASE_DECLARE     Phase = 1
 	Phase_PHASE_PLAY        Phase = 2
 	Phase_PHASE_DONE        Phase = 3
+	// Calabresella: the auction, then the steps of the contract before play.
+	Phase_PHASE_AUCTION Phase = 4
+	Phase_PHASE_CALL    Phase = 5
+	Phase_PHASE_GIVE    Phase = 6
+	Phase_PHASE_DISCARD Phase = 7
+	Phase_PHASE_SPLIT   Phase = 8
 )
 
 // Enum value maps for Phase.
@@ -159,12 +185,22 @@ var (
 		1: "PHASE_DECLARE",
 		2: "PHASE_PLAY",
 		3: "PHASE_DONE",
+		4: "PHASE_AUCTION",
+		5: "PHASE_CALL",
+		6: "PHASE_GIVE",
+		7: "PHASE_DISCARD",
+		8: "PHASE_SPLIT",
 	}
 	Phase_value = map[string]int32{
 		"PHASE_UNSPECIFIED": 0,
 		"PHASE_DECLARE":     1,
 		"PHASE_PLAY":        2,
 		"PHASE_DONE":        3,
+		"PHASE_AUCTION":     4,
+		"PHASE_CALL":        5,
+		"PHASE_GIVE":        6,
+		"PHASE_DISCARD":     7,
+		"PHASE_SPLIT":       8,
 	}
 )
 
@@ -549,6 +585,9 @@ type Event struct {
 	//	*Event_CalledOut
 	//	*Event_DeclarationsEnded
 	//	*Event_Error
+	//	*Event_BidMade
+	//	*Event_CardCalled
+	//	*Event_MonteSplit
 	Event         isEvent_Event `protobuf_oneof:"event"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -717,6 +756,33 @@ func (x *Event) GetError() *ErrorEvent {
 	return nil
 }
 
+func (x *Event) GetBidMade() *BidMade {
+	if x != nil {
+		if x, ok := x.Event.(*Event_BidMade); ok {
+			return x.BidMade
+		}
+	}
+	return nil
+}
+
+func (x *Event) GetCardCalled() *CardCalled {
+	if x != nil {
+		if x, ok := x.Event.(*Event_CardCalled); ok {
+			return x.CardCalled
+		}
+	}
+	return nil
+}
+
+func (x *Event) GetMonteSplit() *MonteSplit {
+	if x != nil {
+		if x, ok := x.Event.(*Event_MonteSplit); ok {
+			return x.MonteSplit
+		}
+	}
+	return nil
+}
+
 type isEvent_Event interface {
 	isEvent_Event()
 }
@@ -777,6 +843,18 @@ type Event_Error struct {
 	Error *ErrorEvent `protobuf:"bytes,14,opt,name=error,proto3,oneof"`
 }
 
+type Event_BidMade struct {
+	BidMade *BidMade `protobuf:"bytes,15,opt,name=bid_made,json=bidMade,proto3,oneof"`
+}
+
+type Event_CardCalled struct {
+	CardCalled *CardCalled `protobuf:"bytes,16,opt,name=card_called,json=cardCalled,proto3,oneof"`
+}
+
+type Event_MonteSplit struct {
+	MonteSplit *MonteSplit `protobuf:"bytes,17,opt,name=monte_split,json=monteSplit,proto3,oneof"`
+}
+
 func (*Event_Welcome) isEvent_Event() {}
 
 func (*Event_MatchStarted) isEvent_Event() {}
@@ -805,6 +883,181 @@ func (*Event_DeclarationsEnded) isEvent_Event() {}
 
 func (*Event_Error) isEvent_Event() {}
 
+func (*Event_BidMade) isEvent_Event() {}
+
+func (*Event_CardCalled) isEvent_Event() {}
+
+func (*Event_MonteSplit) isEvent_Event() {}
+
+// Calabresella: a bid in the auction (public).
+type BidMade struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Seat  uint32                 `protobuf:"varint,1,opt,name=seat,proto3" json:"seat,omitempty"`
+	// "pass" or a contract.
+	Bid           string `protobuf:"bytes,2,opt,name=bid,proto3" json:"bid,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BidMade) Reset() {
+	*x = BidMade{}
+	mi := &file_tavolo_v1_referee_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BidMade) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BidMade) ProtoMessage() {}
+
+func (x *BidMade) ProtoReflect() protoreflect.Message {
+	mi := &file_tavolo_v1_referee_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BidMade.ProtoReflect.Descriptor instead.
+func (*BidMade) Descriptor() ([]byte, []int) {
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *BidMade) GetSeat() uint32 {
+	if x != nil {
+		return x.Seat
+	}
+	return 0
+}
+
+func (x *BidMade) GetBid() string {
+	if x != nil {
+		return x.Bid
+	}
+	return ""
+}
+
+// Calabresella chiamo: the soloist called a card; its holder handed it over face down.
+type CardCalled struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Seat  uint32                 `protobuf:"varint,1,opt,name=seat,proto3" json:"seat,omitempty"`
+	Card  string                 `protobuf:"bytes,2,opt,name=card,proto3" json:"card,omitempty"`
+	// The seat that held it, or -1 when it was in the monte (no swap).
+	Holder        int32 `protobuf:"varint,3,opt,name=holder,proto3" json:"holder,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CardCalled) Reset() {
+	*x = CardCalled{}
+	mi := &file_tavolo_v1_referee_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CardCalled) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CardCalled) ProtoMessage() {}
+
+func (x *CardCalled) ProtoReflect() protoreflect.Message {
+	mi := &file_tavolo_v1_referee_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CardCalled.ProtoReflect.Descriptor instead.
+func (*CardCalled) Descriptor() ([]byte, []int) {
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *CardCalled) GetSeat() uint32 {
+	if x != nil {
+		return x.Seat
+	}
+	return 0
+}
+
+func (x *CardCalled) GetCard() string {
+	if x != nil {
+		return x.Card
+	}
+	return ""
+}
+
+func (x *CardCalled) GetHolder() int32 {
+	if x != nil {
+		return x.Holder
+	}
+	return 0
+}
+
+// Calabresella scegliete: the first defender took these monte cards, the other the rest.
+type MonteSplit struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Seat          uint32                 `protobuf:"varint,1,opt,name=seat,proto3" json:"seat,omitempty"`
+	Take          []string               `protobuf:"bytes,2,rep,name=take,proto3" json:"take,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MonteSplit) Reset() {
+	*x = MonteSplit{}
+	mi := &file_tavolo_v1_referee_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MonteSplit) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MonteSplit) ProtoMessage() {}
+
+func (x *MonteSplit) ProtoReflect() protoreflect.Message {
+	mi := &file_tavolo_v1_referee_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MonteSplit.ProtoReflect.Descriptor instead.
+func (*MonteSplit) Descriptor() ([]byte, []int) {
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *MonteSplit) GetSeat() uint32 {
+	if x != nil {
+		return x.Seat
+	}
+	return 0
+}
+
+func (x *MonteSplit) GetTake() []string {
+	if x != nil {
+		return x.Take
+	}
+	return nil
+}
+
 // The ticket was accepted.
 type Welcome struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
@@ -818,7 +1071,7 @@ type Welcome struct {
 
 func (x *Welcome) Reset() {
 	*x = Welcome{}
-	mi := &file_tavolo_v1_referee_proto_msgTypes[6]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -830,7 +1083,7 @@ func (x *Welcome) String() string {
 func (*Welcome) ProtoMessage() {}
 
 func (x *Welcome) ProtoReflect() protoreflect.Message {
-	mi := &file_tavolo_v1_referee_proto_msgTypes[6]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -843,7 +1096,7 @@ func (x *Welcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Welcome.ProtoReflect.Descriptor instead.
 func (*Welcome) Descriptor() ([]byte, []int) {
-	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{6}
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Welcome) GetMatchId() string {
@@ -877,7 +1130,7 @@ type MatchStarted struct {
 
 func (x *MatchStarted) Reset() {
 	*x = MatchStarted{}
-	mi := &file_tavolo_v1_referee_proto_msgTypes[7]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -889,7 +1142,7 @@ func (x *MatchStarted) String() string {
 func (*MatchStarted) ProtoMessage() {}
 
 func (x *MatchStarted) ProtoReflect() protoreflect.Message {
-	mi := &file_tavolo_v1_referee_proto_msgTypes[7]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -902,7 +1155,7 @@ func (x *MatchStarted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MatchStarted.ProtoReflect.Descriptor instead.
 func (*MatchStarted) Descriptor() ([]byte, []int) {
-	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{7}
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *MatchStarted) GetMatchId() string {
@@ -952,7 +1205,7 @@ type GameStarted struct {
 
 func (x *GameStarted) Reset() {
 	*x = GameStarted{}
-	mi := &file_tavolo_v1_referee_proto_msgTypes[8]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -964,7 +1217,7 @@ func (x *GameStarted) String() string {
 func (*GameStarted) ProtoMessage() {}
 
 func (x *GameStarted) ProtoReflect() protoreflect.Message {
-	mi := &file_tavolo_v1_referee_proto_msgTypes[8]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -977,7 +1230,7 @@ func (x *GameStarted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GameStarted.ProtoReflect.Descriptor instead.
 func (*GameStarted) Descriptor() ([]byte, []int) {
-	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{8}
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *GameStarted) GetGame() uint32 {
@@ -1008,7 +1261,7 @@ type HandDealt struct {
 
 func (x *HandDealt) Reset() {
 	*x = HandDealt{}
-	mi := &file_tavolo_v1_referee_proto_msgTypes[9]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1020,7 +1273,7 @@ func (x *HandDealt) String() string {
 func (*HandDealt) ProtoMessage() {}
 
 func (x *HandDealt) ProtoReflect() protoreflect.Message {
-	mi := &file_tavolo_v1_referee_proto_msgTypes[9]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1033,7 +1286,7 @@ func (x *HandDealt) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HandDealt.ProtoReflect.Descriptor instead.
 func (*HandDealt) Descriptor() ([]byte, []int) {
-	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{9}
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *HandDealt) GetDeal() uint32 {
@@ -1078,7 +1331,7 @@ type Declared struct {
 
 func (x *Declared) Reset() {
 	*x = Declared{}
-	mi := &file_tavolo_v1_referee_proto_msgTypes[10]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1090,7 +1343,7 @@ func (x *Declared) String() string {
 func (*Declared) ProtoMessage() {}
 
 func (x *Declared) ProtoReflect() protoreflect.Message {
-	mi := &file_tavolo_v1_referee_proto_msgTypes[10]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1103,7 +1356,7 @@ func (x *Declared) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Declared.ProtoReflect.Descriptor instead.
 func (*Declared) Descriptor() ([]byte, []int) {
-	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{10}
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Declared) GetSeat() uint32 {
@@ -1143,7 +1396,7 @@ type DeclarationsEnded struct {
 
 func (x *DeclarationsEnded) Reset() {
 	*x = DeclarationsEnded{}
-	mi := &file_tavolo_v1_referee_proto_msgTypes[11]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1155,7 +1408,7 @@ func (x *DeclarationsEnded) String() string {
 func (*DeclarationsEnded) ProtoMessage() {}
 
 func (x *DeclarationsEnded) ProtoReflect() protoreflect.Message {
-	mi := &file_tavolo_v1_referee_proto_msgTypes[11]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1168,7 +1421,7 @@ func (x *DeclarationsEnded) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeclarationsEnded.ProtoReflect.Descriptor instead.
 func (*DeclarationsEnded) Descriptor() ([]byte, []int) {
-	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{11}
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *DeclarationsEnded) GetSeat() uint32 {
@@ -1189,7 +1442,7 @@ type CardPlayed struct {
 
 func (x *CardPlayed) Reset() {
 	*x = CardPlayed{}
-	mi := &file_tavolo_v1_referee_proto_msgTypes[12]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1201,7 +1454,7 @@ func (x *CardPlayed) String() string {
 func (*CardPlayed) ProtoMessage() {}
 
 func (x *CardPlayed) ProtoReflect() protoreflect.Message {
-	mi := &file_tavolo_v1_referee_proto_msgTypes[12]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1214,7 +1467,7 @@ func (x *CardPlayed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CardPlayed.ProtoReflect.Descriptor instead.
 func (*CardPlayed) Descriptor() ([]byte, []int) {
-	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{12}
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *CardPlayed) GetSeat() uint32 {
@@ -1249,7 +1502,7 @@ type TrickWon struct {
 
 func (x *TrickWon) Reset() {
 	*x = TrickWon{}
-	mi := &file_tavolo_v1_referee_proto_msgTypes[13]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1261,7 +1514,7 @@ func (x *TrickWon) String() string {
 func (*TrickWon) ProtoMessage() {}
 
 func (x *TrickWon) ProtoReflect() protoreflect.Message {
-	mi := &file_tavolo_v1_referee_proto_msgTypes[13]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1274,7 +1527,7 @@ func (x *TrickWon) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrickWon.ProtoReflect.Descriptor instead.
 func (*TrickWon) Descriptor() ([]byte, []int) {
-	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{13}
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *TrickWon) GetTrick() uint32 {
@@ -1302,7 +1555,7 @@ type CalledOut struct {
 
 func (x *CalledOut) Reset() {
 	*x = CalledOut{}
-	mi := &file_tavolo_v1_referee_proto_msgTypes[14]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1314,7 +1567,7 @@ func (x *CalledOut) String() string {
 func (*CalledOut) ProtoMessage() {}
 
 func (x *CalledOut) ProtoReflect() protoreflect.Message {
-	mi := &file_tavolo_v1_referee_proto_msgTypes[14]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1327,7 +1580,7 @@ func (x *CalledOut) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CalledOut.ProtoReflect.Descriptor instead.
 func (*CalledOut) Descriptor() ([]byte, []int) {
-	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{14}
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *CalledOut) GetSeat() uint32 {
@@ -1364,14 +1617,21 @@ type DealScored struct {
 	// The side that won every trick, or -1.
 	Cappotto int32 `protobuf:"varint,8,opt,name=cappotto,proto3" json:"cappotto,omitempty"`
 	// Every seat's hand as dealt, revealed now that the deal is over.
-	Hands         []*Hand `protobuf:"bytes,9,rep,name=hands,proto3" json:"hands,omitempty"`
+	Hands []*Hand `protobuf:"bytes,9,rep,name=hands,proto3" json:"hands,omitempty"`
+	// Calabresella: the contract ("" when all passed and the dealer deals again), the
+	// soloist, whether he made 6 points, and the 4 cards set aside for the last trick.
+	// `points` are then the payouts per seat and `thirds` are (soloist, defenders).
+	Contract      string   `protobuf:"bytes,10,opt,name=contract,proto3" json:"contract,omitempty"`
+	Soloist       int32    `protobuf:"varint,11,opt,name=soloist,proto3" json:"soloist,omitempty"`
+	Success       bool     `protobuf:"varint,12,opt,name=success,proto3" json:"success,omitempty"`
+	SetAside      []string `protobuf:"bytes,13,rep,name=set_aside,json=setAside,proto3" json:"set_aside,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *DealScored) Reset() {
 	*x = DealScored{}
-	mi := &file_tavolo_v1_referee_proto_msgTypes[15]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1383,7 +1643,7 @@ func (x *DealScored) String() string {
 func (*DealScored) ProtoMessage() {}
 
 func (x *DealScored) ProtoReflect() protoreflect.Message {
-	mi := &file_tavolo_v1_referee_proto_msgTypes[15]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1396,7 +1656,7 @@ func (x *DealScored) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DealScored.ProtoReflect.Descriptor instead.
 func (*DealScored) Descriptor() ([]byte, []int) {
-	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{15}
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *DealScored) GetDeal() uint32 {
@@ -1462,6 +1722,34 @@ func (x *DealScored) GetHands() []*Hand {
 	return nil
 }
 
+func (x *DealScored) GetContract() string {
+	if x != nil {
+		return x.Contract
+	}
+	return ""
+}
+
+func (x *DealScored) GetSoloist() int32 {
+	if x != nil {
+		return x.Soloist
+	}
+	return 0
+}
+
+func (x *DealScored) GetSuccess() bool {
+	if x != nil {
+		return x.Success
+	}
+	return false
+}
+
+func (x *DealScored) GetSetAside() []string {
+	if x != nil {
+		return x.SetAside
+	}
+	return nil
+}
+
 type Hand struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Cards         []string               `protobuf:"bytes,1,rep,name=cards,proto3" json:"cards,omitempty"`
@@ -1471,7 +1759,7 @@ type Hand struct {
 
 func (x *Hand) Reset() {
 	*x = Hand{}
-	mi := &file_tavolo_v1_referee_proto_msgTypes[16]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1483,7 +1771,7 @@ func (x *Hand) String() string {
 func (*Hand) ProtoMessage() {}
 
 func (x *Hand) ProtoReflect() protoreflect.Message {
-	mi := &file_tavolo_v1_referee_proto_msgTypes[16]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1496,7 +1784,7 @@ func (x *Hand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Hand.ProtoReflect.Descriptor instead.
 func (*Hand) Descriptor() ([]byte, []int) {
-	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{16}
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *Hand) GetCards() []string {
@@ -1522,7 +1810,7 @@ type GameOver struct {
 
 func (x *GameOver) Reset() {
 	*x = GameOver{}
-	mi := &file_tavolo_v1_referee_proto_msgTypes[17]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1534,7 +1822,7 @@ func (x *GameOver) String() string {
 func (*GameOver) ProtoMessage() {}
 
 func (x *GameOver) ProtoReflect() protoreflect.Message {
-	mi := &file_tavolo_v1_referee_proto_msgTypes[17]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1547,7 +1835,7 @@ func (x *GameOver) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GameOver.ProtoReflect.Descriptor instead.
 func (*GameOver) Descriptor() ([]byte, []int) {
-	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{17}
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *GameOver) GetGame() uint32 {
@@ -1594,7 +1882,7 @@ type MatchOver struct {
 
 func (x *MatchOver) Reset() {
 	*x = MatchOver{}
-	mi := &file_tavolo_v1_referee_proto_msgTypes[18]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1606,7 +1894,7 @@ func (x *MatchOver) String() string {
 func (*MatchOver) ProtoMessage() {}
 
 func (x *MatchOver) ProtoReflect() protoreflect.Message {
-	mi := &file_tavolo_v1_referee_proto_msgTypes[18]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1619,7 +1907,7 @@ func (x *MatchOver) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MatchOver.ProtoReflect.Descriptor instead.
 func (*MatchOver) Descriptor() ([]byte, []int) {
-	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{18}
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *MatchOver) GetMatchId() string {
@@ -1644,7 +1932,7 @@ type ActionRejected struct {
 
 func (x *ActionRejected) Reset() {
 	*x = ActionRejected{}
-	mi := &file_tavolo_v1_referee_proto_msgTypes[19]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1656,7 +1944,7 @@ func (x *ActionRejected) String() string {
 func (*ActionRejected) ProtoMessage() {}
 
 func (x *ActionRejected) ProtoReflect() protoreflect.Message {
-	mi := &file_tavolo_v1_referee_proto_msgTypes[19]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1669,7 +1957,7 @@ func (x *ActionRejected) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ActionRejected.ProtoReflect.Descriptor instead.
 func (*ActionRejected) Descriptor() ([]byte, []int) {
-	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{19}
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ActionRejected) GetRequestId() uint64 {
@@ -1718,7 +2006,7 @@ type ErrorEvent struct {
 
 func (x *ErrorEvent) Reset() {
 	*x = ErrorEvent{}
-	mi := &file_tavolo_v1_referee_proto_msgTypes[20]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1730,7 +2018,7 @@ func (x *ErrorEvent) String() string {
 func (*ErrorEvent) ProtoMessage() {}
 
 func (x *ErrorEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_tavolo_v1_referee_proto_msgTypes[20]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1743,7 +2031,7 @@ func (x *ErrorEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ErrorEvent.ProtoReflect.Descriptor instead.
 func (*ErrorEvent) Descriptor() ([]byte, []int) {
-	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{20}
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ErrorEvent) GetReason() string {
@@ -1770,15 +2058,20 @@ type Action struct {
 	Signal Signal `protobuf:"varint,4,opt,name=signal,proto3,enum=tavolo.v1.Signal" json:"signal,omitempty"`
 	// For a declaration: its name, e.g. "napoli-D".
 	Declaration string `protobuf:"bytes,5,opt,name=declaration,proto3" json:"declaration,omitempty"`
-	// The whole action as text: "3D", "AS volo", "declare napoli-D", "call-out".
-	Text          string `protobuf:"bytes,6,opt,name=text,proto3" json:"text,omitempty"`
+	// The whole action as text: "3D", "AS volo", "declare napoli-D", "call-out",
+	// "bid solo", "call AD", "give 4C", "discard 5S", "split 0111".
+	Text string `protobuf:"bytes,6,opt,name=text,proto3" json:"text,omitempty"`
+	// For a bid: "pass", "chiamo", "solo", "solissimo", "dividete" or "scegliete".
+	Bid string `protobuf:"bytes,7,opt,name=bid,proto3" json:"bid,omitempty"`
+	// For a split: the monte cards the first defender takes. (call, give, discard: `card`.)
+	Cards         []string `protobuf:"bytes,8,rep,name=cards,proto3" json:"cards,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Action) Reset() {
 	*x = Action{}
-	mi := &file_tavolo_v1_referee_proto_msgTypes[21]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1790,7 +2083,7 @@ func (x *Action) String() string {
 func (*Action) ProtoMessage() {}
 
 func (x *Action) ProtoReflect() protoreflect.Message {
-	mi := &file_tavolo_v1_referee_proto_msgTypes[21]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1803,7 +2096,7 @@ func (x *Action) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Action.ProtoReflect.Descriptor instead.
 func (*Action) Descriptor() ([]byte, []int) {
-	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{21}
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *Action) GetId() uint32 {
@@ -1848,6 +2141,20 @@ func (x *Action) GetText() string {
 	return ""
 }
 
+func (x *Action) GetBid() string {
+	if x != nil {
+		return x.Bid
+	}
+	return ""
+}
+
+func (x *Action) GetCards() []string {
+	if x != nil {
+		return x.Cards
+	}
+	return nil
+}
+
 type Play struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Seat          uint32                 `protobuf:"varint,1,opt,name=seat,proto3" json:"seat,omitempty"`
@@ -1858,7 +2165,7 @@ type Play struct {
 
 func (x *Play) Reset() {
 	*x = Play{}
-	mi := &file_tavolo_v1_referee_proto_msgTypes[22]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1870,7 +2177,7 @@ func (x *Play) String() string {
 func (*Play) ProtoMessage() {}
 
 func (x *Play) ProtoReflect() protoreflect.Message {
-	mi := &file_tavolo_v1_referee_proto_msgTypes[22]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1883,7 +2190,7 @@ func (x *Play) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Play.ProtoReflect.Descriptor instead.
 func (*Play) Descriptor() ([]byte, []int) {
-	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{22}
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *Play) GetSeat() uint32 {
@@ -1910,7 +2217,7 @@ type Trick struct {
 
 func (x *Trick) Reset() {
 	*x = Trick{}
-	mi := &file_tavolo_v1_referee_proto_msgTypes[23]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1922,7 +2229,7 @@ func (x *Trick) String() string {
 func (*Trick) ProtoMessage() {}
 
 func (x *Trick) ProtoReflect() protoreflect.Message {
-	mi := &file_tavolo_v1_referee_proto_msgTypes[23]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1935,7 +2242,7 @@ func (x *Trick) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Trick.ProtoReflect.Descriptor instead.
 func (*Trick) Descriptor() ([]byte, []int) {
-	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{23}
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *Trick) GetPlays() []*Play {
@@ -1979,14 +2286,16 @@ type Observation struct {
 	Trump string `protobuf:"bytes,13,opt,name=trump,proto3" json:"trump,omitempty"`
 	// Scoring sides: 2 in partnership Tressette (partners sit opposite), else one per seat
 	// (tressette a tre, ciapanò). 0 from a referee older than this field.
-	Sides         uint32 `protobuf:"varint,14,opt,name=sides,proto3" json:"sides,omitempty"`
+	Sides uint32 `protobuf:"varint,14,opt,name=sides,proto3" json:"sides,omitempty"`
+	// Calabresella only: the auction and the contract, as far as this seat may know them.
+	Calabresella  *CalabresellaView `protobuf:"bytes,15,opt,name=calabresella,proto3" json:"calabresella,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Observation) Reset() {
 	*x = Observation{}
-	mi := &file_tavolo_v1_referee_proto_msgTypes[24]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1998,7 +2307,7 @@ func (x *Observation) String() string {
 func (*Observation) ProtoMessage() {}
 
 func (x *Observation) ProtoReflect() protoreflect.Message {
-	mi := &file_tavolo_v1_referee_proto_msgTypes[24]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2011,7 +2320,7 @@ func (x *Observation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Observation.ProtoReflect.Descriptor instead.
 func (*Observation) Descriptor() ([]byte, []int) {
-	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{24}
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *Observation) GetSeat() uint32 {
@@ -2112,6 +2421,219 @@ func (x *Observation) GetSides() uint32 {
 	return 0
 }
 
+func (x *Observation) GetCalabresella() *CalabresellaView {
+	if x != nil {
+		return x.Calabresella
+	}
+	return nil
+}
+
+// What one seat knows of a Calabresella deal besides its hand and the tricks. `captured`
+// in the Observation is (soloist, defenders) once there is a contract.
+type CalabresellaView struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Bids  []*Bid                 `protobuf:"bytes,1,rep,name=bids,proto3" json:"bids,omitempty"`
+	// "" until the auction is won.
+	Contract string `protobuf:"bytes,2,opt,name=contract,proto3" json:"contract,omitempty"`
+	// The soloist's seat, -1 until the auction is won.
+	Soloist int32 `protobuf:"varint,3,opt,name=soloist,proto3" json:"soloist,omitempty"`
+	// Chiamo: the called card, said aloud; "" otherwise.
+	Called string `protobuf:"bytes,4,opt,name=called,proto3" json:"called,omitempty"`
+	// Chiamo: the seat that handed the called card over (seen by all), -1 if none yet.
+	CalledHolder int32 `protobuf:"varint,5,opt,name=called_holder,json=calledHolder,proto3" json:"called_holder,omitempty"`
+	// Chiamo: the called card was in the monte, so no swap happened.
+	CalledInMonte bool `protobuf:"varint,6,opt,name=called_in_monte,json=calledInMonte,proto3" json:"called_in_monte,omitempty"`
+	// Cards this seat was handed face down, and handed over face down (chiamo).
+	Received []string `protobuf:"bytes,7,rep,name=received,proto3" json:"received,omitempty"`
+	Given    []string `protobuf:"bytes,8,rep,name=given,proto3" json:"given,omitempty"`
+	// The monte cards this seat has been shown: all in scegliete; the soloist's after taking
+	// it in chiamo and solo; each defender's own two in dividete.
+	Monte []string `protobuf:"bytes,9,rep,name=monte,proto3" json:"monte,omitempty"`
+	// Scegliete: the cards the first defender took, once split (public).
+	Split     []string `protobuf:"bytes,10,rep,name=split,proto3" json:"split,omitempty"`
+	SplitMade bool     `protobuf:"varint,11,opt,name=split_made,json=splitMade,proto3" json:"split_made,omitempty"`
+	// This seat's own discards.
+	Discards []string `protobuf:"bytes,12,rep,name=discards,proto3" json:"discards,omitempty"`
+	// Players at the table: 3, or 4 with the dealer sitting out.
+	Seats         uint32 `protobuf:"varint,13,opt,name=seats,proto3" json:"seats,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CalabresellaView) Reset() {
+	*x = CalabresellaView{}
+	mi := &file_tavolo_v1_referee_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CalabresellaView) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CalabresellaView) ProtoMessage() {}
+
+func (x *CalabresellaView) ProtoReflect() protoreflect.Message {
+	mi := &file_tavolo_v1_referee_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CalabresellaView.ProtoReflect.Descriptor instead.
+func (*CalabresellaView) Descriptor() ([]byte, []int) {
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *CalabresellaView) GetBids() []*Bid {
+	if x != nil {
+		return x.Bids
+	}
+	return nil
+}
+
+func (x *CalabresellaView) GetContract() string {
+	if x != nil {
+		return x.Contract
+	}
+	return ""
+}
+
+func (x *CalabresellaView) GetSoloist() int32 {
+	if x != nil {
+		return x.Soloist
+	}
+	return 0
+}
+
+func (x *CalabresellaView) GetCalled() string {
+	if x != nil {
+		return x.Called
+	}
+	return ""
+}
+
+func (x *CalabresellaView) GetCalledHolder() int32 {
+	if x != nil {
+		return x.CalledHolder
+	}
+	return 0
+}
+
+func (x *CalabresellaView) GetCalledInMonte() bool {
+	if x != nil {
+		return x.CalledInMonte
+	}
+	return false
+}
+
+func (x *CalabresellaView) GetReceived() []string {
+	if x != nil {
+		return x.Received
+	}
+	return nil
+}
+
+func (x *CalabresellaView) GetGiven() []string {
+	if x != nil {
+		return x.Given
+	}
+	return nil
+}
+
+func (x *CalabresellaView) GetMonte() []string {
+	if x != nil {
+		return x.Monte
+	}
+	return nil
+}
+
+func (x *CalabresellaView) GetSplit() []string {
+	if x != nil {
+		return x.Split
+	}
+	return nil
+}
+
+func (x *CalabresellaView) GetSplitMade() bool {
+	if x != nil {
+		return x.SplitMade
+	}
+	return false
+}
+
+func (x *CalabresellaView) GetDiscards() []string {
+	if x != nil {
+		return x.Discards
+	}
+	return nil
+}
+
+func (x *CalabresellaView) GetSeats() uint32 {
+	if x != nil {
+		return x.Seats
+	}
+	return 0
+}
+
+type Bid struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Seat  uint32                 `protobuf:"varint,1,opt,name=seat,proto3" json:"seat,omitempty"`
+	// "pass" or a contract.
+	Bid           string `protobuf:"bytes,2,opt,name=bid,proto3" json:"bid,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Bid) Reset() {
+	*x = Bid{}
+	mi := &file_tavolo_v1_referee_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Bid) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Bid) ProtoMessage() {}
+
+func (x *Bid) ProtoReflect() protoreflect.Message {
+	mi := &file_tavolo_v1_referee_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Bid.ProtoReflect.Descriptor instead.
+func (*Bid) Descriptor() ([]byte, []int) {
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *Bid) GetSeat() uint32 {
+	if x != nil {
+		return x.Seat
+	}
+	return 0
+}
+
+func (x *Bid) GetBid() string {
+	if x != nil {
+		return x.Bid
+	}
+	return ""
+}
+
 type WatchRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	TableId       string                 `protobuf:"bytes,1,opt,name=table_id,json=tableId,proto3" json:"table_id,omitempty"`
@@ -2121,7 +2643,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_tavolo_v1_referee_proto_msgTypes[25]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2133,7 +2655,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tavolo_v1_referee_proto_msgTypes[25]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2146,7 +2668,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{25}
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *WatchRequest) GetTableId() string {
@@ -2166,7 +2688,7 @@ type WatchResponse struct {
 
 func (x *WatchResponse) Reset() {
 	*x = WatchResponse{}
-	mi := &file_tavolo_v1_referee_proto_msgTypes[26]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2178,7 +2700,7 @@ func (x *WatchResponse) String() string {
 func (*WatchResponse) ProtoMessage() {}
 
 func (x *WatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tavolo_v1_referee_proto_msgTypes[26]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2191,7 +2713,7 @@ func (x *WatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchResponse.ProtoReflect.Descriptor instead.
 func (*WatchResponse) Descriptor() ([]byte, []int) {
-	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{26}
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *WatchResponse) GetTableId() string {
@@ -2216,7 +2738,7 @@ type ListTablesRequest struct {
 
 func (x *ListTablesRequest) Reset() {
 	*x = ListTablesRequest{}
-	mi := &file_tavolo_v1_referee_proto_msgTypes[27]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2228,7 +2750,7 @@ func (x *ListTablesRequest) String() string {
 func (*ListTablesRequest) ProtoMessage() {}
 
 func (x *ListTablesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tavolo_v1_referee_proto_msgTypes[27]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2241,7 +2763,7 @@ func (x *ListTablesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTablesRequest.ProtoReflect.Descriptor instead.
 func (*ListTablesRequest) Descriptor() ([]byte, []int) {
-	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{27}
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{32}
 }
 
 type ListTablesResponse struct {
@@ -2253,7 +2775,7 @@ type ListTablesResponse struct {
 
 func (x *ListTablesResponse) Reset() {
 	*x = ListTablesResponse{}
-	mi := &file_tavolo_v1_referee_proto_msgTypes[28]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2265,7 +2787,7 @@ func (x *ListTablesResponse) String() string {
 func (*ListTablesResponse) ProtoMessage() {}
 
 func (x *ListTablesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tavolo_v1_referee_proto_msgTypes[28]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2278,7 +2800,7 @@ func (x *ListTablesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTablesResponse.ProtoReflect.Descriptor instead.
 func (*ListTablesResponse) Descriptor() ([]byte, []int) {
-	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{28}
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ListTablesResponse) GetTables() []*TableInfo {
@@ -2302,7 +2824,7 @@ type TableInfo struct {
 
 func (x *TableInfo) Reset() {
 	*x = TableInfo{}
-	mi := &file_tavolo_v1_referee_proto_msgTypes[29]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2314,7 +2836,7 @@ func (x *TableInfo) String() string {
 func (*TableInfo) ProtoMessage() {}
 
 func (x *TableInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_tavolo_v1_referee_proto_msgTypes[29]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2327,7 +2849,7 @@ func (x *TableInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableInfo.ProtoReflect.Descriptor instead.
 func (*TableInfo) Descriptor() ([]byte, []int) {
-	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{29}
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *TableInfo) GetTableId() string {
@@ -2381,7 +2903,7 @@ type CreateMatchRequest struct {
 
 func (x *CreateMatchRequest) Reset() {
 	*x = CreateMatchRequest{}
-	mi := &file_tavolo_v1_referee_proto_msgTypes[30]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2393,7 +2915,7 @@ func (x *CreateMatchRequest) String() string {
 func (*CreateMatchRequest) ProtoMessage() {}
 
 func (x *CreateMatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tavolo_v1_referee_proto_msgTypes[30]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2406,7 +2928,7 @@ func (x *CreateMatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateMatchRequest.ProtoReflect.Descriptor instead.
 func (*CreateMatchRequest) Descriptor() ([]byte, []int) {
-	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{30}
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *CreateMatchRequest) GetAdminToken() string {
@@ -2476,7 +2998,7 @@ type SeatTicket struct {
 
 func (x *SeatTicket) Reset() {
 	*x = SeatTicket{}
-	mi := &file_tavolo_v1_referee_proto_msgTypes[31]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2488,7 +3010,7 @@ func (x *SeatTicket) String() string {
 func (*SeatTicket) ProtoMessage() {}
 
 func (x *SeatTicket) ProtoReflect() protoreflect.Message {
-	mi := &file_tavolo_v1_referee_proto_msgTypes[31]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2501,7 +3023,7 @@ func (x *SeatTicket) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SeatTicket.ProtoReflect.Descriptor instead.
 func (*SeatTicket) Descriptor() ([]byte, []int) {
-	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{31}
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *SeatTicket) GetLabel() string {
@@ -2530,7 +3052,7 @@ type CreateMatchResponse struct {
 
 func (x *CreateMatchResponse) Reset() {
 	*x = CreateMatchResponse{}
-	mi := &file_tavolo_v1_referee_proto_msgTypes[32]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2542,7 +3064,7 @@ func (x *CreateMatchResponse) String() string {
 func (*CreateMatchResponse) ProtoMessage() {}
 
 func (x *CreateMatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tavolo_v1_referee_proto_msgTypes[32]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2555,7 +3077,7 @@ func (x *CreateMatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateMatchResponse.ProtoReflect.Descriptor instead.
 func (*CreateMatchResponse) Descriptor() ([]byte, []int) {
-	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{32}
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *CreateMatchResponse) GetMatchId() string {
@@ -2589,7 +3111,7 @@ type GetMatchRequest struct {
 
 func (x *GetMatchRequest) Reset() {
 	*x = GetMatchRequest{}
-	mi := &file_tavolo_v1_referee_proto_msgTypes[33]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2601,7 +3123,7 @@ func (x *GetMatchRequest) String() string {
 func (*GetMatchRequest) ProtoMessage() {}
 
 func (x *GetMatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tavolo_v1_referee_proto_msgTypes[33]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2614,7 +3136,7 @@ func (x *GetMatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetMatchRequest.ProtoReflect.Descriptor instead.
 func (*GetMatchRequest) Descriptor() ([]byte, []int) {
-	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{33}
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *GetMatchRequest) GetAdminToken() string {
@@ -2646,7 +3168,7 @@ type GetMatchResponse struct {
 
 func (x *GetMatchResponse) Reset() {
 	*x = GetMatchResponse{}
-	mi := &file_tavolo_v1_referee_proto_msgTypes[34]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2658,7 +3180,7 @@ func (x *GetMatchResponse) String() string {
 func (*GetMatchResponse) ProtoMessage() {}
 
 func (x *GetMatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tavolo_v1_referee_proto_msgTypes[34]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2671,7 +3193,7 @@ func (x *GetMatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetMatchResponse.ProtoReflect.Descriptor instead.
 func (*GetMatchResponse) Descriptor() ([]byte, []int) {
-	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{34}
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *GetMatchResponse) GetMatchId() string {
@@ -2730,7 +3252,7 @@ const file_tavolo_v1_referee_proto_rawDesc = "" +
 	"timeBankMs\x128\n" +
 	"\vobservation\x18\x04 \x01(\v2\x16.tavolo.v1.ObservationR\vobservation\x126\n" +
 	"\rlegal_actions\x18\x05 \x03(\v2\x11.tavolo.v1.ActionR\flegalActions\x12#\n" +
-	"\rattempts_left\x18\x06 \x01(\rR\fattemptsLeft\"\xb5\x06\n" +
+	"\rattempts_left\x18\x06 \x01(\rR\fattemptsLeft\"\xda\a\n" +
 	"\x05Event\x12.\n" +
 	"\awelcome\x18\x01 \x01(\v2\x12.tavolo.v1.WelcomeH\x00R\awelcome\x12>\n" +
 	"\rmatch_started\x18\x02 \x01(\v2\x17.tavolo.v1.MatchStartedH\x00R\fmatchStarted\x12;\n" +
@@ -2751,8 +3273,25 @@ const file_tavolo_v1_referee_proto_rawDesc = "" +
 	"\n" +
 	"called_out\x18\f \x01(\v2\x14.tavolo.v1.CalledOutH\x00R\tcalledOut\x12M\n" +
 	"\x12declarations_ended\x18\r \x01(\v2\x1c.tavolo.v1.DeclarationsEndedH\x00R\x11declarationsEnded\x12-\n" +
-	"\x05error\x18\x0e \x01(\v2\x15.tavolo.v1.ErrorEventH\x00R\x05errorB\a\n" +
-	"\x05event\"8\n" +
+	"\x05error\x18\x0e \x01(\v2\x15.tavolo.v1.ErrorEventH\x00R\x05error\x12/\n" +
+	"\bbid_made\x18\x0f \x01(\v2\x12.tavolo.v1.BidMadeH\x00R\abidMade\x128\n" +
+	"\vcard_called\x18\x10 \x01(\v2\x15.tavolo.v1.CardCalledH\x00R\n" +
+	"cardCalled\x128\n" +
+	"\vmonte_split\x18\x11 \x01(\v2\x15.tavolo.v1.MonteSplitH\x00R\n" +
+	"monteSplitB\a\n" +
+	"\x05event\"/\n" +
+	"\aBidMade\x12\x12\n" +
+	"\x04seat\x18\x01 \x01(\rR\x04seat\x12\x10\n" +
+	"\x03bid\x18\x02 \x01(\tR\x03bid\"L\n" +
+	"\n" +
+	"CardCalled\x12\x12\n" +
+	"\x04seat\x18\x01 \x01(\rR\x04seat\x12\x12\n" +
+	"\x04card\x18\x02 \x01(\tR\x04card\x12\x16\n" +
+	"\x06holder\x18\x03 \x01(\x05R\x06holder\"4\n" +
+	"\n" +
+	"MonteSplit\x12\x12\n" +
+	"\x04seat\x18\x01 \x01(\rR\x04seat\x12\x12\n" +
+	"\x04take\x18\x02 \x03(\tR\x04take\"8\n" +
 	"\aWelcome\x12\x19\n" +
 	"\bmatch_id\x18\x01 \x01(\tR\amatchId\x12\x12\n" +
 	"\x04slot\x18\x02 \x01(\rR\x04slot\"\x98\x01\n" +
@@ -2789,7 +3328,7 @@ const file_tavolo_v1_referee_proto_rawDesc = "" +
 	"\tCalledOut\x12\x12\n" +
 	"\x04seat\x18\x01 \x01(\rR\x04seat\x12\x18\n" +
 	"\aclaimed\x18\x02 \x01(\x05R\aclaimed\x12\x18\n" +
-	"\acorrect\x18\x03 \x01(\bR\acorrect\"\x8f\x02\n" +
+	"\acorrect\x18\x03 \x01(\bR\acorrect\"\xfc\x02\n" +
 	"\n" +
 	"DealScored\x12\x12\n" +
 	"\x04deal\x18\x01 \x01(\rR\x04deal\x12\x1d\n" +
@@ -2802,7 +3341,12 @@ const file_tavolo_v1_referee_proto_rawDesc = "" +
 	"\x06points\x18\x06 \x03(\x05R\x06points\x12\x16\n" +
 	"\x06totals\x18\a \x03(\x05R\x06totals\x12\x1a\n" +
 	"\bcappotto\x18\b \x01(\x05R\bcappotto\x12%\n" +
-	"\x05hands\x18\t \x03(\v2\x0f.tavolo.v1.HandR\x05hands\"\x1c\n" +
+	"\x05hands\x18\t \x03(\v2\x0f.tavolo.v1.HandR\x05hands\x12\x1a\n" +
+	"\bcontract\x18\n" +
+	" \x01(\tR\bcontract\x12\x18\n" +
+	"\asoloist\x18\v \x01(\x05R\asoloist\x12\x18\n" +
+	"\asuccess\x18\f \x01(\bR\asuccess\x12\x1b\n" +
+	"\tset_aside\x18\r \x03(\tR\bsetAside\"\x1c\n" +
 	"\x04Hand\x12\x14\n" +
 	"\x05cards\x18\x01 \x03(\tR\x05cards\"\x93\x01\n" +
 	"\bGameOver\x12\x12\n" +
@@ -2823,20 +3367,22 @@ const file_tavolo_v1_referee_proto_rawDesc = "" +
 	"\n" +
 	"ErrorEvent\x12\x16\n" +
 	"\x06reason\x18\x01 \x01(\tR\x06reason\x12\x18\n" +
-	"\amessage\x18\x02 \x01(\tR\amessage\"\xb8\x01\n" +
+	"\amessage\x18\x02 \x01(\tR\amessage\"\xe0\x01\n" +
 	"\x06Action\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\rR\x02id\x12)\n" +
 	"\x04kind\x18\x02 \x01(\x0e2\x15.tavolo.v1.ActionKindR\x04kind\x12\x12\n" +
 	"\x04card\x18\x03 \x01(\tR\x04card\x12)\n" +
 	"\x06signal\x18\x04 \x01(\x0e2\x11.tavolo.v1.SignalR\x06signal\x12 \n" +
 	"\vdeclaration\x18\x05 \x01(\tR\vdeclaration\x12\x12\n" +
-	"\x04text\x18\x06 \x01(\tR\x04text\"E\n" +
+	"\x04text\x18\x06 \x01(\tR\x04text\x12\x10\n" +
+	"\x03bid\x18\a \x01(\tR\x03bid\x12\x14\n" +
+	"\x05cards\x18\b \x03(\tR\x05cards\"E\n" +
 	"\x04Play\x12\x12\n" +
 	"\x04seat\x18\x01 \x01(\rR\x04seat\x12)\n" +
 	"\x06action\x18\x02 \x01(\v2\x11.tavolo.v1.ActionR\x06action\"F\n" +
 	"\x05Trick\x12%\n" +
 	"\x05plays\x18\x01 \x03(\v2\x0f.tavolo.v1.PlayR\x05plays\x12\x16\n" +
-	"\x06winner\x18\x02 \x01(\rR\x06winner\"\xa1\x03\n" +
+	"\x06winner\x18\x02 \x01(\rR\x06winner\"\xe2\x03\n" +
 	"\vObservation\x12\x12\n" +
 	"\x04seat\x18\x01 \x01(\rR\x04seat\x12\x12\n" +
 	"\x04game\x18\x02 \x01(\rR\x04game\x12\x12\n" +
@@ -2852,7 +3398,27 @@ const file_tavolo_v1_referee_proto_rawDesc = "" +
 	"\x06totals\x18\v \x03(\x05R\x06totals\x12\x18\n" +
 	"\aplayers\x18\f \x01(\rR\aplayers\x12\x14\n" +
 	"\x05trump\x18\r \x01(\tR\x05trump\x12\x14\n" +
-	"\x05sides\x18\x0e \x01(\rR\x05sides\")\n" +
+	"\x05sides\x18\x0e \x01(\rR\x05sides\x12?\n" +
+	"\fcalabresella\x18\x0f \x01(\v2\x1b.tavolo.v1.CalabresellaViewR\fcalabresella\"\x80\x03\n" +
+	"\x10CalabresellaView\x12\"\n" +
+	"\x04bids\x18\x01 \x03(\v2\x0e.tavolo.v1.BidR\x04bids\x12\x1a\n" +
+	"\bcontract\x18\x02 \x01(\tR\bcontract\x12\x18\n" +
+	"\asoloist\x18\x03 \x01(\x05R\asoloist\x12\x16\n" +
+	"\x06called\x18\x04 \x01(\tR\x06called\x12#\n" +
+	"\rcalled_holder\x18\x05 \x01(\x05R\fcalledHolder\x12&\n" +
+	"\x0fcalled_in_monte\x18\x06 \x01(\bR\rcalledInMonte\x12\x1a\n" +
+	"\breceived\x18\a \x03(\tR\breceived\x12\x14\n" +
+	"\x05given\x18\b \x03(\tR\x05given\x12\x14\n" +
+	"\x05monte\x18\t \x03(\tR\x05monte\x12\x14\n" +
+	"\x05split\x18\n" +
+	" \x03(\tR\x05split\x12\x1d\n" +
+	"\n" +
+	"split_made\x18\v \x01(\bR\tsplitMade\x12\x1a\n" +
+	"\bdiscards\x18\f \x03(\tR\bdiscards\x12\x14\n" +
+	"\x05seats\x18\r \x01(\rR\x05seats\"+\n" +
+	"\x03Bid\x12\x12\n" +
+	"\x04seat\x18\x01 \x01(\rR\x04seat\x12\x10\n" +
+	"\x03bid\x18\x02 \x01(\tR\x03bid\")\n" +
 	"\fWatchRequest\x12\x19\n" +
 	"\btable_id\x18\x01 \x01(\tR\atableId\"R\n" +
 	"\rWatchResponse\x12\x19\n" +
@@ -2902,21 +3468,33 @@ const file_tavolo_v1_referee_proto_rawDesc = "" +
 	"\x0fSIGNAL_STRISCIO\x10\x03\x12\x12\n" +
 	"\x0eSIGNAL_RIBUSSO\x10\x04\x12\x19\n" +
 	"\x15SIGNAL_STRISCIO_LUNGO\x10\x05\x12\x19\n" +
-	"\x15SIGNAL_STRISCIO_CORTO\x10\x06*\x94\x01\n" +
+	"\x15SIGNAL_STRISCIO_CORTO\x10\x06*\x85\x02\n" +
 	"\n" +
 	"ActionKind\x12\x1b\n" +
 	"\x17ACTION_KIND_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10ACTION_KIND_PLAY\x10\x01\x12\x17\n" +
 	"\x13ACTION_KIND_DECLARE\x10\x02\x12 \n" +
 	"\x1cACTION_KIND_END_DECLARATIONS\x10\x03\x12\x18\n" +
-	"\x14ACTION_KIND_CALL_OUT\x10\x04*Q\n" +
+	"\x14ACTION_KIND_CALL_OUT\x10\x04\x12\x13\n" +
+	"\x0fACTION_KIND_BID\x10\x05\x12\x14\n" +
+	"\x10ACTION_KIND_CALL\x10\x06\x12\x14\n" +
+	"\x10ACTION_KIND_GIVE\x10\a\x12\x17\n" +
+	"\x13ACTION_KIND_DISCARD\x10\b\x12\x15\n" +
+	"\x11ACTION_KIND_SPLIT\x10\t*\xa8\x01\n" +
 	"\x05Phase\x12\x15\n" +
 	"\x11PHASE_UNSPECIFIED\x10\x00\x12\x11\n" +
 	"\rPHASE_DECLARE\x10\x01\x12\x0e\n" +
 	"\n" +
 	"PHASE_PLAY\x10\x02\x12\x0e\n" +
 	"\n" +
-	"PHASE_DONE\x10\x032M\n" +
+	"PHASE_DONE\x10\x03\x12\x11\n" +
+	"\rPHASE_AUCTION\x10\x04\x12\x0e\n" +
+	"\n" +
+	"PHASE_CALL\x10\x05\x12\x0e\n" +
+	"\n" +
+	"PHASE_GIVE\x10\x06\x12\x11\n" +
+	"\rPHASE_DISCARD\x10\a\x12\x0f\n" +
+	"\vPHASE_SPLIT\x10\b2M\n" +
 	"\x0eRefereeService\x12;\n" +
 	"\x04Play\x12\x16.tavolo.v1.PlayRequest\x1a\x17.tavolo.v1.PlayResponse(\x010\x012\x9b\x01\n" +
 	"\x10SpectatorService\x12<\n" +
@@ -2942,7 +3520,7 @@ func file_tavolo_v1_referee_proto_rawDescGZIP() []byte {
 }
 
 var file_tavolo_v1_referee_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_tavolo_v1_referee_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
+var file_tavolo_v1_referee_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
 var file_tavolo_v1_referee_proto_goTypes = []any{
 	(Signal)(0),                 // 0: tavolo.v1.Signal
 	(ActionKind)(0),             // 1: tavolo.v1.ActionKind
@@ -2953,85 +3531,95 @@ var file_tavolo_v1_referee_proto_goTypes = []any{
 	(*PlayResponse)(nil),        // 6: tavolo.v1.PlayResponse
 	(*DecisionRequest)(nil),     // 7: tavolo.v1.DecisionRequest
 	(*Event)(nil),               // 8: tavolo.v1.Event
-	(*Welcome)(nil),             // 9: tavolo.v1.Welcome
-	(*MatchStarted)(nil),        // 10: tavolo.v1.MatchStarted
-	(*GameStarted)(nil),         // 11: tavolo.v1.GameStarted
-	(*HandDealt)(nil),           // 12: tavolo.v1.HandDealt
-	(*Declared)(nil),            // 13: tavolo.v1.Declared
-	(*DeclarationsEnded)(nil),   // 14: tavolo.v1.DeclarationsEnded
-	(*CardPlayed)(nil),          // 15: tavolo.v1.CardPlayed
-	(*TrickWon)(nil),            // 16: tavolo.v1.TrickWon
-	(*CalledOut)(nil),           // 17: tavolo.v1.CalledOut
-	(*DealScored)(nil),          // 18: tavolo.v1.DealScored
-	(*Hand)(nil),                // 19: tavolo.v1.Hand
-	(*GameOver)(nil),            // 20: tavolo.v1.GameOver
-	(*MatchOver)(nil),           // 21: tavolo.v1.MatchOver
-	(*ActionRejected)(nil),      // 22: tavolo.v1.ActionRejected
-	(*ErrorEvent)(nil),          // 23: tavolo.v1.ErrorEvent
-	(*Action)(nil),              // 24: tavolo.v1.Action
-	(*Play)(nil),                // 25: tavolo.v1.Play
-	(*Trick)(nil),               // 26: tavolo.v1.Trick
-	(*Observation)(nil),         // 27: tavolo.v1.Observation
-	(*WatchRequest)(nil),        // 28: tavolo.v1.WatchRequest
-	(*WatchResponse)(nil),       // 29: tavolo.v1.WatchResponse
-	(*ListTablesRequest)(nil),   // 30: tavolo.v1.ListTablesRequest
-	(*ListTablesResponse)(nil),  // 31: tavolo.v1.ListTablesResponse
-	(*TableInfo)(nil),           // 32: tavolo.v1.TableInfo
-	(*CreateMatchRequest)(nil),  // 33: tavolo.v1.CreateMatchRequest
-	(*SeatTicket)(nil),          // 34: tavolo.v1.SeatTicket
-	(*CreateMatchResponse)(nil), // 35: tavolo.v1.CreateMatchResponse
-	(*GetMatchRequest)(nil),     // 36: tavolo.v1.GetMatchRequest
-	(*GetMatchResponse)(nil),    // 37: tavolo.v1.GetMatchResponse
+	(*BidMade)(nil),             // 9: tavolo.v1.BidMade
+	(*CardCalled)(nil),          // 10: tavolo.v1.CardCalled
+	(*MonteSplit)(nil),          // 11: tavolo.v1.MonteSplit
+	(*Welcome)(nil),             // 12: tavolo.v1.Welcome
+	(*MatchStarted)(nil),        // 13: tavolo.v1.MatchStarted
+	(*GameStarted)(nil),         // 14: tavolo.v1.GameStarted
+	(*HandDealt)(nil),           // 15: tavolo.v1.HandDealt
+	(*Declared)(nil),            // 16: tavolo.v1.Declared
+	(*DeclarationsEnded)(nil),   // 17: tavolo.v1.DeclarationsEnded
+	(*CardPlayed)(nil),          // 18: tavolo.v1.CardPlayed
+	(*TrickWon)(nil),            // 19: tavolo.v1.TrickWon
+	(*CalledOut)(nil),           // 20: tavolo.v1.CalledOut
+	(*DealScored)(nil),          // 21: tavolo.v1.DealScored
+	(*Hand)(nil),                // 22: tavolo.v1.Hand
+	(*GameOver)(nil),            // 23: tavolo.v1.GameOver
+	(*MatchOver)(nil),           // 24: tavolo.v1.MatchOver
+	(*ActionRejected)(nil),      // 25: tavolo.v1.ActionRejected
+	(*ErrorEvent)(nil),          // 26: tavolo.v1.ErrorEvent
+	(*Action)(nil),              // 27: tavolo.v1.Action
+	(*Play)(nil),                // 28: tavolo.v1.Play
+	(*Trick)(nil),               // 29: tavolo.v1.Trick
+	(*Observation)(nil),         // 30: tavolo.v1.Observation
+	(*CalabresellaView)(nil),    // 31: tavolo.v1.CalabresellaView
+	(*Bid)(nil),                 // 32: tavolo.v1.Bid
+	(*WatchRequest)(nil),        // 33: tavolo.v1.WatchRequest
+	(*WatchResponse)(nil),       // 34: tavolo.v1.WatchResponse
+	(*ListTablesRequest)(nil),   // 35: tavolo.v1.ListTablesRequest
+	(*ListTablesResponse)(nil),  // 36: tavolo.v1.ListTablesResponse
+	(*TableInfo)(nil),           // 37: tavolo.v1.TableInfo
+	(*CreateMatchRequest)(nil),  // 38: tavolo.v1.CreateMatchRequest
+	(*SeatTicket)(nil),          // 39: tavolo.v1.SeatTicket
+	(*CreateMatchResponse)(nil), // 40: tavolo.v1.CreateMatchResponse
+	(*GetMatchRequest)(nil),     // 41: tavolo.v1.GetMatchRequest
+	(*GetMatchResponse)(nil),    // 42: tavolo.v1.GetMatchResponse
 }
 var file_tavolo_v1_referee_proto_depIdxs = []int32{
 	4,  // 0: tavolo.v1.PlayRequest.hello:type_name -> tavolo.v1.Hello
 	5,  // 1: tavolo.v1.PlayRequest.decision:type_name -> tavolo.v1.Decision
 	8,  // 2: tavolo.v1.PlayResponse.events:type_name -> tavolo.v1.Event
 	7,  // 3: tavolo.v1.PlayResponse.request:type_name -> tavolo.v1.DecisionRequest
-	27, // 4: tavolo.v1.DecisionRequest.observation:type_name -> tavolo.v1.Observation
-	24, // 5: tavolo.v1.DecisionRequest.legal_actions:type_name -> tavolo.v1.Action
-	9,  // 6: tavolo.v1.Event.welcome:type_name -> tavolo.v1.Welcome
-	10, // 7: tavolo.v1.Event.match_started:type_name -> tavolo.v1.MatchStarted
-	11, // 8: tavolo.v1.Event.game_started:type_name -> tavolo.v1.GameStarted
-	12, // 9: tavolo.v1.Event.hand_dealt:type_name -> tavolo.v1.HandDealt
-	13, // 10: tavolo.v1.Event.declared:type_name -> tavolo.v1.Declared
-	15, // 11: tavolo.v1.Event.card_played:type_name -> tavolo.v1.CardPlayed
-	16, // 12: tavolo.v1.Event.trick_won:type_name -> tavolo.v1.TrickWon
-	18, // 13: tavolo.v1.Event.deal_scored:type_name -> tavolo.v1.DealScored
-	20, // 14: tavolo.v1.Event.game_over:type_name -> tavolo.v1.GameOver
-	21, // 15: tavolo.v1.Event.match_over:type_name -> tavolo.v1.MatchOver
-	22, // 16: tavolo.v1.Event.action_rejected:type_name -> tavolo.v1.ActionRejected
-	17, // 17: tavolo.v1.Event.called_out:type_name -> tavolo.v1.CalledOut
-	14, // 18: tavolo.v1.Event.declarations_ended:type_name -> tavolo.v1.DeclarationsEnded
-	23, // 19: tavolo.v1.Event.error:type_name -> tavolo.v1.ErrorEvent
-	0,  // 20: tavolo.v1.CardPlayed.signal:type_name -> tavolo.v1.Signal
-	19, // 21: tavolo.v1.DealScored.hands:type_name -> tavolo.v1.Hand
-	1,  // 22: tavolo.v1.Action.kind:type_name -> tavolo.v1.ActionKind
-	0,  // 23: tavolo.v1.Action.signal:type_name -> tavolo.v1.Signal
-	24, // 24: tavolo.v1.Play.action:type_name -> tavolo.v1.Action
-	25, // 25: tavolo.v1.Trick.plays:type_name -> tavolo.v1.Play
-	2,  // 26: tavolo.v1.Observation.phase:type_name -> tavolo.v1.Phase
-	25, // 27: tavolo.v1.Observation.trick:type_name -> tavolo.v1.Play
-	26, // 28: tavolo.v1.Observation.tricks:type_name -> tavolo.v1.Trick
-	13, // 29: tavolo.v1.Observation.declarations:type_name -> tavolo.v1.Declared
-	8,  // 30: tavolo.v1.WatchResponse.event:type_name -> tavolo.v1.Event
-	32, // 31: tavolo.v1.ListTablesResponse.tables:type_name -> tavolo.v1.TableInfo
-	34, // 32: tavolo.v1.CreateMatchResponse.tickets:type_name -> tavolo.v1.SeatTicket
-	3,  // 33: tavolo.v1.RefereeService.Play:input_type -> tavolo.v1.PlayRequest
-	28, // 34: tavolo.v1.SpectatorService.Watch:input_type -> tavolo.v1.WatchRequest
-	30, // 35: tavolo.v1.SpectatorService.ListTables:input_type -> tavolo.v1.ListTablesRequest
-	33, // 36: tavolo.v1.MatchService.CreateMatch:input_type -> tavolo.v1.CreateMatchRequest
-	36, // 37: tavolo.v1.MatchService.GetMatch:input_type -> tavolo.v1.GetMatchRequest
-	6,  // 38: tavolo.v1.RefereeService.Play:output_type -> tavolo.v1.PlayResponse
-	29, // 39: tavolo.v1.SpectatorService.Watch:output_type -> tavolo.v1.WatchResponse
-	31, // 40: tavolo.v1.SpectatorService.ListTables:output_type -> tavolo.v1.ListTablesResponse
-	35, // 41: tavolo.v1.MatchService.CreateMatch:output_type -> tavolo.v1.CreateMatchResponse
-	37, // 42: tavolo.v1.MatchService.GetMatch:output_type -> tavolo.v1.GetMatchResponse
-	38, // [38:43] is the sub-list for method output_type
-	33, // [33:38] is the sub-list for method input_type
-	33, // [33:33] is the sub-list for extension type_name
-	33, // [33:33] is the sub-list for extension extendee
-	0,  // [0:33] is the sub-list for field type_name
+	30, // 4: tavolo.v1.DecisionRequest.observation:type_name -> tavolo.v1.Observation
+	27, // 5: tavolo.v1.DecisionRequest.legal_actions:type_name -> tavolo.v1.Action
+	12, // 6: tavolo.v1.Event.welcome:type_name -> tavolo.v1.Welcome
+	13, // 7: tavolo.v1.Event.match_started:type_name -> tavolo.v1.MatchStarted
+	14, // 8: tavolo.v1.Event.game_started:type_name -> tavolo.v1.GameStarted
+	15, // 9: tavolo.v1.Event.hand_dealt:type_name -> tavolo.v1.HandDealt
+	16, // 10: tavolo.v1.Event.declared:type_name -> tavolo.v1.Declared
+	18, // 11: tavolo.v1.Event.card_played:type_name -> tavolo.v1.CardPlayed
+	19, // 12: tavolo.v1.Event.trick_won:type_name -> tavolo.v1.TrickWon
+	21, // 13: tavolo.v1.Event.deal_scored:type_name -> tavolo.v1.DealScored
+	23, // 14: tavolo.v1.Event.game_over:type_name -> tavolo.v1.GameOver
+	24, // 15: tavolo.v1.Event.match_over:type_name -> tavolo.v1.MatchOver
+	25, // 16: tavolo.v1.Event.action_rejected:type_name -> tavolo.v1.ActionRejected
+	20, // 17: tavolo.v1.Event.called_out:type_name -> tavolo.v1.CalledOut
+	17, // 18: tavolo.v1.Event.declarations_ended:type_name -> tavolo.v1.DeclarationsEnded
+	26, // 19: tavolo.v1.Event.error:type_name -> tavolo.v1.ErrorEvent
+	9,  // 20: tavolo.v1.Event.bid_made:type_name -> tavolo.v1.BidMade
+	10, // 21: tavolo.v1.Event.card_called:type_name -> tavolo.v1.CardCalled
+	11, // 22: tavolo.v1.Event.monte_split:type_name -> tavolo.v1.MonteSplit
+	0,  // 23: tavolo.v1.CardPlayed.signal:type_name -> tavolo.v1.Signal
+	22, // 24: tavolo.v1.DealScored.hands:type_name -> tavolo.v1.Hand
+	1,  // 25: tavolo.v1.Action.kind:type_name -> tavolo.v1.ActionKind
+	0,  // 26: tavolo.v1.Action.signal:type_name -> tavolo.v1.Signal
+	27, // 27: tavolo.v1.Play.action:type_name -> tavolo.v1.Action
+	28, // 28: tavolo.v1.Trick.plays:type_name -> tavolo.v1.Play
+	2,  // 29: tavolo.v1.Observation.phase:type_name -> tavolo.v1.Phase
+	28, // 30: tavolo.v1.Observation.trick:type_name -> tavolo.v1.Play
+	29, // 31: tavolo.v1.Observation.tricks:type_name -> tavolo.v1.Trick
+	16, // 32: tavolo.v1.Observation.declarations:type_name -> tavolo.v1.Declared
+	31, // 33: tavolo.v1.Observation.calabresella:type_name -> tavolo.v1.CalabresellaView
+	32, // 34: tavolo.v1.CalabresellaView.bids:type_name -> tavolo.v1.Bid
+	8,  // 35: tavolo.v1.WatchResponse.event:type_name -> tavolo.v1.Event
+	37, // 36: tavolo.v1.ListTablesResponse.tables:type_name -> tavolo.v1.TableInfo
+	39, // 37: tavolo.v1.CreateMatchResponse.tickets:type_name -> tavolo.v1.SeatTicket
+	3,  // 38: tavolo.v1.RefereeService.Play:input_type -> tavolo.v1.PlayRequest
+	33, // 39: tavolo.v1.SpectatorService.Watch:input_type -> tavolo.v1.WatchRequest
+	35, // 40: tavolo.v1.SpectatorService.ListTables:input_type -> tavolo.v1.ListTablesRequest
+	38, // 41: tavolo.v1.MatchService.CreateMatch:input_type -> tavolo.v1.CreateMatchRequest
+	41, // 42: tavolo.v1.MatchService.GetMatch:input_type -> tavolo.v1.GetMatchRequest
+	6,  // 43: tavolo.v1.RefereeService.Play:output_type -> tavolo.v1.PlayResponse
+	34, // 44: tavolo.v1.SpectatorService.Watch:output_type -> tavolo.v1.WatchResponse
+	36, // 45: tavolo.v1.SpectatorService.ListTables:output_type -> tavolo.v1.ListTablesResponse
+	40, // 46: tavolo.v1.MatchService.CreateMatch:output_type -> tavolo.v1.CreateMatchResponse
+	42, // 47: tavolo.v1.MatchService.GetMatch:output_type -> tavolo.v1.GetMatchResponse
+	43, // [43:48] is the sub-list for method output_type
+	38, // [38:43] is the sub-list for method input_type
+	38, // [38:38] is the sub-list for extension type_name
+	38, // [38:38] is the sub-list for extension extendee
+	0,  // [0:38] is the sub-list for field type_name
 }
 
 func init() { file_tavolo_v1_referee_proto_init() }
@@ -3058,6 +3646,9 @@ func file_tavolo_v1_referee_proto_init() {
 		(*Event_CalledOut)(nil),
 		(*Event_DeclarationsEnded)(nil),
 		(*Event_Error)(nil),
+		(*Event_BidMade)(nil),
+		(*Event_CardCalled)(nil),
+		(*Event_MonteSplit)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -3065,7 +3656,7 @@ func file_tavolo_v1_referee_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tavolo_v1_referee_proto_rawDesc), len(file_tavolo_v1_referee_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   35,
+			NumMessages:   40,
 			NumExtensions: 0,
 			NumServices:   3,
 		},
