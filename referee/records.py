@@ -138,7 +138,7 @@ def _difference(obj: dict[str, Any], expected: dict[str, Any]) -> str:
         if key not in obj:
             return f"'{kind}' line is missing field '{key}'"
         if obj[key] != value:
-            if kind == "deal" and key in ("hands", "widow", "monte", "dealer", "trump"):
+            if kind == "deal" and key in ("hands", "widow", "monte", "stock", "dealer", "trump"):
                 return f"deal {expected['deal']}: field '{key}' does not match the seed"
             return (
                 f"'{kind}' line: field '{key}' is {json.dumps(obj[key])}, "

@@ -62,6 +62,7 @@ CASES = (
     GoldenCase("golden-6-tressette-briscola", "tressette-briscola", "golden-6"),
     GoldenCase("golden-7-ciapano", "ciapano", "golden-7"),
     GoldenCase("golden-8-calabresella", "calabresella", "golden-8"),
+    GoldenCase("golden-10-tressette-a-due", "tressette-a-due", "golden-10"),
     GoldenCase(
         "golden-9-calabresella-four-stramazzo",
         "calabresella",

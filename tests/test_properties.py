@@ -34,6 +34,7 @@ from referee.records import dumps, replay, verify_lines
 
 PRESET_NAMES = (
     "tressette", "tressette-muto", "treseta", "tressette-a-tre", "tressette-briscola", "ciapano",
+    "tressette-a-due",
 )  # fmt: skip
 
 KNOBS: dict[str, st.SearchStrategy[Any]] = {
@@ -65,6 +66,8 @@ OBSERVATION_FIELDS = {
     "captured",
     "totals",
     "trump",
+    "draws",
+    "stock_left",
 }
 """The fields checked for hidden cards below; a new field must be added to the check."""
 
@@ -121,6 +124,7 @@ def observed_cards(obs: Observation) -> set[int]:
     cards.update(a % NUM_CARDS for a in obs.legal_actions if 0 <= a < NUM_PLAY_ACTIONS)
     if obs.trump is not None:
         cards.add(obs.trump)
+    cards.update(card for _, card in obs.draws)
     return cards
 
 
@@ -138,6 +142,8 @@ def check_observations(deal: TressetteDeal) -> None:
         assert mask_of(obs.hand) == own
         # The briscola's trump card is shown to everyone: public, though in the dealer's hand.
         public = own | played | (1 << deal.trump if deal.trump is not None else 0)
+        # Tressette a due: each card drawn from the stock is shown to both players.
+        public |= mask_of(card for _, card in obs.draws)
         assert obs.trump == deal.trump
         for card in observed_cards(obs):
             assert public >> card & 1, f"seat {seat} sees hidden card {card}"
@@ -206,7 +212,9 @@ def check_score(rules: Rules, deal: TressetteDeal) -> None:
 def replica(deal: TressetteDeal, actions: list[Action]) -> TressetteDeal:
     """The same deal rebuilt from its dealt cards and replayed through ``actions``."""
     hands = [deal.initial_hand(s) for s in range(deal.players)]
-    copy = new_deal(deal.rules, hands, deal.dealer, deal.widow, deal.totals, deal.trump)
+    stock = getattr(deal, "stock", ())
+    widow = 0 if stock else deal.widow
+    copy = new_deal(deal.rules, hands, deal.dealer, widow, deal.totals, deal.trump, stock)
     for action in actions:
         copy.apply_action(action)
     return copy
@@ -249,7 +257,9 @@ def deal_source(kind: str, rules: Rules, seed: str) -> DealSource | None:
         random.Random(f"{seed}/{number}").shuffle(deck)
         hands = tuple(mask_of(deck[i * size : (i + 1) * size]) for i in range(players))
         last = min(cards_of(hands[dealer]))  # stands in for the dealer's last card
-        return Deal(rules.game, seed, number, dealer, hands, mask_of(deck[players * size :]), last)
+        rest = deck[players * size :]
+        stock = tuple(rest) if players == 2 else ()  # a due draws the rest in this order
+        return Deal(rules.game, seed, number, dealer, hands, mask_of(rest), last, stock)
 
     return source
 

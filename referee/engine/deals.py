@@ -137,6 +137,8 @@ class Deal(NamedTuple):
     """Cards left undealt (tressette a tre), else 0."""
     last_card: int = -1
     """The card dealt last (four seats: the dealer's last card, the briscola's trump)."""
+    stock: tuple[int, ...] = ()
+    """Two seats: the undealt cards in draw order, top first (the widow's cards)."""
 
 
 def deal_cards(game: str, seed: str, number: int, dealer: int, players: int) -> Deal:
@@ -156,7 +158,10 @@ def deal_cards(game: str, seed: str, number: int, dealer: int, players: int) -> 
         hands[(dealer + 1 + offset) % players] = sum(pickers[offset](deck))
     widow = sum(deck[NUM_CARDS - _LEFT_OVER[players] :])
     last = deck[NUM_CARDS - 1].bit_length() - 1
-    return Deal(game, seed, number, dealer, tuple(hands), widow, last)
+    stock = (
+        tuple(b.bit_length() - 1 for b in deck[NUM_CARDS - _LEFT_OVER[2] :]) if players == 2 else ()
+    )
+    return Deal(game, seed, number, dealer, tuple(hands), widow, last, stock)
 
 
 _BITS = tuple(1 << c for c in range(NUM_CARDS))

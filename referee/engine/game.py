@@ -26,6 +26,7 @@ from referee.engine.declarations import DECLARATION_CARDS, DECLARATION_NAMES, de
 from referee.engine.errors import IllegalActionError, Reason
 from referee.engine.rules import Rules
 from referee.engine.tressette import Observation, TressetteDeal
+from referee.engine.tressette_a_due import TressetteADueDeal
 from referee.engine.tressette_a_tre import TressetteATreDeal
 
 RECORD_FORMAT = "tavolo-record/1"
@@ -34,6 +35,7 @@ DEAL_CLASSES: dict[str, type[TressetteDeal]] = {
     "tressette": TressetteDeal,
     "tressette-a-tre": TressetteATreDeal,
     "ciapano": TressetteDeal,
+    "tressette-a-due": TressetteADueDeal,
 }
 """The deal class of each engine family."""
 
@@ -76,8 +78,14 @@ def new_deal(
     widow: CardSet = 0,
     totals: Sequence[int] | None = None,
     trump: int | None = None,
+    stock: Sequence[int] = (),
 ) -> TressetteDeal:
-    """A deal of the rules' game from given hands (``trump``: the briscola's shown card)."""
+    """A deal of the rules' game from given hands (``trump``: the briscola's shown card;
+    ``stock``: tressette a due's undealt cards in draw order)."""
+    if rules.game == "tressette-a-due":
+        return TressetteADueDeal(
+            rules, hands, dealer, stock=stock, widow=widow, totals=totals, trump=trump
+        )
     return DEAL_CLASSES[rules.game](rules, hands, dealer, widow=widow, totals=totals, trump=trump)
 
 
@@ -278,6 +286,7 @@ class GameState(GameBase[TressetteDeal, Observation]):
     """A game of the Tressette families (tressette, a tre, ciapanò) over seeded deals."""
 
     _trick_count = 0
+    _draws_logged = 0
 
     def _mark(self) -> int:
         return len(self.deal.declared)
@@ -296,7 +305,10 @@ class GameState(GameBase[TressetteDeal, Observation]):
         trump = dealt.last_card if rules.briscola else None
         if trump is not None and not (0 <= trump < 40 and dealt.hands[dealt.dealer] >> trump & 1):
             raise ValueError(f"the briscola's trump must be one of the dealer's cards, not {trump}")
-        deal = new_deal(rules, dealt.hands, dealt.dealer, dealt.widow, self.totals, trump)
+        deal = new_deal(
+            rules, dealt.hands, dealt.dealer, dealt.widow, self.totals, trump, dealt.stock
+        )
+        self._draws_logged = 0
         self._trick_count = 0
         if self.events is not None:
             event: dict[str, Any] = {
@@ -305,7 +317,9 @@ class GameState(GameBase[TressetteDeal, Observation]):
                 "dealer": dealt.dealer,
                 "hands": [_cards(h) for h in dealt.hands],
             }
-            if dealt.widow:
+            if dealt.stock:
+                event["stock"] = [CARD_NAMES[c] for c in dealt.stock]
+            elif dealt.widow:
                 event["widow"] = _cards(dealt.widow)
             if trump is not None:
                 event["trump"] = CARD_NAMES[trump]
@@ -399,6 +413,11 @@ class GameState(GameBase[TressetteDeal, Observation]):
                         "winner": winners[-1],
                     }
                 )
+                if isinstance(deal, TressetteADueDeal):
+                    draws = deal.draws()
+                    for s, card in draws[self._draws_logged :]:
+                        self.events.append({"type": "draw", "seat": s, "card": CARD_NAMES[card]})
+                    self._draws_logged = len(draws)
         elif is_declaration(action):
             for s, declaration in deal.declared[declared_before:]:
                 self._log_declaration(s, declaration)

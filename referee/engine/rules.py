@@ -252,6 +252,7 @@ PRESETS: dict[str, Rules] = {
     "ciapano": Rules(
         game="ciapano", target=21, signals="muto", declarations=False, cappotto="none"
     ),
+    "tressette-a-due": Rules(game="tressette-a-due", target=21, signals="muto"),
     "calabresella": Rules(
         game="calabresella", target=21, signals="muto", declarations=False, cappotto="double"
     ),

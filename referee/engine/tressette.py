@@ -260,6 +260,10 @@ class Observation:
     """Game points of each side before this deal."""
     trump: int | None = None
     """The shown trump card (briscola), or None."""
+    draws: tuple[tuple[int, int], ...] = ()
+    """Tressette a due: every card drawn from the stock so far, (seat, card), shown to both."""
+    stock_left: int = 0
+    """Tressette a due: cards still in the stock."""
 
 
 class TressetteDeal:

@@ -14,12 +14,13 @@ The seeded stock is ``shuffled_deck(game, seed, number)[20:]``, top first: deck 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 from referee.engine.cards import NUM_CARDS, CardSet
 from referee.engine.deals import deal_cards, shuffled_deck
 from referee.engine.rules import Rules
-from referee.engine.tressette import TressetteDeal
+from referee.engine.tressette import Observation, TressetteDeal
 
 GAME = "tressette-a-due"
 HAND_SIZE = 10
@@ -137,3 +138,9 @@ class TressetteADueDeal(TressetteDeal):
     def initial_hand(self, seat: int) -> CardSet:
         """The cards ``seat`` was dealt, without those it drew: what declarations come from."""
         return super().initial_hand(seat) & ~self._drawn[seat]
+
+    def observation(self, seat: int) -> Observation:
+        """The base observation, with the draws (public) and the stock's size."""
+        return dataclasses.replace(
+            super().observation(seat), draws=self.draws(), stock_left=self.stock_left()
+        )
