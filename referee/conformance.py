@@ -40,7 +40,7 @@ from referee.protocol import PROTOCOL_VERSION, fill_observation, legal_messages
 
 GAMES = (
     "tressette", "tressette-muto", "treseta", "tressette-a-tre", "tressette-briscola", "ciapano",
-    "calabresella",
+    "tressette-a-due", "calabresella",
 )  # fmt: skip
 """Every game a bot may be seated at: each kind of action is asked in each."""
 KINDS = ("lead", "follow", "declare", "end-declarations", "call-out")
@@ -204,6 +204,7 @@ def every_event() -> list[pb.Event]:
         pb.Event(bid_made=pb.BidMade(seat=1, bid="solo")),
         pb.Event(card_called=pb.CardCalled(seat=1, card="3D", holder=2)),
         pb.Event(monte_split=pb.MonteSplit(seat=2, take=["AD", "KC"])),
+        pb.Event(card_drawn=pb.Draw(seat=0, card="7S")),
     ]
 
 

@@ -162,6 +162,8 @@ def fill_observation(
     out.totals.extend(obs.totals)
     out.players = players
     out.sides = len(obs.totals)
+    out.draws.extend(pb.Draw(seat=s, card=CARD_NAMES[c]) for s, c in obs.draws)
+    out.stock_left = obs.stock_left
     if obs.trump is not None:
         out.trump = CARD_NAMES[obs.trump]
 
@@ -259,6 +261,8 @@ def public_event(line: dict[str, Any]) -> pb.Event | None:
         )
     if kind == "split":
         return pb.Event(monte_split=pb.MonteSplit(seat=line["seat"], take=line["take"]))
+    if kind == "draw":
+        return pb.Event(card_drawn=pb.Draw(seat=line["seat"], card=line["card"]))
     # give and discard are face down; contract and redeal follow from the bids.
     return None
 

@@ -52,8 +52,9 @@ from tests.bots.harness import (
     serving,
 )
 
-CALABRESELLA_EVENTS = {"bid_made", "card_called", "monte_split"}
-"""Checked by tests/test_calabresella_protocol.py, whose hands change as the rules say."""
+CALABRESELLA_EVENTS = {"bid_made", "card_called", "monte_split", "card_drawn"}
+"""Checked by tests/test_calabresella_protocol.py and tests/test_tressette_a_due.py, whose
+hands change as their rules say (monte, swaps, draws)."""
 EVENT_TYPES = {
     f.name for f in pb.Event.DESCRIPTOR.oneofs_by_name["event"].fields
 } - CALABRESELLA_EVENTS

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import random
+import re
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from referee.engine.actions import NUM_PLAY_ACTIONS, action_name
-from referee.engine.cards import FULL_DECK, NUM_CARDS, mask_of, parse_card
+from referee.engine.cards import CARD_NAMES, FULL_DECK, NUM_CARDS, cards_of, mask_of, parse_card
 from referee.engine.deals import deal_cards, first_dealer, shuffled_deck
 from referee.engine.declarations import DECLARATION_CARDS, declaration_points
 from referee.engine.errors import IllegalActionError, Reason
@@ -346,3 +347,60 @@ def test_random_deals_keep_the_invariants(
         assert deal.score is not None
         totals = [t + p for t, p in zip(totals, deal.score.points, strict=True)]
         dealer = 1 - dealer
+
+
+# -- through the stack -----------------------------------------------------------------------
+
+
+def test_the_game_records_the_stock_and_every_draw() -> None:
+    from referee.engine.deals import shuffled_deck
+    from referee.engine.game import GameState
+    from referee.engine.rules import preset
+
+    rules = preset("tressette-a-due")
+    state = GameState(rules, "due-rec", deals=1, record=True)
+    rng = random.Random(5)
+    while not state.is_terminal():
+        state.apply_action(rng.choice(state.legal_actions()))
+    assert state.events is not None
+    deal_line = state.events[1]
+    stock = [CARD_NAMES[c] for c in shuffled_deck("tressette-a-due", "due-rec", 1)[20:]]
+    assert deal_line["stock"] == stock and "widow" not in deal_line
+    kinds = [e["type"] for e in state.events]
+    draws = [e for e in state.events if e["type"] == "draw"]
+    assert [d["card"] for d in draws] == stock, "the stock is drawn top first"
+    # Each of the first 10 tricks is followed by two draws, the winner's first.
+    for i, event in enumerate(state.events):
+        if event["type"] == "trick" and event["trick"] <= 10:
+            assert kinds[i + 1 : i + 3] == ["draw", "draw"]
+            assert state.events[i + 1]["seat"] == event["winner"]
+    assert kinds.count("trick") == 20
+
+
+def test_protocol_observations_name_only_own_played_and_drawn_cards() -> None:
+    from referee.engine.game import GameState
+    from referee.engine.rules import preset
+    from referee.proto import referee_pb2 as pb
+    from referee.protocol import fill_observation
+
+    rules = preset("tressette-a-due")
+    for n in range(5):
+        state = GameState(rules, f"due-hide-{n}", deals=1)
+        rng = random.Random(n)
+        while not state.is_terminal():
+            deal = state.deal
+            for seat in (0, 1):
+                obs = state.observation(seat)
+                out = pb.Observation()
+                fill_observation(out, obs, game=1, deal=1, players=2, quattro_points=4)
+                allowed = {CARD_NAMES[c] for c in obs.hand}
+                allowed |= {CARD_NAMES[a % 40] for _, a in obs.trick}
+                allowed |= {CARD_NAMES[a % 40] for plays, _ in obs.tricks for _, a in plays}
+                allowed |= {CARD_NAMES[c] for _, c in obs.draws}
+                # A declaration shows its cards to both players.
+                for _, d in obs.declarations:
+                    allowed |= {CARD_NAMES[c] for c in cards_of(DECLARATION_CARDS[d])}
+                named = set(re.findall(r"\b[32AKQJ7654][DCSB]\b", str(out)))
+                assert named <= allowed, f"seat {seat} is shown {named - allowed}"
+                assert out.stock_left == len(deal.stock) - len(deal.draws())
+            state.apply_action(rng.choice(state.legal_actions()))

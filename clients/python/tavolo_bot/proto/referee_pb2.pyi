@@ -117,7 +117,7 @@ class DecisionRequest(_message.Message):
     def __init__(self, request_id: _Optional[int] = ..., deadline_ms: _Optional[int] = ..., time_bank_ms: _Optional[int] = ..., observation: _Optional[_Union[Observation, _Mapping]] = ..., legal_actions: _Optional[_Iterable[_Union[Action, _Mapping]]] = ..., attempts_left: _Optional[int] = ...) -> None: ...
 
 class Event(_message.Message):
-    __slots__ = ("welcome", "match_started", "game_started", "hand_dealt", "declared", "card_played", "trick_won", "deal_scored", "game_over", "match_over", "action_rejected", "called_out", "declarations_ended", "error", "bid_made", "card_called", "monte_split")
+    __slots__ = ("welcome", "match_started", "game_started", "hand_dealt", "declared", "card_played", "trick_won", "deal_scored", "game_over", "match_over", "action_rejected", "called_out", "declarations_ended", "error", "bid_made", "card_called", "monte_split", "card_drawn")
     WELCOME_FIELD_NUMBER: _ClassVar[int]
     MATCH_STARTED_FIELD_NUMBER: _ClassVar[int]
     GAME_STARTED_FIELD_NUMBER: _ClassVar[int]
@@ -135,6 +135,7 @@ class Event(_message.Message):
     BID_MADE_FIELD_NUMBER: _ClassVar[int]
     CARD_CALLED_FIELD_NUMBER: _ClassVar[int]
     MONTE_SPLIT_FIELD_NUMBER: _ClassVar[int]
+    CARD_DRAWN_FIELD_NUMBER: _ClassVar[int]
     welcome: Welcome
     match_started: MatchStarted
     game_started: GameStarted
@@ -152,7 +153,8 @@ class Event(_message.Message):
     bid_made: BidMade
     card_called: CardCalled
     monte_split: MonteSplit
-    def __init__(self, welcome: _Optional[_Union[Welcome, _Mapping]] = ..., match_started: _Optional[_Union[MatchStarted, _Mapping]] = ..., game_started: _Optional[_Union[GameStarted, _Mapping]] = ..., hand_dealt: _Optional[_Union[HandDealt, _Mapping]] = ..., declared: _Optional[_Union[Declared, _Mapping]] = ..., card_played: _Optional[_Union[CardPlayed, _Mapping]] = ..., trick_won: _Optional[_Union[TrickWon, _Mapping]] = ..., deal_scored: _Optional[_Union[DealScored, _Mapping]] = ..., game_over: _Optional[_Union[GameOver, _Mapping]] = ..., match_over: _Optional[_Union[MatchOver, _Mapping]] = ..., action_rejected: _Optional[_Union[ActionRejected, _Mapping]] = ..., called_out: _Optional[_Union[CalledOut, _Mapping]] = ..., declarations_ended: _Optional[_Union[DeclarationsEnded, _Mapping]] = ..., error: _Optional[_Union[ErrorEvent, _Mapping]] = ..., bid_made: _Optional[_Union[BidMade, _Mapping]] = ..., card_called: _Optional[_Union[CardCalled, _Mapping]] = ..., monte_split: _Optional[_Union[MonteSplit, _Mapping]] = ...) -> None: ...
+    card_drawn: Draw
+    def __init__(self, welcome: _Optional[_Union[Welcome, _Mapping]] = ..., match_started: _Optional[_Union[MatchStarted, _Mapping]] = ..., game_started: _Optional[_Union[GameStarted, _Mapping]] = ..., hand_dealt: _Optional[_Union[HandDealt, _Mapping]] = ..., declared: _Optional[_Union[Declared, _Mapping]] = ..., card_played: _Optional[_Union[CardPlayed, _Mapping]] = ..., trick_won: _Optional[_Union[TrickWon, _Mapping]] = ..., deal_scored: _Optional[_Union[DealScored, _Mapping]] = ..., game_over: _Optional[_Union[GameOver, _Mapping]] = ..., match_over: _Optional[_Union[MatchOver, _Mapping]] = ..., action_rejected: _Optional[_Union[ActionRejected, _Mapping]] = ..., called_out: _Optional[_Union[CalledOut, _Mapping]] = ..., declarations_ended: _Optional[_Union[DeclarationsEnded, _Mapping]] = ..., error: _Optional[_Union[ErrorEvent, _Mapping]] = ..., bid_made: _Optional[_Union[BidMade, _Mapping]] = ..., card_called: _Optional[_Union[CardCalled, _Mapping]] = ..., monte_split: _Optional[_Union[MonteSplit, _Mapping]] = ..., card_drawn: _Optional[_Union[Draw, _Mapping]] = ...) -> None: ...
 
 class BidMade(_message.Message):
     __slots__ = ("seat", "bid")
@@ -383,7 +385,7 @@ class Trick(_message.Message):
     def __init__(self, plays: _Optional[_Iterable[_Union[Play, _Mapping]]] = ..., winner: _Optional[int] = ...) -> None: ...
 
 class Observation(_message.Message):
-    __slots__ = ("seat", "game", "deal", "dealer", "phase", "hand", "trick", "tricks", "declarations", "captured", "totals", "players", "trump", "sides", "calabresella")
+    __slots__ = ("seat", "game", "deal", "dealer", "phase", "hand", "trick", "tricks", "declarations", "captured", "totals", "players", "trump", "sides", "calabresella", "draws", "stock_left")
     SEAT_FIELD_NUMBER: _ClassVar[int]
     GAME_FIELD_NUMBER: _ClassVar[int]
     DEAL_FIELD_NUMBER: _ClassVar[int]
@@ -399,6 +401,8 @@ class Observation(_message.Message):
     TRUMP_FIELD_NUMBER: _ClassVar[int]
     SIDES_FIELD_NUMBER: _ClassVar[int]
     CALABRESELLA_FIELD_NUMBER: _ClassVar[int]
+    DRAWS_FIELD_NUMBER: _ClassVar[int]
+    STOCK_LEFT_FIELD_NUMBER: _ClassVar[int]
     seat: int
     game: int
     deal: int
@@ -414,7 +418,17 @@ class Observation(_message.Message):
     trump: str
     sides: int
     calabresella: CalabresellaView
-    def __init__(self, seat: _Optional[int] = ..., game: _Optional[int] = ..., deal: _Optional[int] = ..., dealer: _Optional[int] = ..., phase: _Optional[_Union[Phase, str]] = ..., hand: _Optional[_Iterable[str]] = ..., trick: _Optional[_Iterable[_Union[Play, _Mapping]]] = ..., tricks: _Optional[_Iterable[_Union[Trick, _Mapping]]] = ..., declarations: _Optional[_Iterable[_Union[Declared, _Mapping]]] = ..., captured: _Optional[_Iterable[int]] = ..., totals: _Optional[_Iterable[int]] = ..., players: _Optional[int] = ..., trump: _Optional[str] = ..., sides: _Optional[int] = ..., calabresella: _Optional[_Union[CalabresellaView, _Mapping]] = ...) -> None: ...
+    draws: _containers.RepeatedCompositeFieldContainer[Draw]
+    stock_left: int
+    def __init__(self, seat: _Optional[int] = ..., game: _Optional[int] = ..., deal: _Optional[int] = ..., dealer: _Optional[int] = ..., phase: _Optional[_Union[Phase, str]] = ..., hand: _Optional[_Iterable[str]] = ..., trick: _Optional[_Iterable[_Union[Play, _Mapping]]] = ..., tricks: _Optional[_Iterable[_Union[Trick, _Mapping]]] = ..., declarations: _Optional[_Iterable[_Union[Declared, _Mapping]]] = ..., captured: _Optional[_Iterable[int]] = ..., totals: _Optional[_Iterable[int]] = ..., players: _Optional[int] = ..., trump: _Optional[str] = ..., sides: _Optional[int] = ..., calabresella: _Optional[_Union[CalabresellaView, _Mapping]] = ..., draws: _Optional[_Iterable[_Union[Draw, _Mapping]]] = ..., stock_left: _Optional[int] = ...) -> None: ...
+
+class Draw(_message.Message):
+    __slots__ = ("seat", "card")
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    CARD_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    card: str
+    def __init__(self, seat: _Optional[int] = ..., card: _Optional[str] = ...) -> None: ...
 
 class CalabresellaView(_message.Message):
     __slots__ = ("bids", "contract", "soloist", "called", "called_holder", "called_in_monte", "received", "given", "monte", "split", "split_made", "discards", "seats")

@@ -588,6 +588,7 @@ type Event struct {
 	//	*Event_BidMade
 	//	*Event_CardCalled
 	//	*Event_MonteSplit
+	//	*Event_CardDrawn
 	Event         isEvent_Event `protobuf_oneof:"event"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -783,6 +784,15 @@ func (x *Event) GetMonteSplit() *MonteSplit {
 	return nil
 }
 
+func (x *Event) GetCardDrawn() *Draw {
+	if x != nil {
+		if x, ok := x.Event.(*Event_CardDrawn); ok {
+			return x.CardDrawn
+		}
+	}
+	return nil
+}
+
 type isEvent_Event interface {
 	isEvent_Event()
 }
@@ -855,6 +865,10 @@ type Event_MonteSplit struct {
 	MonteSplit *MonteSplit `protobuf:"bytes,17,opt,name=monte_split,json=monteSplit,proto3,oneof"`
 }
 
+type Event_CardDrawn struct {
+	CardDrawn *Draw `protobuf:"bytes,18,opt,name=card_drawn,json=cardDrawn,proto3,oneof"`
+}
+
 func (*Event_Welcome) isEvent_Event() {}
 
 func (*Event_MatchStarted) isEvent_Event() {}
@@ -888,6 +902,8 @@ func (*Event_BidMade) isEvent_Event() {}
 func (*Event_CardCalled) isEvent_Event() {}
 
 func (*Event_MonteSplit) isEvent_Event() {}
+
+func (*Event_CardDrawn) isEvent_Event() {}
 
 // Calabresella: a bid in the auction (public).
 type BidMade struct {
@@ -2288,7 +2304,11 @@ type Observation struct {
 	// (tressette a tre, ciapanò). 0 from a referee older than this field.
 	Sides uint32 `protobuf:"varint,14,opt,name=sides,proto3" json:"sides,omitempty"`
 	// Calabresella only: the auction and the contract, as far as this seat may know them.
-	Calabresella  *CalabresellaView `protobuf:"bytes,15,opt,name=calabresella,proto3" json:"calabresella,omitempty"`
+	Calabresella *CalabresellaView `protobuf:"bytes,15,opt,name=calabresella,proto3" json:"calabresella,omitempty"`
+	// Tressette a due: every card drawn from the stock so far (shown to both), and how many
+	// cards are left in it.
+	Draws         []*Draw `protobuf:"bytes,16,rep,name=draws,proto3" json:"draws,omitempty"`
+	StockLeft     uint32  `protobuf:"varint,17,opt,name=stock_left,json=stockLeft,proto3" json:"stock_left,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2428,6 +2448,73 @@ func (x *Observation) GetCalabresella() *CalabresellaView {
 	return nil
 }
 
+func (x *Observation) GetDraws() []*Draw {
+	if x != nil {
+		return x.Draws
+	}
+	return nil
+}
+
+func (x *Observation) GetStockLeft() uint32 {
+	if x != nil {
+		return x.StockLeft
+	}
+	return 0
+}
+
+// Tressette a due: a card drawn from the stock, shown to both players.
+type Draw struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Seat          uint32                 `protobuf:"varint,1,opt,name=seat,proto3" json:"seat,omitempty"`
+	Card          string                 `protobuf:"bytes,2,opt,name=card,proto3" json:"card,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Draw) Reset() {
+	*x = Draw{}
+	mi := &file_tavolo_v1_referee_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Draw) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Draw) ProtoMessage() {}
+
+func (x *Draw) ProtoReflect() protoreflect.Message {
+	mi := &file_tavolo_v1_referee_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Draw.ProtoReflect.Descriptor instead.
+func (*Draw) Descriptor() ([]byte, []int) {
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *Draw) GetSeat() uint32 {
+	if x != nil {
+		return x.Seat
+	}
+	return 0
+}
+
+func (x *Draw) GetCard() string {
+	if x != nil {
+		return x.Card
+	}
+	return ""
+}
+
 // What one seat knows of a Calabresella deal besides its hand and the tricks. `captured`
 // in the Observation is (soloist, defenders) once there is a contract.
 type CalabresellaView struct {
@@ -2462,7 +2549,7 @@ type CalabresellaView struct {
 
 func (x *CalabresellaView) Reset() {
 	*x = CalabresellaView{}
-	mi := &file_tavolo_v1_referee_proto_msgTypes[28]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2474,7 +2561,7 @@ func (x *CalabresellaView) String() string {
 func (*CalabresellaView) ProtoMessage() {}
 
 func (x *CalabresellaView) ProtoReflect() protoreflect.Message {
-	mi := &file_tavolo_v1_referee_proto_msgTypes[28]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2487,7 +2574,7 @@ func (x *CalabresellaView) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CalabresellaView.ProtoReflect.Descriptor instead.
 func (*CalabresellaView) Descriptor() ([]byte, []int) {
-	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{28}
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *CalabresellaView) GetBids() []*Bid {
@@ -2592,7 +2679,7 @@ type Bid struct {
 
 func (x *Bid) Reset() {
 	*x = Bid{}
-	mi := &file_tavolo_v1_referee_proto_msgTypes[29]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2604,7 +2691,7 @@ func (x *Bid) String() string {
 func (*Bid) ProtoMessage() {}
 
 func (x *Bid) ProtoReflect() protoreflect.Message {
-	mi := &file_tavolo_v1_referee_proto_msgTypes[29]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2617,7 +2704,7 @@ func (x *Bid) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Bid.ProtoReflect.Descriptor instead.
 func (*Bid) Descriptor() ([]byte, []int) {
-	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{29}
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *Bid) GetSeat() uint32 {
@@ -2643,7 +2730,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_tavolo_v1_referee_proto_msgTypes[30]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2655,7 +2742,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tavolo_v1_referee_proto_msgTypes[30]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2668,7 +2755,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{30}
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *WatchRequest) GetTableId() string {
@@ -2688,7 +2775,7 @@ type WatchResponse struct {
 
 func (x *WatchResponse) Reset() {
 	*x = WatchResponse{}
-	mi := &file_tavolo_v1_referee_proto_msgTypes[31]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2700,7 +2787,7 @@ func (x *WatchResponse) String() string {
 func (*WatchResponse) ProtoMessage() {}
 
 func (x *WatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tavolo_v1_referee_proto_msgTypes[31]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2713,7 +2800,7 @@ func (x *WatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchResponse.ProtoReflect.Descriptor instead.
 func (*WatchResponse) Descriptor() ([]byte, []int) {
-	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{31}
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *WatchResponse) GetTableId() string {
@@ -2738,7 +2825,7 @@ type ListTablesRequest struct {
 
 func (x *ListTablesRequest) Reset() {
 	*x = ListTablesRequest{}
-	mi := &file_tavolo_v1_referee_proto_msgTypes[32]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2750,7 +2837,7 @@ func (x *ListTablesRequest) String() string {
 func (*ListTablesRequest) ProtoMessage() {}
 
 func (x *ListTablesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tavolo_v1_referee_proto_msgTypes[32]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2763,7 +2850,7 @@ func (x *ListTablesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTablesRequest.ProtoReflect.Descriptor instead.
 func (*ListTablesRequest) Descriptor() ([]byte, []int) {
-	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{32}
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{33}
 }
 
 type ListTablesResponse struct {
@@ -2775,7 +2862,7 @@ type ListTablesResponse struct {
 
 func (x *ListTablesResponse) Reset() {
 	*x = ListTablesResponse{}
-	mi := &file_tavolo_v1_referee_proto_msgTypes[33]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2787,7 +2874,7 @@ func (x *ListTablesResponse) String() string {
 func (*ListTablesResponse) ProtoMessage() {}
 
 func (x *ListTablesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tavolo_v1_referee_proto_msgTypes[33]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2800,7 +2887,7 @@ func (x *ListTablesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTablesResponse.ProtoReflect.Descriptor instead.
 func (*ListTablesResponse) Descriptor() ([]byte, []int) {
-	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{33}
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ListTablesResponse) GetTables() []*TableInfo {
@@ -2824,7 +2911,7 @@ type TableInfo struct {
 
 func (x *TableInfo) Reset() {
 	*x = TableInfo{}
-	mi := &file_tavolo_v1_referee_proto_msgTypes[34]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2836,7 +2923,7 @@ func (x *TableInfo) String() string {
 func (*TableInfo) ProtoMessage() {}
 
 func (x *TableInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_tavolo_v1_referee_proto_msgTypes[34]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2849,7 +2936,7 @@ func (x *TableInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableInfo.ProtoReflect.Descriptor instead.
 func (*TableInfo) Descriptor() ([]byte, []int) {
-	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{34}
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *TableInfo) GetTableId() string {
@@ -2903,7 +2990,7 @@ type CreateMatchRequest struct {
 
 func (x *CreateMatchRequest) Reset() {
 	*x = CreateMatchRequest{}
-	mi := &file_tavolo_v1_referee_proto_msgTypes[35]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2915,7 +3002,7 @@ func (x *CreateMatchRequest) String() string {
 func (*CreateMatchRequest) ProtoMessage() {}
 
 func (x *CreateMatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tavolo_v1_referee_proto_msgTypes[35]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2928,7 +3015,7 @@ func (x *CreateMatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateMatchRequest.ProtoReflect.Descriptor instead.
 func (*CreateMatchRequest) Descriptor() ([]byte, []int) {
-	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{35}
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *CreateMatchRequest) GetAdminToken() string {
@@ -2998,7 +3085,7 @@ type SeatTicket struct {
 
 func (x *SeatTicket) Reset() {
 	*x = SeatTicket{}
-	mi := &file_tavolo_v1_referee_proto_msgTypes[36]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3010,7 +3097,7 @@ func (x *SeatTicket) String() string {
 func (*SeatTicket) ProtoMessage() {}
 
 func (x *SeatTicket) ProtoReflect() protoreflect.Message {
-	mi := &file_tavolo_v1_referee_proto_msgTypes[36]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3023,7 +3110,7 @@ func (x *SeatTicket) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SeatTicket.ProtoReflect.Descriptor instead.
 func (*SeatTicket) Descriptor() ([]byte, []int) {
-	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{36}
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *SeatTicket) GetLabel() string {
@@ -3052,7 +3139,7 @@ type CreateMatchResponse struct {
 
 func (x *CreateMatchResponse) Reset() {
 	*x = CreateMatchResponse{}
-	mi := &file_tavolo_v1_referee_proto_msgTypes[37]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3064,7 +3151,7 @@ func (x *CreateMatchResponse) String() string {
 func (*CreateMatchResponse) ProtoMessage() {}
 
 func (x *CreateMatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tavolo_v1_referee_proto_msgTypes[37]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3077,7 +3164,7 @@ func (x *CreateMatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateMatchResponse.ProtoReflect.Descriptor instead.
 func (*CreateMatchResponse) Descriptor() ([]byte, []int) {
-	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{37}
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *CreateMatchResponse) GetMatchId() string {
@@ -3111,7 +3198,7 @@ type GetMatchRequest struct {
 
 func (x *GetMatchRequest) Reset() {
 	*x = GetMatchRequest{}
-	mi := &file_tavolo_v1_referee_proto_msgTypes[38]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3123,7 +3210,7 @@ func (x *GetMatchRequest) String() string {
 func (*GetMatchRequest) ProtoMessage() {}
 
 func (x *GetMatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tavolo_v1_referee_proto_msgTypes[38]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3136,7 +3223,7 @@ func (x *GetMatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetMatchRequest.ProtoReflect.Descriptor instead.
 func (*GetMatchRequest) Descriptor() ([]byte, []int) {
-	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{38}
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *GetMatchRequest) GetAdminToken() string {
@@ -3168,7 +3255,7 @@ type GetMatchResponse struct {
 
 func (x *GetMatchResponse) Reset() {
 	*x = GetMatchResponse{}
-	mi := &file_tavolo_v1_referee_proto_msgTypes[39]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3180,7 +3267,7 @@ func (x *GetMatchResponse) String() string {
 func (*GetMatchResponse) ProtoMessage() {}
 
 func (x *GetMatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tavolo_v1_referee_proto_msgTypes[39]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3193,7 +3280,7 @@ func (x *GetMatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetMatchResponse.ProtoReflect.Descriptor instead.
 func (*GetMatchResponse) Descriptor() ([]byte, []int) {
-	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{39}
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *GetMatchResponse) GetMatchId() string {
@@ -3252,7 +3339,7 @@ const file_tavolo_v1_referee_proto_rawDesc = "" +
 	"timeBankMs\x128\n" +
 	"\vobservation\x18\x04 \x01(\v2\x16.tavolo.v1.ObservationR\vobservation\x126\n" +
 	"\rlegal_actions\x18\x05 \x03(\v2\x11.tavolo.v1.ActionR\flegalActions\x12#\n" +
-	"\rattempts_left\x18\x06 \x01(\rR\fattemptsLeft\"\xda\a\n" +
+	"\rattempts_left\x18\x06 \x01(\rR\fattemptsLeft\"\x8c\b\n" +
 	"\x05Event\x12.\n" +
 	"\awelcome\x18\x01 \x01(\v2\x12.tavolo.v1.WelcomeH\x00R\awelcome\x12>\n" +
 	"\rmatch_started\x18\x02 \x01(\v2\x17.tavolo.v1.MatchStartedH\x00R\fmatchStarted\x12;\n" +
@@ -3278,7 +3365,9 @@ const file_tavolo_v1_referee_proto_rawDesc = "" +
 	"\vcard_called\x18\x10 \x01(\v2\x15.tavolo.v1.CardCalledH\x00R\n" +
 	"cardCalled\x128\n" +
 	"\vmonte_split\x18\x11 \x01(\v2\x15.tavolo.v1.MonteSplitH\x00R\n" +
-	"monteSplitB\a\n" +
+	"monteSplit\x120\n" +
+	"\n" +
+	"card_drawn\x18\x12 \x01(\v2\x0f.tavolo.v1.DrawH\x00R\tcardDrawnB\a\n" +
 	"\x05event\"/\n" +
 	"\aBidMade\x12\x12\n" +
 	"\x04seat\x18\x01 \x01(\rR\x04seat\x12\x10\n" +
@@ -3382,7 +3471,7 @@ const file_tavolo_v1_referee_proto_rawDesc = "" +
 	"\x06action\x18\x02 \x01(\v2\x11.tavolo.v1.ActionR\x06action\"F\n" +
 	"\x05Trick\x12%\n" +
 	"\x05plays\x18\x01 \x03(\v2\x0f.tavolo.v1.PlayR\x05plays\x12\x16\n" +
-	"\x06winner\x18\x02 \x01(\rR\x06winner\"\xe2\x03\n" +
+	"\x06winner\x18\x02 \x01(\rR\x06winner\"\xa8\x04\n" +
 	"\vObservation\x12\x12\n" +
 	"\x04seat\x18\x01 \x01(\rR\x04seat\x12\x12\n" +
 	"\x04game\x18\x02 \x01(\rR\x04game\x12\x12\n" +
@@ -3399,7 +3488,13 @@ const file_tavolo_v1_referee_proto_rawDesc = "" +
 	"\aplayers\x18\f \x01(\rR\aplayers\x12\x14\n" +
 	"\x05trump\x18\r \x01(\tR\x05trump\x12\x14\n" +
 	"\x05sides\x18\x0e \x01(\rR\x05sides\x12?\n" +
-	"\fcalabresella\x18\x0f \x01(\v2\x1b.tavolo.v1.CalabresellaViewR\fcalabresella\"\x80\x03\n" +
+	"\fcalabresella\x18\x0f \x01(\v2\x1b.tavolo.v1.CalabresellaViewR\fcalabresella\x12%\n" +
+	"\x05draws\x18\x10 \x03(\v2\x0f.tavolo.v1.DrawR\x05draws\x12\x1d\n" +
+	"\n" +
+	"stock_left\x18\x11 \x01(\rR\tstockLeft\".\n" +
+	"\x04Draw\x12\x12\n" +
+	"\x04seat\x18\x01 \x01(\rR\x04seat\x12\x12\n" +
+	"\x04card\x18\x02 \x01(\tR\x04card\"\x80\x03\n" +
 	"\x10CalabresellaView\x12\"\n" +
 	"\x04bids\x18\x01 \x03(\v2\x0e.tavolo.v1.BidR\x04bids\x12\x1a\n" +
 	"\bcontract\x18\x02 \x01(\tR\bcontract\x12\x18\n" +
@@ -3520,7 +3615,7 @@ func file_tavolo_v1_referee_proto_rawDescGZIP() []byte {
 }
 
 var file_tavolo_v1_referee_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_tavolo_v1_referee_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
+var file_tavolo_v1_referee_proto_msgTypes = make([]protoimpl.MessageInfo, 41)
 var file_tavolo_v1_referee_proto_goTypes = []any{
 	(Signal)(0),                 // 0: tavolo.v1.Signal
 	(ActionKind)(0),             // 1: tavolo.v1.ActionKind
@@ -3553,18 +3648,19 @@ var file_tavolo_v1_referee_proto_goTypes = []any{
 	(*Play)(nil),                // 28: tavolo.v1.Play
 	(*Trick)(nil),               // 29: tavolo.v1.Trick
 	(*Observation)(nil),         // 30: tavolo.v1.Observation
-	(*CalabresellaView)(nil),    // 31: tavolo.v1.CalabresellaView
-	(*Bid)(nil),                 // 32: tavolo.v1.Bid
-	(*WatchRequest)(nil),        // 33: tavolo.v1.WatchRequest
-	(*WatchResponse)(nil),       // 34: tavolo.v1.WatchResponse
-	(*ListTablesRequest)(nil),   // 35: tavolo.v1.ListTablesRequest
-	(*ListTablesResponse)(nil),  // 36: tavolo.v1.ListTablesResponse
-	(*TableInfo)(nil),           // 37: tavolo.v1.TableInfo
-	(*CreateMatchRequest)(nil),  // 38: tavolo.v1.CreateMatchRequest
-	(*SeatTicket)(nil),          // 39: tavolo.v1.SeatTicket
-	(*CreateMatchResponse)(nil), // 40: tavolo.v1.CreateMatchResponse
-	(*GetMatchRequest)(nil),     // 41: tavolo.v1.GetMatchRequest
-	(*GetMatchResponse)(nil),    // 42: tavolo.v1.GetMatchResponse
+	(*Draw)(nil),                // 31: tavolo.v1.Draw
+	(*CalabresellaView)(nil),    // 32: tavolo.v1.CalabresellaView
+	(*Bid)(nil),                 // 33: tavolo.v1.Bid
+	(*WatchRequest)(nil),        // 34: tavolo.v1.WatchRequest
+	(*WatchResponse)(nil),       // 35: tavolo.v1.WatchResponse
+	(*ListTablesRequest)(nil),   // 36: tavolo.v1.ListTablesRequest
+	(*ListTablesResponse)(nil),  // 37: tavolo.v1.ListTablesResponse
+	(*TableInfo)(nil),           // 38: tavolo.v1.TableInfo
+	(*CreateMatchRequest)(nil),  // 39: tavolo.v1.CreateMatchRequest
+	(*SeatTicket)(nil),          // 40: tavolo.v1.SeatTicket
+	(*CreateMatchResponse)(nil), // 41: tavolo.v1.CreateMatchResponse
+	(*GetMatchRequest)(nil),     // 42: tavolo.v1.GetMatchRequest
+	(*GetMatchResponse)(nil),    // 43: tavolo.v1.GetMatchResponse
 }
 var file_tavolo_v1_referee_proto_depIdxs = []int32{
 	4,  // 0: tavolo.v1.PlayRequest.hello:type_name -> tavolo.v1.Hello
@@ -3590,36 +3686,38 @@ var file_tavolo_v1_referee_proto_depIdxs = []int32{
 	9,  // 20: tavolo.v1.Event.bid_made:type_name -> tavolo.v1.BidMade
 	10, // 21: tavolo.v1.Event.card_called:type_name -> tavolo.v1.CardCalled
 	11, // 22: tavolo.v1.Event.monte_split:type_name -> tavolo.v1.MonteSplit
-	0,  // 23: tavolo.v1.CardPlayed.signal:type_name -> tavolo.v1.Signal
-	22, // 24: tavolo.v1.DealScored.hands:type_name -> tavolo.v1.Hand
-	1,  // 25: tavolo.v1.Action.kind:type_name -> tavolo.v1.ActionKind
-	0,  // 26: tavolo.v1.Action.signal:type_name -> tavolo.v1.Signal
-	27, // 27: tavolo.v1.Play.action:type_name -> tavolo.v1.Action
-	28, // 28: tavolo.v1.Trick.plays:type_name -> tavolo.v1.Play
-	2,  // 29: tavolo.v1.Observation.phase:type_name -> tavolo.v1.Phase
-	28, // 30: tavolo.v1.Observation.trick:type_name -> tavolo.v1.Play
-	29, // 31: tavolo.v1.Observation.tricks:type_name -> tavolo.v1.Trick
-	16, // 32: tavolo.v1.Observation.declarations:type_name -> tavolo.v1.Declared
-	31, // 33: tavolo.v1.Observation.calabresella:type_name -> tavolo.v1.CalabresellaView
-	32, // 34: tavolo.v1.CalabresellaView.bids:type_name -> tavolo.v1.Bid
-	8,  // 35: tavolo.v1.WatchResponse.event:type_name -> tavolo.v1.Event
-	37, // 36: tavolo.v1.ListTablesResponse.tables:type_name -> tavolo.v1.TableInfo
-	39, // 37: tavolo.v1.CreateMatchResponse.tickets:type_name -> tavolo.v1.SeatTicket
-	3,  // 38: tavolo.v1.RefereeService.Play:input_type -> tavolo.v1.PlayRequest
-	33, // 39: tavolo.v1.SpectatorService.Watch:input_type -> tavolo.v1.WatchRequest
-	35, // 40: tavolo.v1.SpectatorService.ListTables:input_type -> tavolo.v1.ListTablesRequest
-	38, // 41: tavolo.v1.MatchService.CreateMatch:input_type -> tavolo.v1.CreateMatchRequest
-	41, // 42: tavolo.v1.MatchService.GetMatch:input_type -> tavolo.v1.GetMatchRequest
-	6,  // 43: tavolo.v1.RefereeService.Play:output_type -> tavolo.v1.PlayResponse
-	34, // 44: tavolo.v1.SpectatorService.Watch:output_type -> tavolo.v1.WatchResponse
-	36, // 45: tavolo.v1.SpectatorService.ListTables:output_type -> tavolo.v1.ListTablesResponse
-	40, // 46: tavolo.v1.MatchService.CreateMatch:output_type -> tavolo.v1.CreateMatchResponse
-	42, // 47: tavolo.v1.MatchService.GetMatch:output_type -> tavolo.v1.GetMatchResponse
-	43, // [43:48] is the sub-list for method output_type
-	38, // [38:43] is the sub-list for method input_type
-	38, // [38:38] is the sub-list for extension type_name
-	38, // [38:38] is the sub-list for extension extendee
-	0,  // [0:38] is the sub-list for field type_name
+	31, // 23: tavolo.v1.Event.card_drawn:type_name -> tavolo.v1.Draw
+	0,  // 24: tavolo.v1.CardPlayed.signal:type_name -> tavolo.v1.Signal
+	22, // 25: tavolo.v1.DealScored.hands:type_name -> tavolo.v1.Hand
+	1,  // 26: tavolo.v1.Action.kind:type_name -> tavolo.v1.ActionKind
+	0,  // 27: tavolo.v1.Action.signal:type_name -> tavolo.v1.Signal
+	27, // 28: tavolo.v1.Play.action:type_name -> tavolo.v1.Action
+	28, // 29: tavolo.v1.Trick.plays:type_name -> tavolo.v1.Play
+	2,  // 30: tavolo.v1.Observation.phase:type_name -> tavolo.v1.Phase
+	28, // 31: tavolo.v1.Observation.trick:type_name -> tavolo.v1.Play
+	29, // 32: tavolo.v1.Observation.tricks:type_name -> tavolo.v1.Trick
+	16, // 33: tavolo.v1.Observation.declarations:type_name -> tavolo.v1.Declared
+	32, // 34: tavolo.v1.Observation.calabresella:type_name -> tavolo.v1.CalabresellaView
+	31, // 35: tavolo.v1.Observation.draws:type_name -> tavolo.v1.Draw
+	33, // 36: tavolo.v1.CalabresellaView.bids:type_name -> tavolo.v1.Bid
+	8,  // 37: tavolo.v1.WatchResponse.event:type_name -> tavolo.v1.Event
+	38, // 38: tavolo.v1.ListTablesResponse.tables:type_name -> tavolo.v1.TableInfo
+	40, // 39: tavolo.v1.CreateMatchResponse.tickets:type_name -> tavolo.v1.SeatTicket
+	3,  // 40: tavolo.v1.RefereeService.Play:input_type -> tavolo.v1.PlayRequest
+	34, // 41: tavolo.v1.SpectatorService.Watch:input_type -> tavolo.v1.WatchRequest
+	36, // 42: tavolo.v1.SpectatorService.ListTables:input_type -> tavolo.v1.ListTablesRequest
+	39, // 43: tavolo.v1.MatchService.CreateMatch:input_type -> tavolo.v1.CreateMatchRequest
+	42, // 44: tavolo.v1.MatchService.GetMatch:input_type -> tavolo.v1.GetMatchRequest
+	6,  // 45: tavolo.v1.RefereeService.Play:output_type -> tavolo.v1.PlayResponse
+	35, // 46: tavolo.v1.SpectatorService.Watch:output_type -> tavolo.v1.WatchResponse
+	37, // 47: tavolo.v1.SpectatorService.ListTables:output_type -> tavolo.v1.ListTablesResponse
+	41, // 48: tavolo.v1.MatchService.CreateMatch:output_type -> tavolo.v1.CreateMatchResponse
+	43, // 49: tavolo.v1.MatchService.GetMatch:output_type -> tavolo.v1.GetMatchResponse
+	45, // [45:50] is the sub-list for method output_type
+	40, // [40:45] is the sub-list for method input_type
+	40, // [40:40] is the sub-list for extension type_name
+	40, // [40:40] is the sub-list for extension extendee
+	0,  // [0:40] is the sub-list for field type_name
 }
 
 func init() { file_tavolo_v1_referee_proto_init() }
@@ -3649,6 +3747,7 @@ func file_tavolo_v1_referee_proto_init() {
 		(*Event_BidMade)(nil),
 		(*Event_CardCalled)(nil),
 		(*Event_MonteSplit)(nil),
+		(*Event_CardDrawn)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -3656,7 +3755,7 @@ func file_tavolo_v1_referee_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tavolo_v1_referee_proto_rawDesc), len(file_tavolo_v1_referee_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   40,
+			NumMessages:   41,
 			NumExtensions: 0,
 			NumServices:   3,
 		},
