@@ -10,7 +10,7 @@ from referee.engine.rules import Rules, RulesError, preset
 
 GAME_HELP = (
     "Game preset: tressette, tressette-muto, treseta, tressette-briscola, tressette-a-tre, "
-    "ciapano or calabresella."
+    "tressette-a-due, ciapano or calabresella."
 )
 RULE_HELP = "Set a rule knob, as knob=value; repeat for several."
 
