@@ -10,7 +10,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import itertools
 import json
+import math
 import random
 import secrets
 import tempfile
@@ -180,9 +182,22 @@ def game_seed(seed: str, set_number: int) -> str:
     return seed if set_number == 1 else f"{seed}:{set_number}"
 
 
+def arrangements(rules: Rules) -> tuple[tuple[int, ...], ...]:
+    """The seatings of a duplicate set: for each game, the side of each entry.
+
+    Every arrangement of the entries over the sides: two sides swap; three or four players
+    each alone take every order (6 or 24 games), so each entry meets each deal from every
+    seat, after every other entry and before it. The first ``sides`` are the rotations.
+    """
+    sides = rules.sides
+    rotations_first = [tuple((e + r) % sides for e in range(sides)) for r in range(sides)]
+    others = [p for p in itertools.permutations(range(sides)) if p not in rotations_first]
+    return tuple(rotations_first + others)
+
+
 def rotations(rules: Rules) -> int:
-    """Games per duplicate set: every side for every entry."""
-    return rules.sides
+    """Games per duplicate set: one per arrangement of the entries over the sides."""
+    return math.factorial(rules.sides)
 
 
 class Match:
@@ -232,6 +247,7 @@ class Match:
         self._request_ids = 0
         self._rng = random.Random(f"{config.seed}/referee")
         self.total_games = config.games
+        self._arrangements = arrangements(self.rules)
         self._incidents_seen: dict[int, int] = {}
         self._watchers: list[asyncio.Future[None]] = []
 
@@ -345,10 +361,11 @@ class Match:
     # -- one game --------------------------------------------------------------------------
 
     def seating(self, rotation: int) -> list[SlotLink]:
-        """The slot at each seat for a rotation: entry e takes side (e + rotation) mod sides."""
+        """The slot at each seat for arrangement ``rotation`` of :func:`arrangements`."""
         seats: list[SlotLink | None] = [None] * self.rules.players
+        arrangement = self._arrangements[rotation]
         for e, row in enumerate(self.links):
-            side = (e + rotation) % self.rules.sides
+            side = arrangement[e]
             for k, seat in enumerate(self.rules.seats_of(side)):
                 seats[seat] = row[k]
         assert all(s is not None for s in seats)

@@ -70,7 +70,7 @@ def test_the_same_seed_gives_the_same_record_over_processes(tmp_path: Path) -> N
     assert records[0] == records[1]
 
 
-def test_tressette_a_tre_over_grpc_rotates_every_seat(tmp_path: Path) -> None:
+def test_tressette_a_tre_over_grpc_plays_every_arrangement(tmp_path: Path) -> None:
     record = tmp_path / "tre.jsonl"
     args = ["play", "random", "heuristic", "random", "--game", "tressette-a-tre"]
     result = RUNNER.invoke(
@@ -78,13 +78,18 @@ def test_tressette_a_tre_over_grpc_rotates_every_seat(tmp_path: Path) -> None:
     )
     assert result.exit_code == 0, result.output
     verified = verify_file(record)
-    assert len(verified.outcomes) == 3
+    assert len(verified.outcomes) == 6
     seatings = [h["seats"] for h in headers(record)]
+    # The three rotations first, then the other three orders: all 3! arrangements.
     assert seatings == [
         ["random", "heuristic", "random-2"],
         ["random-2", "random", "heuristic"],
         ["heuristic", "random-2", "random"],
+        ["random", "random-2", "heuristic"],
+        ["heuristic", "random", "random-2"],
+        ["random-2", "heuristic", "random"],
     ]
+    assert {h["seed"] for h in headers(record)} == {"tre"}, "one duplicate set: the same deals"
 
 
 def test_a_bot_manifest_and_a_command_entry(tmp_path: Path) -> None:

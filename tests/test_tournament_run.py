@@ -161,25 +161,31 @@ def test_swiss_with_byes(tmp_path: Path) -> None:
 
 def test_three_handed_round_robin(tmp_path: Path) -> None:
     four = ENTRIES + '\n[[entry]]\nname = "r3"\nbot = "random"\n'
-    path = tournament(tmp_path, preset="tressette-a-tre", games=3, entries=four)
+    path = tournament(tmp_path, preset="tressette-a-tre", games=6, entries=four)
     db = tmp_path / "t.db"
     result = tavolo("tournament", "run", path, "--db", db, "--quiet")
     assert result.exit_code == 0, result.output
     data = table_json(db)
     assert len(data["pairs"]) == 6
-    # Four tables of three (every trio once), three games each: 9 games per entry.
-    assert all(e["games"] == 9 for e in data["entries"])
+    # Four tables of three (every trio once), a duplicate set of all 3! = 6 seatings each:
+    # 18 games per entry.
+    assert all(e["games"] == 18 for e in data["entries"])
     # Each game gives three pairwise results, each pair meets at 2 tables.
-    assert all(p["wins_a"] + p["draws"] + p["wins_b"] == 6 for p in data["pairs"])
+    assert all(p["wins_a"] + p["draws"] + p["wins_b"] == 12 for p in data["pairs"])
+    # Every entry sat at every seat of every table's deals, before and after each other.
+    with Store.open_for_reading(db) as store:
+        for match in store.matches():
+            seatings = {g.sides for g in store.games(match.id)}
+            assert len(seatings) == 6, "all arrangements of the three entries"
 
 
 def test_calabresella_tournament(tmp_path: Path) -> None:
-    path = tournament(tmp_path, preset="calabresella", games=3, deals=2)
+    path = tournament(tmp_path, preset="calabresella", games=6, deals=2)
     db = tmp_path / "t.db"
     result = tavolo("tournament", "run", path, "--db", db, "--quiet")
     assert result.exit_code == 0, result.output
     data = table_json(db)
-    assert all(e["games"] == 3 for e in data["entries"])
+    assert all(e["games"] == 6 for e in data["entries"])
     assert all(e["timeouts"] == e["illegal"] == e["crashes"] == 0 for e in data["entries"])
     with Store.open_for_reading(db) as store:
         for match_id, number, text in store.records():
@@ -188,15 +194,15 @@ def test_calabresella_tournament(tmp_path: Path) -> None:
 
 def test_ciapano_tournament_rates_four_individual_players(tmp_path: Path) -> None:
     four = ENTRIES + '\n[[entry]]\nname = "r3"\nbot = "random"\n'
-    path = tournament(tmp_path, preset="ciapano", games=4, entries=four)
+    path = tournament(tmp_path, preset="ciapano", games=24, entries=four)
     db = tmp_path / "t.db"
     result = tavolo("tournament", "run", path, "--db", db, "--quiet")
     assert result.exit_code == 0, result.output
     data = table_json(db)
-    # One table of four, four games (each seat rotation once): six pairs, four results each.
-    assert all(e["games"] == 4 for e in data["entries"])
+    # One table of four, a duplicate set of all 4! = 24 seatings: six pairs, 24 results each.
+    assert all(e["games"] == 24 for e in data["entries"])
     assert len(data["pairs"]) == 6
-    assert all(p["wins_a"] + p["draws"] + p["wins_b"] == 4 for p in data["pairs"])
+    assert all(p["wins_a"] + p["draws"] + p["wins_b"] == 24 for p in data["pairs"])
     with Store.open_for_reading(db) as store:
         games = store.games()
     # The pairwise results follow the lower total, as ciapanò is won: count them again here.

@@ -19,7 +19,7 @@ from typing import Any
 from referee.engine.deals import SeedError, check_seed
 from referee.engine.rules import Rules, RulesError, preset
 from referee.entries import Entry, EntryError, load_manifest, parse_entry
-from referee.match import FaultPolicy, Limits
+from referee.match import FaultPolicy, Limits, rotations
 
 
 class ConfigError(ValueError):
@@ -95,7 +95,7 @@ class TournamentConfig:
     @property
     def sets(self) -> int:
         """Duplicate sets per match (with ``duplicate`` off: groups of one game per side)."""
-        return self.games // self.rules.sides
+        return self.games // rotations(self.rules)
 
     def fingerprint(self) -> str:
         """A hash of everything that decides results; a database belongs to one fingerprint.
@@ -237,11 +237,12 @@ def _parse(path: Path, text: str, data: dict[str, Any]) -> TournamentConfig:
 
     match = _table(src, data, "match")
     _known(src, match, _MATCH_KEYS, "match")
-    games = _get(src, match, "match", "games", int, 2 * rules.sides)
+    per_set = rotations(rules)
+    games = _get(src, match, "match", "games", int, 2 * per_set)
     duplicate = _get(src, match, "match", "duplicate", bool, True)
-    if games < 1 or games % rules.sides:
+    if games < 1 or games % per_set:
         raise src.error(
-            f"must be a positive multiple of {rules.sides} (one game per rotation of the "
+            f"must be a positive multiple of {per_set} (one game per arrangement of the "
             f"{rules.sides} sides), got {games}",
             "match",
             "games",

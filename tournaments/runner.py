@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from referee.match import DealReport, GameReport, Match, MatchConfig
+from referee.match import DealReport, GameReport, Match, MatchConfig, rotations
 from referee.service import Referee, start_referee
 from tournaments.config import Format, TournamentConfig
 from tournaments.results import match_points, pair_results
@@ -196,7 +196,7 @@ class TournamentRun:
             row.seed,
             tuple(self._entries[name] for name in row.entries),
             deals=self.config.deals,
-            sets=row.games // self.config.rules.sides,
+            sets=row.games // rotations(self.config.rules),
             limits=self.config.limits,
             duplicate=self.config.duplicate,
         )

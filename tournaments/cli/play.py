@@ -36,7 +36,8 @@ def play(
         int | None, typer.Option(help="Deals per game; without it each game goes to the target.")
     ] = None,
     sets: Annotated[
-        int, typer.Option(help="Duplicate sets: each plays its deals once per seat rotation.")
+        int,
+        typer.Option(help="Duplicate sets: each plays its deals once per seating of the entries."),
     ] = 1,
     record: Annotated[Path | None, typer.Option(help="Write the match record here.")] = None,
     rule: Annotated[list[str] | None, typer.Option(help=RULE_HELP)] = None,
@@ -68,7 +69,8 @@ def play(
     """Play a match between entries and print the result table.
 
     In a partnership game each entry takes both seats of one side, as two processes.
-    Each duplicate set plays the same seeded deals once per rotation of the sides.
+    Each duplicate set plays the same seeded deals once per arrangement of the entries
+    over the sides (two sides: twice; three or four players each alone: 6 or 24 times).
     """
     rules = load_rules(game, rule)
     if deals is not None and deals < 1:
