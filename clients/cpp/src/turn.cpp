@@ -37,7 +37,10 @@ int Turn::players() const {
 }
 
 std::optional<int> Turn::partner() const {
-  if (players() != 4) return std::nullopt;
+  // Each seat alone (a tre, a due, ciapanò, calabresella) has no partner; a referee older
+  // than the sides field sends 0, and then four seats mean partners.
+  const auto sides = observation().sides();
+  if (players() != 4 || (sides != 0 && sides != 2)) return std::nullopt;
   return (seat() + 2) % 4;
 }
 

@@ -59,9 +59,12 @@ func (t *Turn) Players() int {
 	return 4
 }
 
-// Partner is the partner's seat, opposite this one, or -1 without partnerships (3 players).
+// Partner is the partner's seat, opposite this one, or -1 when each seat plays alone
+// (tressette a tre and a due, ciapanò, calabresella). A referee older than the sides
+// field sends 0: then four seats mean partners.
 func (t *Turn) Partner() int {
-	if t.Players() != 4 {
+	sides := t.request.GetObservation().GetSides()
+	if t.Players() != 4 || (sides != 0 && sides != 2) {
 		return -1
 	}
 	return (t.Seat() + 2) % 4

@@ -118,9 +118,11 @@ impl<'a> Turn<'a> {
         self.observation().players
     }
 
-    /// The partner's seat; None in a three-seat game.
+    /// The partner's seat; None when each seat plays alone (a tre, a due, ciapanò,
+    /// calabresella). A referee older than the `sides` field sends 0: four seats are partners.
     pub fn partner(&self) -> Option<u32> {
-        (self.players() == 4).then(|| (self.seat() + 2) % 4)
+        let sides = self.observation().sides;
+        (self.players() == 4 && (sides == 0 || sides == 2)).then(|| (self.seat() + 2) % 4)
     }
 
     /// The seat's unplayed cards.

@@ -93,9 +93,13 @@ export class Turn {
     return this.observation.players || 4;
   }
 
-  /** The partner's seat, opposite this one; undefined without partnerships (3 players). */
+  /**
+   * The partner's seat, opposite this one; undefined when each seat plays alone (a tre, a due,
+   * ciapanò, calabresella). A referee older than the `sides` field sends 0: four are partners.
+   */
   get partner(): number | undefined {
-    return this.players === 4 ? (this.seat + 2) % 4 : undefined;
+    const sides = this.observation.sides;
+    return this.players === 4 && (sides === 0 || sides === 2) ? (this.seat + 2) % 4 : undefined;
   }
 
   /** This seat's unplayed cards, e.g. ["3D", "KS"]. */

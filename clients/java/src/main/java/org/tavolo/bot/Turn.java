@@ -76,9 +76,13 @@ public final class Turn {
     return players == 0 ? 4 : players;
   }
 
-  /** The partner's seat, opposite this one; -1 without partnerships (3 players). */
+  /**
+   * The partner's seat, opposite this one; -1 when each seat plays alone (a tre, a due,
+   * ciapanò, calabresella). A referee older than the sides field sends 0: four are partners.
+   */
   public int partner() {
-    return players() == 4 ? (seat() + 2) % 4 : -1;
+    int sides = observation().getSides();
+    return players() == 4 && (sides == 0 || sides == 2) ? (seat() + 2) % 4 : -1;
   }
 
   /** This seat's unplayed cards, e.g. ["3D", "KS"]. */
