@@ -95,6 +95,25 @@ def test_round_robin_table_and_records(tmp_path: Path) -> None:
         assert store.deal_count() == 12  # one deal a game, each stored with its record
 
 
+def test_tournament_verify_replays_every_stored_game(tmp_path: Path) -> None:
+    path, db = tournament(tmp_path), tmp_path / "t.db"
+    assert tavolo("tournament", "run", path, "--db", db, "--quiet").exit_code == 0
+    result = tavolo("tournament", "verify", "--db", db)
+    assert result.exit_code == 0 and "ok, 6 game records verify" in result.output
+    with sqlite3.connect(db) as c:
+        record = c.execute("SELECT record FROM games WHERE match_id = 2 AND number = 1").fetchone()
+        lines = record[0].splitlines()
+        score = next(i for i, line in enumerate(lines) if '"type":"score"' in line)
+        obj = json.loads(lines[score])
+        obj["points"] = [p + 1 for p in obj["points"]]
+        lines[score] = json.dumps(obj, separators=(",", ":"))
+        tampered = "\n".join(lines) + "\n"
+        c.execute("UPDATE games SET record = ? WHERE match_id = 2 AND number = 1", (tampered,))
+    assert_one_error(
+        tavolo("tournament", "verify", "--db", db), f"match 2 game 1:{score + 1}", "'points'"
+    )
+
+
 @pytest.mark.parametrize("fmt", ["plain", "github", "csv", "html"])
 def test_table_formats(tmp_path: Path, fmt: str) -> None:
     path, db = tournament(tmp_path), tmp_path / "t.db"

@@ -18,6 +18,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from referee.records import RecordError, verify_lines
 from tournaments.cli.common import fail
 from tournaments.config import ConfigError, RatingSettings, TournamentConfig, load_config
 from tournaments.ratings import RatingsError
@@ -177,6 +178,20 @@ def run(
             typer.echo(f"SPRT {sprt}: LLR {s.llr:.3f} in [{s.lower:.3f}, {s.upper:.3f}]: {verdict}")
         typer.echo("")
         typer.echo(render(_standings(store, _facts(store)), TableFormat.PLAIN))
+
+
+@tournament_app.command("verify")
+def verify(db: DbOption) -> None:
+    """Replay every stored game's record through the engine, as `tavolo verify` does a file."""
+    with _open(db) as store:
+        count = 0
+        for match_id, number, text in store.records():
+            try:
+                verify_lines(text.splitlines(), f"{db} match {match_id} game {number}")
+            except RecordError as exc:
+                fail(str(exc), 1)
+            count += 1
+        typer.echo(f"{db}: ok, {count} game records verify")
 
 
 @dataclasses.dataclass
