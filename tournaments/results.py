@@ -7,15 +7,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 
-from referee.engine.game import Termination
 from tournaments.ratings import PairResult
 from tournaments.storage import GameRow
-
-FAULTS = {
-    Termination.TIMEOUT.value: 0,
-    Termination.ILLEGAL_ACTION.value: 1,
-    Termination.CRASH.value: 2,
-}
 
 
 def pair_results(

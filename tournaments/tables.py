@@ -13,7 +13,7 @@ from typing import Any
 from tabulate import tabulate
 
 from tournaments.config import RatingSettings
-from tournaments.ratings import PairResult, Ratings, RatingsError, rate
+from tournaments.ratings import PairResult, Ratings, rate
 from tournaments.results import Tally, pair_results, tallies
 from tournaments.sprt import pentanomial
 from tournaments.storage import GameRow
@@ -249,14 +249,3 @@ def crosstable(
                 lines.append(f"  {a} vs {b}: {list(penta)}")
         text += "\n".join(lines) if len(lines) > 2 else ""
     return text
-
-
-__all__ = [
-    "RatingsError",
-    "Standings",
-    "TableFormat",
-    "as_json",
-    "crosstable",
-    "render",
-    "standings",
-]
