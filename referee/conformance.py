@@ -30,13 +30,12 @@ from referee.bot_process import BotProcess, start_bot
 from referee.engine.actions import CALL_OUT, END_DECLARATIONS, NUM_PLAY_ACTIONS, is_declaration
 from referee.engine.calabresella import CALL_BASE, DISCARD_BASE, GIVE_BASE, SPLIT_BASE
 from referee.engine.calabresella_auction import BID_PASS
-from referee.engine.cards import cards_of
 from referee.engine.games import AnyGame, new_game
 from referee.engine.rules import Rules, RulesError, preset
 from referee.entries import Entry
 from referee.links import parse_request
 from referee.proto import referee_pb2 as pb
-from referee.protocol import PROTOCOL_VERSION, fill_observation, legal_messages
+from referee.protocol import PROTOCOL_VERSION, fill_observation, legal_messages, monte_of
 
 GAMES = (
     "tressette", "tressette-muto", "treseta", "tressette-a-tre", "tressette-briscola", "ciapano",
@@ -144,8 +143,7 @@ def find_position(game: str, kind: str) -> Position:
                     players=rules.players,
                     quattro_points=rules.quattro_points,
                 )
-                monte = getattr(state.deal, "monte", 0)
-                return Position(game, kind, rules, seat, out, legal, tuple(cards_of(monte)))
+                return Position(game, kind, rules, seat, out, legal, monte_of(state.deal))
             # Declarations are made first; later, play on to reach a trick in progress.
             plays = [a for a in legal if a < NUM_PLAY_ACTIONS] or list(legal)
             if legal[0] == BID_PASS:  # Calabresella's auction: bid the contract wanted

@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import IO, Any
 
 from referee.bot_process import BotProcess, start_bot
-from referee.engine.cards import cards_of
 from referee.engine.game import Outcome, Termination
 from referee.engine.games import AnyGame, new_game
 from referee.engine.rules import Rules
@@ -35,6 +34,7 @@ from referee.protocol import (
     fill_observation,
     hand_event,
     legal_messages,
+    monte_of,
     public_event,
     scored_event,
 )
@@ -513,7 +513,7 @@ class Match:
                 quattro_points=self.rules.quattro_points,
                 totals=state.totals,
             )
-            request.legal_actions.extend(legal_messages(legal, _monte(state)))
+            request.legal_actions.extend(legal_messages(legal, monte_of(state.deal)))
             request.attempts_left = attempts
             # The round trip is timed from the send, as a bare echo stream would be.
             started = time.monotonic()
@@ -629,12 +629,6 @@ class _Game:
     """Canonical record lines so far, kept only for the storage callbacks."""
     deal_start: int = 1
     """Where the current deal's lines begin in ``lines`` (after the game's header)."""
-
-
-def _monte(state: AnyGame) -> tuple[int, ...]:
-    """Calabresella's monte (card ids, ascending), which names the cards of split actions."""
-    monte = getattr(state.deal, "monte", 0)
-    return tuple(cards_of(monte)) if isinstance(monte, int) else ()
 
 
 def describe(result: MatchResult) -> dict[str, Any]:

@@ -85,6 +85,13 @@ def _calabresella_action(action: Action) -> pb.Action:
     raise ValueError(f"action id {action} names no action")
 
 
+def monte_of(deal: object) -> tuple[int, ...]:
+    """A Calabresella deal's monte (card ids, ascending), which names the cards of split
+    actions; empty for a deal of any other game."""
+    monte = getattr(deal, "monte", 0)
+    return tuple(cards_of(monte)) if isinstance(monte, int) else ()
+
+
 def legal_messages(actions: tuple[Action, ...], monte: Sequence[int] = ()) -> list[pb.Action]:
     """The protocol form of a legal-action list; ``monte`` (card ids, ascending) names the
     cards of Calabresella's split actions."""
@@ -162,8 +169,9 @@ def fill_observation(
     out.totals.extend(obs.totals)
     out.players = players
     out.sides = len(obs.totals)
-    out.draws.extend(pb.Draw(seat=s, card=CARD_NAMES[c]) for s, c in obs.draws)
-    out.stock_left = obs.stock_left
+    if obs.stock_left or obs.draws:  # tressette a due only: nothing to do on the hot path
+        out.draws.extend(pb.Draw(seat=s, card=CARD_NAMES[c]) for s, c in obs.draws)
+        out.stock_left = obs.stock_left
     if obs.trump is not None:
         out.trump = CARD_NAMES[obs.trump]
 
