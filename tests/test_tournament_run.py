@@ -17,9 +17,8 @@ import pytest
 
 from referee.records import verify_lines
 from tests.test_cli import assert_one_error, tavolo
-from tournaments.cli.tournament import table_facts
 from tournaments.config import load_config
-from tournaments.runner import match_seed, planned_pairings
+from tournaments.runner import match_seed, open_store, planned_pairings
 from tournaments.storage import Store
 
 ENTRIES = """
@@ -314,14 +313,7 @@ def test_unfinished_game_restarts_from_its_seeds(tmp_path: Path) -> None:
     path, db = tournament(tmp_path, games=2, deals=3), tmp_path / "t.db"
 
     config = load_config(path)
-    store = Store.open_for_run(
-        db,
-        fingerprint=config.fingerprint(),
-        name=config.name,
-        config_text=config.text,
-        facts=table_facts(config),
-    )
-    with store:
+    with open_store(db, config) as store:
         first = planned_pairings(config)[0]
         row = store.add_match(first.round, first.entries, match_seed(config.seed, first.round), 2)
         store.add_deal(row.id, 1, 1, 1, ['{"type":"deal"}', '{"type":"score","points":[1,2]}'])

@@ -13,8 +13,7 @@ from pathlib import Path
 
 from tournaments.config import TournamentConfig
 from tournaments.ratings import PairResult, fit_elo, rate
-from tournaments.runner import TournamentRun
-from tournaments.storage import Store
+from tournaments.runner import TournamentRun, open_store
 
 
 @dataclass(frozen=True)
@@ -81,9 +80,7 @@ def bench_tournament(config: TournamentConfig, concurrency: int | None = None) -
     """Run ``config`` from nothing into a temporary database; wall time and counts."""
     with tempfile.TemporaryDirectory(prefix="tavolo-bench-") as root:
         db = Path(root) / "bench.db"
-        with Store.open_for_run(
-            db, fingerprint=config.fingerprint(), name=config.name, config_text=config.text
-        ) as store:
+        with open_store(db, config) as store:
             run = TournamentRun(config, store, concurrency=concurrency)
             start = time.perf_counter()
             asyncio.run(run.run())

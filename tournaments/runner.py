@@ -16,6 +16,7 @@ import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from referee.match import DealReport, GameReport, Match, MatchConfig, rotations
 from referee.service import Referee, start_referee
@@ -45,6 +46,28 @@ class RunSummary:
     """Games finished by this run."""
     games_total: int
     sprt: SprtState | None = None
+
+
+def table_facts(config: TournamentConfig) -> dict[str, Any]:
+    """What the tables need, stored in the database so they need no tournament file."""
+    return {
+        "entries": [e.name for e in config.entries],
+        "seats": [list(config.rules.seats_of(s)) for s in range(config.rules.sides)],
+        "ratings": dataclasses.asdict(config.ratings),
+        "lower_wins": config.rules.lower_wins,
+    }
+
+
+def open_store(path: Path, config: TournamentConfig, *, force: bool = False) -> Store:
+    """The database of ``config``'s tournament at ``path``, open for a run (see Store)."""
+    return Store.open_for_run(
+        path,
+        fingerprint=config.fingerprint(),
+        name=config.name,
+        config_text=config.text,
+        facts=table_facts(config),
+        force=force,
+    )
 
 
 def match_seed(seed: str, round_: int) -> str:

@@ -7,7 +7,7 @@ import dataclasses
 import json
 import time
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.progress import (
@@ -23,7 +23,7 @@ from tournaments.cli.common import fail
 from tournaments.config import ConfigError, RatingSettings, TournamentConfig, load_config
 from tournaments.ratings import RatingsError
 from tournaments.results import tallies
-from tournaments.runner import RunState, TournamentRun
+from tournaments.runner import RunState, TournamentRun, open_store
 from tournaments.sprt import parse_bounds
 from tournaments.storage import StorageError, Store
 from tournaments.tables import Standings, TableFormat, crosstable, render, standings
@@ -86,14 +86,7 @@ def run(
             fail(f"--sprt compares two entries; {file} has {len(config.entries)}")
     path = db or default_db(file)
     try:
-        store = Store.open_for_run(
-            path,
-            fingerprint=config.fingerprint(),
-            name=config.name,
-            config_text=config.text,
-            facts=table_facts(config),
-            force=force,
-        )
+        store = open_store(path, config, force=force)
     except StorageError as exc:
         fail(str(exc))
     with store:
@@ -246,16 +239,6 @@ class _Facts:
     seats: list[list[int]]
     ratings: RatingSettings
     lower_wins: bool
-
-
-def table_facts(config: TournamentConfig) -> dict[str, Any]:
-    """What the tables need, stored in the database so they need no tournament file."""
-    return {
-        "entries": [e.name for e in config.entries],
-        "seats": [list(config.rules.seats_of(s)) for s in range(config.rules.sides)],
-        "ratings": dataclasses.asdict(config.ratings),
-        "lower_wins": config.rules.lower_wins,
-    }
 
 
 def _facts(store: Store) -> _Facts:
