@@ -1,0 +1,35 @@
+"""The Tavolo referee: the rules engine, the gRPC service and the bot processes.
+
+Importing any part of it chooses gRPC's transport for this process; see
+:data:`GRPC_EXPERIMENTS`.
+"""
+
+import os
+from collections.abc import Mapping
+
+GRPC_EXPERIMENTS = "-event_engine_client,-event_engine_listener"
+"""gRPC core's own poller, in the thread that waits for completions, instead of EventEngine.
+
+Set as the environment variable of that name unless it is already set. With EventEngine
+(grpcio's default) every message crosses three more worker threads in each process; on
+two cores that was a third of a decision's round trip (docs/benchmarks.md). gRPC reads the
+variable once, when it loads, so it is set here, before any module of ours imports grpc.
+"""
+
+GRPC_EXPERIMENTS_SET_HERE = "GRPC_EXPERIMENTS" not in os.environ
+"""Whether this process set the variable (not its user): then bots do not inherit it."""
+
+TRANSPORT = os.environ.setdefault("GRPC_EXPERIMENTS", GRPC_EXPERIMENTS)
+"""The ``GRPC_EXPERIMENTS`` this process's gRPC loads with (empty: gRPC's defaults)."""
+
+
+def bot_environment(extra: Mapping[str, str]) -> dict[str, str]:
+    """The environment for a bot process: ours with ``extra``, minus our gRPC choice.
+
+    A bot in another language may run a gRPC core that does not know these experiments
+    and says so on stderr; what a user set themselves is passed on.
+    """
+    env = {**os.environ, **extra}
+    if GRPC_EXPERIMENTS_SET_HERE and "GRPC_EXPERIMENTS" not in extra:
+        env.pop("GRPC_EXPERIMENTS", None)
+    return env

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from referee import bot_environment
 from referee.entries import Entry
 
 STDERR_TAIL_LINES = 20
@@ -71,7 +72,7 @@ async def start_bot(entry: Entry, label: str, workdir: Path, env: Mapping[str, s
         "--cpu-seconds", str(entry.cpu_seconds), "--memory-mb", str(entry.memory_mb),
         "--", *entry.command,
     ]  # fmt: skip
-    full_env = {**os.environ, **env}
+    full_env = bot_environment(env)
     if entry.cwd is not None:
         full_env["TAVOLO_BOT_HOME"] = str(entry.cwd)
     with (

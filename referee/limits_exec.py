@@ -4,7 +4,8 @@
 
 Sets RLIMIT_CPU and RLIMIT_AS, then replaces itself with CMD, so the limits bind the
 bot and nothing else. On Linux it also asks to be killed when the referee dies, so a
-referee killed with SIGKILL leaves no bot behind. Imports nothing from Tavolo, to start fast.
+referee killed with SIGKILL leaves no bot behind. Imports nothing from Tavolo beyond the
+package's own ``__init__``, which ``-m`` runs anyway, to start fast.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import os
 import resource
 import signal
 import sys
+
+from referee import bot_environment
 
 _PR_SET_PDEATHSIG = 1
 
@@ -43,7 +46,8 @@ def main(argv: list[str]) -> int:
     memory = args.memory_mb * 1024 * 1024
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
     try:
-        os.execvp(command[0], command)
+        # The package's __init__ set our gRPC choice again in this process: not for the bot.
+        os.execvpe(command[0], command, bot_environment({}))
     except OSError as exc:
         print(f"tavolo: cannot start {command[0]!r}: {exc.strerror}", file=sys.stderr)
         return 127

@@ -8,10 +8,24 @@ class FirstLegal(Bot):
 
 if __name__ == "__main__":
     raise SystemExit(run(FirstLegal))
+
+Importing the package sets ``GRPC_EXPERIMENTS`` (see :data:`GRPC_EXPERIMENTS`) unless the
+environment already has it.
 """
 
-from tavolo_bot.bot import Bot
-from tavolo_bot.cards import (
+import os as _os
+
+GRPC_EXPERIMENTS = "-event_engine_client,-event_engine_listener"
+"""gRPC core's own poller instead of EventEngine, which hands every message to three more
+threads: about 40 µs a message on a busy two-core machine. gRPC reads the variable once,
+when it loads, so it is set here, before this package imports grpc; import ``tavolo_bot``
+before ``grpc`` to have it.
+"""
+
+_os.environ.setdefault("GRPC_EXPERIMENTS", GRPC_EXPERIMENTS)
+
+from tavolo_bot.bot import Bot  # noqa: E402
+from tavolo_bot.cards import (  # noqa: E402
     CARDS,
     RANKS,
     SIGNAL_NAMES,
@@ -26,7 +40,7 @@ from tavolo_bot.cards import (
     suit_of,
     winning_card,
 )
-from tavolo_bot.runner import (
+from tavolo_bot.runner import (  # noqa: E402
     EXIT_FAILED,
     EXIT_OK,
     EXIT_USAGE,
@@ -38,7 +52,7 @@ from tavolo_bot.runner import (
     run,
     run_async,
 )
-from tavolo_bot.turn import Turn, card_of, is_declaration, is_play
+from tavolo_bot.turn import Turn, card_of, is_declaration, is_play  # noqa: E402
 
 __all__ = [
     "CARDS",

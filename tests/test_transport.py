@@ -1,0 +1,146 @@
+"""gRPC's transport: the referee and the SDK choose gRPC core's own poller; bots do not inherit it.
+
+Each check runs in a fresh Python process, because gRPC reads ``GRPC_EXPERIMENTS`` once,
+when it loads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import referee
+
+ROOT = Path(__file__).resolve().parent.parent
+SDK = ROOT / "clients" / "python"
+
+# Round trips on one in-process stream; then how often gRPC's EventEngine worker threads
+# went to sleep per trip. With EventEngine every message passes through them (about three
+# sleeps a trip); with the core's own poller they stay idle.
+_ECHO = """
+import {package}
+import asyncio, glob, json, os
+import grpc
+
+TRIPS = 300
+
+def sleeps():
+    total = 0
+    for task in glob.glob("/proc/self/task/*"):
+        if open(task + "/comm").read().strip() != "event_engine":
+            continue
+        for line in open(task + "/status"):
+            if line.startswith("voluntary_ctxt_switches:"):
+                total += int(line.split()[1])
+    return total
+
+async def echo(requests, context):
+    async for message in requests:
+        await context.write(message)
+
+async def main():
+    server = grpc.aio.server()
+    handler = grpc.stream_stream_rpc_method_handler(echo)
+    generic = grpc.method_handlers_generic_handler("t.E", {{"Echo": handler}})
+    server.add_generic_rpc_handlers((generic,))
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{{port}}") as channel:
+        call = channel.stream_stream("/t.E/Echo")()
+        for _ in range(20):
+            await call.write(b"x"); await call.read()
+        before = sleeps()
+        for _ in range(TRIPS):
+            await call.write(b"x"); await call.read()
+        after = sleeps()
+        await call.done_writing()
+    await server.stop(0)
+    per_trip = (after - before) / TRIPS
+    print(json.dumps({{"per_trip": per_trip, "env": os.environ.get("GRPC_EXPERIMENTS")}}))
+
+asyncio.run(main())
+"""
+
+
+def _run(code: str, env_value: str | None) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "GRPC_EXPERIMENTS"}
+    if env_value is not None:
+        env["GRPC_EXPERIMENTS"] = env_value
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(SDK)])
+    return subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60
+    )
+
+
+def _echo(package: str, env_value: str | None) -> dict[str, object]:
+    done = _run(_ECHO.format(package=package), env_value)
+    assert done.returncode == 0, done.stderr
+    # gRPC says so on stderr when it does not know an experiment's name.
+    assert "Unknown experiment" not in done.stderr
+    result: dict[str, object] = json.loads(done.stdout)
+    return result
+
+
+linux_only = pytest.mark.skipif(
+    not Path("/proc/self/task").is_dir(), reason="reads thread states from /proc"
+)
+
+
+@linux_only
+@pytest.mark.parametrize("package", ["referee", "tavolo_bot"])
+def test_importing_the_package_keeps_messages_off_the_event_engine_threads(package: str) -> None:
+    chosen = _echo(package, None)
+    assert chosen["env"] == referee.GRPC_EXPERIMENTS
+    assert chosen["per_trip"] < 0.5
+    # The same echo on gRPC's defaults: the check above can fail.
+    defaults = _echo(package, "")
+    assert defaults["env"] == ""
+    assert defaults["per_trip"] >= 1.0
+
+
+def test_the_sdk_chooses_what_the_referee_chooses() -> None:
+    import tavolo_bot
+
+    assert tavolo_bot.GRPC_EXPERIMENTS == referee.GRPC_EXPERIMENTS
+
+
+def test_a_users_own_setting_is_kept() -> None:
+    done = _run("import referee, os; print(os.environ['GRPC_EXPERIMENTS'])", "mine")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "mine"
+
+
+_PRINT_ENV = "import os; print(os.environ.get('GRPC_EXPERIMENTS', '<unset>'))"
+
+
+async def _bot_sees(tmp_path: Path, env_value: str | None) -> str:
+    """What a bot process started by the referee finds in GRPC_EXPERIMENTS."""
+    code = (
+        "import json, os, subprocess, sys, asyncio\n"
+        "from pathlib import Path\n"
+        "from referee.bot_process import start_bot\n"
+        "from referee.entries import Entry\n"
+        "async def main():\n"
+        f"    bot = await start_bot(Entry('env', command=(sys.executable, '-c', {_PRINT_ENV!r})),"
+        f" 'env', Path({str(tmp_path)!r}), {{}})\n"
+        "    await bot.process.wait()\n"
+        "    print((bot.workdir / 'stdout.log').read_text().strip())\n"
+        "asyncio.run(main())\n"
+    )
+    done = await asyncio.to_thread(_run, code, env_value)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+@pytest.mark.parametrize(("env_value", "seen"), [(None, "<unset>"), ("mine", "mine")])
+def test_bots_do_not_inherit_the_referees_choice(
+    tmp_path: Path, env_value: str | None, seen: str
+) -> None:
+    # A gRPC core in another language may not know these experiments and complain.
+    assert asyncio.run(_bot_sees(tmp_path, env_value)) == seen
