@@ -4,20 +4,24 @@
 ``remote`` entries each (four slots per match) and starts exactly four random-bot
 processes (``python -m tavolo_bot.bots.random``): process k plays slot k of every table,
 one stream per ticket. The round trips are the referee's own clock, ``Match(on_decision=
-...)``, which ``Match._decide`` reads around ``SlotLink.next_decision``: from when
-``SlotLink.send`` of the request has returned (gRPC has reported the write done) to when
-the ``Decision`` is taken from the slot's queue. Only decisions answered after every bot
-stream has connected count, and decisions per second is their number over the wall time
-from then to the end of the last match.
+...)``: from just before ``SlotLink.send`` writes the request to when the ``Decision``
+arrives in ``SlotLink._receive``. Only decisions answered after every bot stream has
+connected count, and decisions per second is their number over the wall time from then
+to the end of the last match.
 
 ``bench_echo`` times the same exchange with nothing but ``grpc.aio``, on the server side:
 the server writes a small message on a bidirectional stream and awaits its echo. Each
 round trip is timed twice, from before the write (the full round trip) and from when the
-write is done (the span the referee's clock covers). The clients are separate processes:
-one for the bare echo, or four taking turns, laid out like the bots of a referee run.
+write is done. The clients are separate processes: one for the bare echo, or four taking
+turns, laid out like the bots of a referee run.
+
+Every run uses the gRPC transport this process chose (``referee.GRPC_EXPERIMENTS``).
+``bench_echo_grpc_defaults`` runs the bare echo once more in a child process on gRPC's
+default transport, for comparison.
 
 Run as ``python -m referee.bench_referee echo-client HOST:PORT STREAMS INDEX`` this
-module is an echo client process.
+module is an echo client process; as ``... echo-run TRIPS SECONDS`` it runs a bare echo
+and prints its figures as JSON.
 """
 
 from __future__ import annotations
@@ -25,7 +29,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import json
 import math
+import os
 import statistics
 import sys
 import tempfile
@@ -38,6 +44,7 @@ from typing import Any
 import grpc
 import grpc.aio
 
+from referee import TRANSPORT
 from referee.bot_process import BotProcess, start_bot
 from referee.engine.game import Termination
 from referee.engine.rules import Rules, preset
@@ -454,6 +461,32 @@ class RefereeBench:
     """The bare echo: one stream of one client process."""
     echo_tables: tuple[LatencyRun, ...]
     """The echo laid out like each referee run: four client processes taking turns."""
+    transport: str
+    """``GRPC_EXPERIMENTS`` of every run above; empty for gRPC's defaults."""
+    echo_grpc_defaults: LatencyRun | None = None
+    """The bare echo on gRPC's default transport; None when that is the transport above."""
+
+
+async def bench_echo_grpc_defaults(trips: int, *, timeout: float = 120.0) -> LatencyRun:
+    """The bare echo in a child process whose gRPC, and its clients', runs on its defaults.
+
+    gRPC reads its transport once per process, so the comparison needs a process of its own.
+    """
+    env = {**os.environ, "GRPC_EXPERIMENTS": ""}
+    child = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "referee.bench_referee", "echo-run", str(trips), str(timeout),
+        env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        out, err = await asyncio.wait_for(child.communicate(), timeout + 30)
+    except TimeoutError:
+        child.kill()
+        await child.wait()
+        raise BenchError(f"echo on gRPC's defaults: not done within {timeout:g} s") from None
+    if child.returncode != 0:
+        tail = "\n".join(err.decode(errors="replace").splitlines()[-5:])
+        raise BenchError(f"echo on gRPC's defaults: exit status {child.returncode}: {tail}")
+    return LatencyRun(**json.loads(out))
 
 
 def bench_referee(
@@ -467,9 +500,12 @@ def bench_referee(
 
     async def main() -> RefereeBench:
         bare = await bench_echo(1, echo_trips, processes=1, timeout=timeout)
+        defaults = None
+        if TRANSPORT:
+            defaults = await bench_echo_grpc_defaults(echo_trips, timeout=timeout)
         echo = [await bench_echo(t, echo_trips, timeout=timeout) for t in tables]
         runs = [await bench_tables(t, deals or default_deals(t), timeout=timeout) for t in tables]
-        return RefereeBench(tuple(runs), bare, tuple(echo))
+        return RefereeBench(tuple(runs), bare, tuple(echo), TRANSPORT, defaults)
 
     return asyncio.run(main())
 
@@ -479,8 +515,13 @@ def _main(argv: list[str]) -> int:
         with contextlib.suppress(KeyboardInterrupt):
             asyncio.run(_echo_client(argv[1], int(argv[2]), int(argv[3])))
         return 0
+    if len(argv) == 3 and argv[0] == "echo-run":
+        run = asyncio.run(bench_echo(1, int(argv[1]), processes=1, timeout=float(argv[2])))
+        print(json.dumps(dataclasses.asdict(run)))
+        return 0
     print(
-        "usage: python -m referee.bench_referee echo-client HOST:PORT STREAMS INDEX",
+        "usage: python -m referee.bench_referee echo-client HOST:PORT STREAMS INDEX\n"
+        "       python -m referee.bench_referee echo-run TRIPS SECONDS",
         file=sys.stderr,
     )
     return 2

@@ -6,10 +6,14 @@ Only the shape of the figures is checked; speed targets live in docs/benchmarks.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 
 from typer.testing import CliRunner
 
+import referee
 from referee.bench_referee import default_deals, percentile
+from tests.test_cli import console_script
 from tournaments.cli.main import app
 
 runner = CliRunner()
@@ -48,6 +52,27 @@ def test_bench_referee_json_has_positive_figures() -> None:
         assert echo["decisions"] == 200
         assert echo["p50_us"] > 0 and echo["decisions_per_second"] > 0
     assert out["echo_p50_us"] == bare["p50_us"]
+    # Every run above used the referee's transport; the bare echo ran once more on gRPC's
+    # defaults, in a process of its own.
+    assert out["transport"] == {"GRPC_EXPERIMENTS": referee.GRPC_EXPERIMENTS}
+    defaults = out["echo_grpc_defaults"]
+    assert (defaults["tables"], defaults["processes"], defaults["decisions"]) == (1, 1, 200)
+    assert out["echo_grpc_defaults_p50_us"] == defaults["p50_us"] > 0
+    assert out["p50_over_echo_grpc_defaults"] == round(out["p50_us"] / defaults["p50_us"], 2)
+
+
+def test_bench_referee_on_grpc_defaults_has_no_second_baseline() -> None:
+    # A process of its own: gRPC reads its transport when it loads.
+    env = {**os.environ, "GRPC_EXPERIMENTS": ""}
+    args = ["bench", "referee", "--json", "--tables", "1", "--deals", "1", "--echo-trips", "100"]
+    done = subprocess.run(
+        [console_script(), *args], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["transport"] == {"GRPC_EXPERIMENTS": ""}
+    assert "echo_grpc_defaults" not in out
+    assert out["runs"][0]["faults"] == 0
 
 
 def test_bench_referee_refuses_bad_table_counts() -> None:

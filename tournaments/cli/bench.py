@@ -93,7 +93,9 @@ def referee(
     remote entries at once, and four random-bot processes each play one slot of every
     table. The referee times each request to its answer. The echo baselines time a
     small message and its echo on bare grpc.aio streams the same way: one stream of one
-    client process, then T groups of four client processes taking turns.
+    client process, then T groups of four client processes taking turns. Every run uses
+    the gRPC transport the referee chooses (GRPC_EXPERIMENTS); the bare echo runs once
+    more on gRPC's defaults, for comparison.
     """
     try:
         counts = [int(t) for t in tables.split(",") if t.strip()]
@@ -112,6 +114,7 @@ def referee(
     fewest = min(result.runs, key=lambda r: r.tables)
     most = max(result.runs, key=lambda r: r.tables)
     echo = result.echo
+    defaults = result.echo_grpc_defaults
     if as_json:
         out: dict[str, object] = {
             "benchmark": "referee",
@@ -125,6 +128,7 @@ def referee(
             "echo_p99_us": _us(echo.p99_us),
             "echo_after_write_p50_us": _us(echo.after_write_p50_us or 0.0),
             "p50_over_echo": round(fewest.p50_us / echo.p50_us, 2),
+            "transport": {"GRPC_EXPERIMENTS": result.transport},
             "runs": [
                 {**_figures(run), "deals": run.deals, "faults": run.faults} for run in result.runs
             ],
@@ -138,6 +142,10 @@ def referee(
             ],
             "python": platform.python_version(),
         }
+        if defaults is not None:
+            out["echo_grpc_defaults_p50_us"] = _us(defaults.p50_us)
+            out["p50_over_echo_grpc_defaults"] = round(fewest.p50_us / defaults.p50_us, 2)
+            out["echo_grpc_defaults"] = _figures(defaults)
         typer.echo(json.dumps(out))
         return
     rows = [
@@ -152,7 +160,9 @@ def referee(
             f"{run.decisions_per_second:,.0f}",
         ]
         for what, runs in (
-            ("echo", (echo, *result.echo_tables)),
+            ("echo", (echo,)),
+            ("echo, gRPC defaults", () if defaults is None else (defaults,)),
+            ("echo", result.echo_tables),
             ("referee", result.runs),
         )
         for run in runs
@@ -162,14 +172,19 @@ def referee(
     ]  # fmt: skip
     typer.echo(tabulate(rows, headers=headers, colalign=("left", *["right"] * 7)))
     ratio = fewest.p50_us / echo.p50_us
-    typer.echo(
-        f"\nbare echo p50 from when the write is done (the span the referee's clock covers): "
-        f"{echo.after_write_p50_us or 0.0:,.0f} µs"
-    )
+    typer.echo(f"\ngRPC transport: GRPC_EXPERIMENTS={result.transport!r}")
     typer.echo(
         f"referee p50 at {fewest.tables} table(s) / bare echo p50: {ratio:.2f} "
-        f"(target <= {P50_TARGET:g}); {most.tables} table(s): "
-        f"{most.decisions_per_second:,.0f} decisions/s (target >= {RATE_TARGET:,.0f})"
+        f"(target <= {P50_TARGET:g})"
+    )
+    if defaults is not None:
+        typer.echo(
+            f"referee p50 at {fewest.tables} table(s) / bare echo p50 on gRPC's defaults: "
+            f"{fewest.p50_us / defaults.p50_us:.2f}"
+        )
+    typer.echo(
+        f"{most.tables} table(s): {most.decisions_per_second:,.0f} decisions/s "
+        f"(target >= {RATE_TARGET:,.0f})"
     )
     faults = sum(run.faults for run in result.runs)
     if faults:
