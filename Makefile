@@ -26,7 +26,8 @@ demo: $(STAMP)
 
 test: lint typecheck proto-lint clients-available unit
 
-# buf lint (STANDARD) on proto/, with the buf CLI from npm (@bufbuild/buf, pinned).
+# buf lint (STANDARD) on proto/, and buf breaking (FILE) against protocol v1 as released
+# (proto/baseline/tavolo-v1.binpb), with the buf CLI from npm (@bufbuild/buf, pinned).
 BUF := proto/node_modules/.bin/buf
 $(BUF): proto/package.json proto/package-lock.json
 	npm ci --prefix proto --no-fund --no-audit --loglevel=error
@@ -34,6 +35,7 @@ $(BUF): proto/package.json proto/package-lock.json
 
 proto-lint: $(BUF)
 	$(BUF) lint proto
+	$(BUF) breaking proto --against proto/baseline/tavolo-v1.binpb
 
 # The bot clients of clients/<lang>, each built from proto/ by its own toolchain.
 # `make clients` must build all five; the tests build those this machine has the
