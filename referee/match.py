@@ -382,6 +382,8 @@ class Match:
             record=True,
         )
         self.feed.game = game
+        # Per game, so a match resumed at this game plays its faults' cards as a whole run would.
+        self._rng = random.Random(f"{self.config.seed}/referee/game/{game}")
         for seat, link in enumerate(seats):
             link.outbox.append(pb.Event(game_started=pb.GameStarted(game=game, seat=seat)))
         game_ctx = _Game(game, state, seats)

@@ -444,6 +444,22 @@ def test_random_bot_is_reproducible_from_its_seed(monkeypatch: pytest.MonkeyPatc
     assert choices(RandomBot("x")) == choices(RandomBot("x"))
 
 
+def test_random_bot_seeds_each_game_on_its_own() -> None:
+    turn = Turn(request(["3D", "2D", "AD", "KS", "4B", "7C", "5S"]))
+
+    def game(bot: RandomBot, number: int) -> list[int]:
+        bot.on_event(pb.Event(game_started=pb.GameStarted(game=number, seat=0)))
+        return [bot.choose(turn) for _ in range(12)]
+
+    whole = RandomBot("s")
+    first, second = game(whole, 1), game(whole, 2)
+    # A new process that starts at game 2 (a resumed match) plays it the same way.
+    assert game(RandomBot("s"), 2) == second
+    expected = random.Random("s/game/2")
+    assert second == [turn.legal[expected.randrange(len(turn.legal))].id for _ in range(12)]
+    assert first != second
+
+
 # ---------------------------------------------------------------------------------------
 # The stream, against a fake referee.
 
@@ -607,7 +623,8 @@ def _play_process(
 
 
 def _expected_random_answers(seed: str) -> list[tuple[int, int]]:
-    rng = random.Random(seed)
+    """The random bot's answers with seed text ``seed``: the fake referee plays game 1."""
+    rng = random.Random(f"{seed}/game/1")
     return [
         (r.request_id, r.legal_actions[rng.randrange(len(r.legal_actions))].id)
         for r in (R1, R2, R3)
@@ -620,7 +637,7 @@ def test_random_bot_plays_a_match_and_exits_0() -> None:
     assert done.code == 0, done.stderr
     assert referee.problems == []
     assert [(h.ticket, h.protocol_version) for h in referee.hellos] == [("tk-1", 1)]
-    # Seeded with the ticket: the same choices as random.Random("tk-1") makes.
+    # Seeded with the ticket: the same choices as random.Random("tk-1/game/1") makes.
     assert referee.answers["tk-1"] == _expected_random_answers("tk-1")
     # The rejection is reported on stderr, on one line.
     assert done.stderr.count("\n") == 1 and "rejected (must_follow_suit" in done.stderr

@@ -261,6 +261,12 @@ def deal_lines(db: Path) -> dict[tuple[int, int, int], str]:
     return out
 
 
+def game_records(db: Path) -> dict[tuple[int, int], str]:
+    """The record of every finished game, by (match, game)."""
+    with Store.open_for_reading(db) as store:
+        return {(match_id, number): text for match_id, number, text in store.records()}
+
+
 def test_sigkill_then_resume_counts_every_game_once(tmp_path: Path) -> None:
     path = tournament(tmp_path, games=16, deals=2)
     total = 3 * 16
@@ -298,10 +304,13 @@ def test_sigkill_then_resume_counts_every_game_once(tmp_path: Path) -> None:
     assert sum(e["games"] for e in data["entries"]) == 2 * total
     assert sum(p["wins_a"] + p["draws"] + p["wins_b"] for p in data["pairs"]) == total
 
-    # The same tournament without a kill deals exactly the same cards to every game.
+    # The same tournament without a kill deals exactly the same cards to every game, and
+    # the random bots, which seed each game on its own, play them exactly the same way.
     fresh = tmp_path / "fresh.db"
     assert tavolo("tournament", "run", path, "--db", fresh, "--quiet").exit_code == 0
     assert deal_lines(db) == deal_lines(fresh)
+    assert game_records(db) == game_records(fresh)
+    assert table_json(db)["entries"] == table_json(fresh)["entries"]
 
     # Running once more plays nothing.
     again = tavolo("tournament", "run", path, "--db", db, "--quiet")
