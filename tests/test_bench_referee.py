@@ -88,3 +88,16 @@ def test_percentile_and_default_sizes() -> None:
     assert percentile([1.0, 2.0, 3.0, 4.0, 5.0], 50) == 3.0
     assert 4.9 < percentile([float(i) for i in range(1, 6)], 99) <= 5.0
     assert default_deals(1) > default_deals(64) >= 1
+
+
+def test_bench_referee_text_names_the_transport_and_both_ratios() -> None:
+    result = runner.invoke(
+        app, ["bench", "referee", "--tables", "1", "--deals", "1", "--echo-trips", "100"]
+    )
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert any(line.startswith("echo, gRPC defaults") for line in lines)
+    assert f"gRPC transport: GRPC_EXPERIMENTS={referee.GRPC_EXPERIMENTS!r}" in lines
+    assert any(line.startswith("  on gRPC's defaults: ") for line in lines)
+    assert any(line.startswith("  on the same transport: ") for line in lines)
+    assert lines[-1].endswith("decisions/s (target >= 5,000 at 64 tables)")
