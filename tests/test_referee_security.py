@@ -37,6 +37,7 @@ from referee.engine.actions import parse_action
 from referee.engine.cards import CARD_NAMES, cards_of
 from referee.engine.deals import deal_cards
 from referee.engine.rules import PRESETS, Rules
+from referee.entries import parse_entry
 from referee.match import FaultPolicy
 from referee.proto import referee_pb2 as pb
 from referee.proto import referee_pb2_grpc as pb_grpc
@@ -546,3 +547,63 @@ def test_spectators_see_public_events_only(tmp_path: Path) -> None:
             assert body.card == line["card"]
         leaks = [c for _, c in cards_in(body, skip) if c in hidden]
         assert not leaks, f"spectator saw hidden cards in {which}: {leaks}"
+
+
+def test_spectators_of_calabresella_see_the_auction_and_no_hidden_card(tmp_path: Path) -> None:
+    async def scenario() -> tuple[Table, list[pb.WatchResponse]]:
+        async with serving() as referee:
+            watching: list[asyncio.Task[list[pb.WatchResponse]]] = []
+
+            def on_match(match: Any) -> None:
+                watching.append(asyncio.ensure_future(watch(referee, match.match_id)))
+
+            table = await play(
+                referee,
+                tuple(parse_entry(name) for name in ("heuristic", "random", "random")),
+                tmp_path / "calabresella.jsonl",
+                rules=PRESETS["calabresella"],
+                seed="spectate-calabresella",
+                deals=2,
+                limits=limits(deadline_ms=DEADLINE_MS),
+                on_match=on_match,
+            )
+            return table, await watching[0]
+
+    table, watched = run(scenario())
+    table.verify()
+    public = {
+        "play": "card_played",
+        "trick": "trick_won",
+        "bid": "bid_made",
+        "call": "card_called",
+        "split": "monte_split",
+        "score": "deal_scored",
+        "redeal": "deal_scored",
+        "result": "game_over",
+    }
+    # Every public line of the record, in order, and nothing else: no gives, no discards.
+    kinds = [r.event.WhichOneof("event") for r in watched]
+    assert kinds == [public[line["type"]] for line in table.lines() if line["type"] in public]
+    assert {"bid_made", "monte_split", "deal_scored"} <= set(kinds)
+    # A split happens only in scegliete, where the rules show the monte face up.
+    contract = ""
+    for line in table.lines():
+        if line["type"] == "contract":
+            contract = line["contract"]
+        elif line["type"] == "split":
+            assert contract == "scegliete"
+    # While a deal is open a spectator learns the cards played, the card called and a
+    # scegliete monte, no more.
+    shown: set[str] = set()
+    for response in watched:
+        which = response.event.WhichOneof("event")
+        body = getattr(response.event, which)
+        if which in ("deal_scored", "game_over"):
+            shown = set()
+            continue
+        if which in ("card_played", "card_called"):
+            shown.add(body.card)
+        elif which == "monte_split":
+            shown.update(body.take)
+        leaks = [card for _, card in cards_in(body) if card not in shown]
+        assert not leaks, f"spectator saw cards before the deal ended in {which}: {leaks}"
