@@ -43,6 +43,7 @@ from referee.proto import referee_pb2 as pb
 from referee.proto import referee_pb2_grpc as pb_grpc
 from referee.service import Referee
 from tests.bots.harness import (
+    PUBLIC_EVENTS,
     BotLog,
     Table,
     limits,
@@ -571,18 +572,9 @@ def test_spectators_of_calabresella_see_the_auction_and_no_hidden_card(tmp_path:
 
     table, watched = run(scenario())
     table.verify()
-    public = {
-        "play": "card_played",
-        "trick": "trick_won",
-        "bid": "bid_made",
-        "call": "card_called",
-        "split": "monte_split",
-        "score": "deal_scored",
-        "redeal": "deal_scored",
-        "result": "game_over",
-    }
     # Every public line of the record, in order, and nothing else: no gives, no discards.
     kinds = [r.event.WhichOneof("event") for r in watched]
+    public = PUBLIC_EVENTS
     assert kinds == [public[line["type"]] for line in table.lines() if line["type"] in public]
     assert {"bid_made", "monte_split", "deal_scored"} <= set(kinds)
     # A split happens only in scegliete, where the rules show the monte face up.

@@ -35,6 +35,19 @@ FAST = Limits(deadline_ms=300, grace=0.5, connect_timeout=3)
 """Short limits: a test match takes about a second."""
 NORMAL_ENDS = {"deals_played", "target_reached", "called_out"}
 
+PUBLIC_EVENTS = {
+    "play": "card_played",
+    "trick": "trick_won",
+    "declare": "declared",
+    "bid": "bid_made",
+    "call": "card_called",
+    "split": "monte_split",
+    "score": "deal_scored",
+    "redeal": "deal_scored",
+    "result": "game_over",
+}
+"""Record line type -> the event a spectator gets for it (other lines reach no spectator)."""
+
 T = TypeVar("T")
 
 

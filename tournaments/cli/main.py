@@ -11,6 +11,7 @@ from tournaments.cli.play import play
 from tournaments.cli.serve import match_app, serve
 from tournaments.cli.tournament import tournament_app
 from tournaments.cli.verify import verify
+from tournaments.cli.watch import watch
 
 app = typer.Typer(
     name="tavolo",
@@ -24,6 +25,7 @@ app.command()(play)
 app.command()(verify)
 app.command()(serve)
 app.command()(conformance)
+app.command()(watch)
 app.add_typer(match_app, name="match")
 app.add_typer(bench_app, name="bench")
 app.add_typer(tournament_app, name="tournament")

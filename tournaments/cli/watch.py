@@ -1,0 +1,171 @@
+"""``tavolo watch``: list a referee's tables, or follow one as a spectator (public events only)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Annotated
+
+import grpc
+import typer
+from google.protobuf.json_format import MessageToJson
+from tabulate import tabulate
+
+from referee.proto import referee_pb2 as pb
+from referee.proto import referee_pb2_grpc as pb_grpc
+from tournaments.cli.common import fail
+
+SIGNAL_WORDS = {
+    pb.SIGNAL_UNSPECIFIED: "",
+    pb.SIGNAL_BUSSO: "busso",
+    pb.SIGNAL_VOLO: "volo",
+    pb.SIGNAL_STRISCIO: "striscio",
+    pb.SIGNAL_RIBUSSO: "ribusso",
+    pb.SIGNAL_STRISCIO_LUNGO: "striscio lungo",
+    pb.SIGNAL_STRISCIO_CORTO: "striscio corto",
+}
+
+
+def _dash(values: Iterable[int]) -> str:
+    """Scores as people write them, "7-4"; with a negative one, "-2 / +4 / -2"."""
+    numbers = list(values)
+    if all(v >= 0 for v in numbers):
+        return "-".join(str(v) for v in numbers)
+    return " / ".join(f"{v:+d}" for v in numbers)
+
+
+def describe(event: pb.Event) -> list[str]:
+    """A spectator event as text: one line, and the revealed hands after a scored deal."""
+    which = event.WhichOneof("event")
+    if which == "card_played":
+        e = event.card_played
+        signal = SIGNAL_WORDS.get(e.signal, f"signal {e.signal}")
+        return [f"seat {e.seat} plays {e.card}" + (f" {signal}" if signal else "")]
+    if which == "trick_won":
+        return [f"trick {event.trick_won.trick} to seat {event.trick_won.winner}"]
+    if which == "declared":
+        d = event.declared
+        return [f"seat {d.seat} declares {d.declaration} ({' '.join(d.cards)}): {d.points} points"]
+    if which == "declarations_ended":
+        return [f"seat {event.declarations_ended.seat} has nothing more to declare"]
+    if which == "called_out":
+        out = event.called_out
+        verdict = "right" if out.correct else "wrong"
+        return [f"seat {out.seat} calls out with {out.claimed} points claimed: {verdict}"]
+    if which == "card_drawn":
+        return [f"seat {event.card_drawn.seat} draws {event.card_drawn.card}"]
+    if which == "bid_made":
+        return [f"seat {event.bid_made.seat} bids {event.bid_made.bid}"]
+    if which == "card_called":
+        c = event.card_called
+        where = "in the monte" if c.holder < 0 else f"held by seat {c.holder}"
+        return [f"seat {c.seat} calls {c.card} ({where})"]
+    if which == "monte_split":
+        m = event.monte_split
+        return [f"seat {m.seat} takes {' '.join(m.take) or 'nothing'} from the monte"]
+    if which == "deal_scored":
+        return _scored(event.deal_scored)
+    if which == "game_over":
+        g = event.game_over
+        who = "a draw" if g.winner < 0 else f"side {g.winner} wins"
+        forfeit = f", seat {g.forfeit_seat} forfeited" if g.forfeit_seat >= 0 else ""
+        return [f"game {g.game} over ({g.termination}{forfeit}): {who}, totals {_dash(g.totals)}"]
+    return [f"{which} (not an event spectators get)"]
+
+
+def _scored(s: pb.DealScored) -> list[str]:
+    if s.contract:
+        made = "made it" if s.success else "failed"
+        cappotto = ", cappotto" if s.cappotto >= 0 else ""
+        head = (
+            f"deal {s.deal} scored: {s.contract} by seat {s.soloist}, {made}{cappotto}; "
+            f"payouts {_dash(s.points)}, totals {_dash(s.totals)}"
+        )
+    elif s.soloist < 0:  # a Calabresella auction where everyone passed
+        head = f"deal {s.deal}: everyone passed, the same dealer deals again"
+    else:
+        cappotto = f", cappotto by side {s.cappotto}" if s.cappotto >= 0 else ""
+        head = (
+            f"deal {s.deal} scored: points {_dash(s.points)} (cards {_dash(s.card_points)}, "
+            f"declarations {_dash(s.declarations)}, last trick seat {s.last_trick}{cappotto}), "
+            f"totals {_dash(s.totals)}"
+        )
+    lines = [head]
+    lines += [f"  seat {i}: {' '.join(h.cards)}" for i, h in enumerate(s.hands)]
+    if s.set_aside:
+        lines.append(f"  set aside: {' '.join(s.set_aside)}")
+    return lines
+
+
+def _channel(referee: str, tls_ca: Path | None) -> grpc.Channel:
+    if tls_ca is None:
+        return grpc.insecure_channel(referee)
+    try:
+        root = tls_ca.read_bytes()
+    except OSError as exc:
+        fail(f"cannot read {tls_ca}: {exc.strerror}")
+    return grpc.secure_channel(referee, grpc.ssl_channel_credentials(root))
+
+
+def watch(
+    table: Annotated[
+        str | None,
+        typer.Argument(help="The table to follow (its id from the list); none lists the tables."),
+    ] = None,
+    referee: Annotated[str, typer.Option(help="The referee, host:port.")] = "127.0.0.1:50051",
+    tls_ca: Annotated[
+        Path | None, typer.Option(help="PEM root certificate of a referee that serves TLS.")
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="One WatchResponse per line, as protobuf JSON.")
+    ] = False,
+) -> None:
+    """List the tables a referee is playing, or follow one as a spectator.
+
+    A spectator gets public events only: cards played with their signals, tricks,
+    declarations, bids, and each deal's score with every hand once the deal is over. A
+    finished table replays from the start; the command ends when the match does.
+    """
+    with _channel(referee, tls_ca) as channel:
+        stub = pb_grpc.SpectatorServiceStub(channel)  # type: ignore[no-untyped-call]
+        try:
+            if table is None:
+                _list(stub.ListTables(pb.ListTablesRequest(), timeout=10), as_json)
+                return
+            for response in stub.Watch(pb.WatchRequest(table_id=table)):
+                if as_json:
+                    typer.echo(_json(response))
+                else:
+                    for line in describe(response.event):
+                        typer.echo(line)
+        except grpc.RpcError as exc:
+            code, details = exc.code(), exc.details()
+            if code == grpc.StatusCode.NOT_FOUND:
+                fail(f"{referee}: {details} (tavolo watch --referee {referee} lists the tables)", 1)
+            fail(f"{referee}: {code.name}: {details}", 1)
+        except KeyboardInterrupt:
+            raise typer.Exit(130) from None
+
+
+def _json(message: pb.WatchResponse | pb.ListTablesResponse) -> str:
+    # The form docs/protocol.md shows: .proto field names, and fields at their defaults.
+    return MessageToJson(
+        message,
+        indent=None,
+        preserving_proto_field_name=True,
+        always_print_fields_with_no_presence=True,
+    )
+
+
+def _list(response: pb.ListTablesResponse, as_json: bool) -> None:
+    if as_json:
+        typer.echo(_json(response))
+        return
+    if not response.tables:
+        typer.echo("no tables are being played")
+        return
+    rows = [
+        [t.table_id, t.game or "-", ", ".join(t.entries) or "(names not public)"]
+        for t in response.tables
+    ]
+    typer.echo(tabulate(rows, headers=["table", "game", "entries"]))
