@@ -173,6 +173,19 @@ def test_deal_command_shows_hands_and_monte() -> None:
     assert len({c for h in shown["hands"] for c in h} | set(shown["monte"])) == 40
 
 
+@pytest.mark.parametrize("table", ["3", "4"])
+def test_deal_command_text_and_json_agree(table: str) -> None:
+    for number in ("1", "2", "3"):
+        args = ["deal", "--game", "calabresella", "--seed", "x", "--deal", number]
+        args += ["--rule", f"table_seats={table}"]
+        shown = json.loads(tavolo(*args, "--json").stdout)
+        head, *seats = tavolo(*args).stdout.splitlines()
+        # The text once said "dealer seat 2" for every Calabresella deal.
+        assert head.endswith(f"deal {number}, dealer seat {shown['dealer']}")
+        for seat, hand in enumerate(shown["hands"]):
+            assert seats[seat] == f"  seat {seat}: {' '.join(hand)}"
+
+
 def test_a_match_over_grpc_records_and_verifies(tmp_path: Path) -> None:
     record = tmp_path / "c.jsonl"
     result = tavolo(

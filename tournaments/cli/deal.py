@@ -54,7 +54,7 @@ def deal(
     if as_json:
         typer.echo(json.dumps(out, ensure_ascii=False))
         return
-    typer.echo(f"{rules.game}, seed {seed!r}, deal {number}, dealer seat {dealt.dealer}")
+    typer.echo(f"{rules.game}, seed {seed!r}, deal {number}, dealer seat {dealer}")
     for seat, hand in enumerate(out["hands"]):
         typer.echo(f"  seat {seat}: {' '.join(hand)}")
     for key in ("widow", "monte"):
