@@ -539,3 +539,46 @@ def test_cli_errors_are_one_line(args, message):
     assert lines[0].startswith(message)
     assert "Traceback" not in result.output
     assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+# -- seed commitments (docs/deals.md §6) -------------------------------------------------------
+
+COMMITMENTS = {
+    "demo": "32c179dd59c4129f468cc0f3b2198069330e1f86a8f4b23c2decfd3ca1c5a66e",
+    "caffè ☕": "4df3ccb8cc5bee58493f1d622f8e3b91a4d15ca557aa777d259a35ab7eb754b4",
+}
+"""The vectors docs/deals.md gives."""
+
+
+@pytest.mark.parametrize(("seed", "commitment"), COMMITMENTS.items())
+def test_seed_commitment_vectors(seed: str, commitment: str) -> None:
+    # As the page words it: the domain, a zero byte, the seed's UTF-8.
+    by_hand = hashlib.sha256(b"tavolo-seed-commitment-v1" + b"\x00" + seed.encode()).hexdigest()
+    assert deals.seed_commitment(seed) == by_hand == commitment
+    done = CliRunner().invoke(app, ["seed", "commit", seed])
+    assert done.exit_code == 0 and done.stdout == commitment + "\n"
+    # Short seeds can be guessed from their commitment: said once, on stderr.
+    assert done.stderr.count("warning: ") == 1 and "tavolo seed new" in done.stderr
+
+
+def test_seed_new_and_check() -> None:
+    runner = CliRunner()
+    made = runner.invoke(app, ["seed", "new", "--json"])
+    assert made.exit_code == 0
+    fresh = json.loads(made.stdout)
+    assert len(fresh["seed"]) == 32 and int(fresh["seed"], 16) >= 0
+    assert fresh["commitment"] == deals.seed_commitment(fresh["seed"])
+    assert runner.invoke(app, ["seed", "commit", fresh["seed"]]).stderr == ""
+    other = json.loads(runner.invoke(app, ["seed", "new", "--json"]).stdout)
+    assert other["seed"] != fresh["seed"]
+
+    ok = runner.invoke(app, ["seed", "check", fresh["seed"], fresh["commitment"].upper()])
+    assert ok.exit_code == 0 and "matches" in ok.stdout
+    wrong = runner.invoke(app, ["seed", "check", other["seed"], fresh["commitment"]])
+    assert wrong.exit_code == 1
+    assert wrong.stderr.splitlines() == [
+        f"error: seed {other['seed']!r} does not match commitment {fresh['commitment']}"
+    ]
+    bad = runner.invoke(app, ["seed", "check", "demo", "xyz"])
+    assert bad.exit_code == 2
+    assert bad.stderr.splitlines() == ["error: the commitment must be 64 hex digits, got 'xyz'"]

@@ -37,6 +37,17 @@ def check_seed(seed: str) -> str:
     return seed
 
 
+COMMITMENT_DOMAIN = b"tavolo-seed-commitment-v1\x00"
+
+
+def seed_commitment(seed: str) -> str:
+    """SHA-256 of the domain and the seed's UTF-8, in hex: publish it before play, the seed after.
+
+    It binds the organiser to the seed without showing it, if the seed cannot be guessed.
+    """
+    return hashlib.sha256(COMMITMENT_DOMAIN + check_seed(seed).encode("utf-8")).hexdigest()
+
+
 @functools.lru_cache(maxsize=64)
 def _stream_prefix(game: str, seed: str) -> bytes:
     return b"\x00".join((DOMAIN, game.encode(), check_seed(seed).encode(), b""))

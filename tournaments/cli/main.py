@@ -8,6 +8,7 @@ from tournaments.cli.bench import bench_app
 from tournaments.cli.conformance import conformance
 from tournaments.cli.deal import deal
 from tournaments.cli.play import play
+from tournaments.cli.seed import seed_app
 from tournaments.cli.serve import match_app, serve
 from tournaments.cli.tournament import tournament_app
 from tournaments.cli.verify import verify
@@ -26,6 +27,7 @@ app.command()(verify)
 app.command()(serve)
 app.command()(conformance)
 app.command()(watch)
+app.add_typer(seed_app, name="seed")
 app.add_typer(match_app, name="match")
 app.add_typer(bench_app, name="bench")
 app.add_typer(tournament_app, name="tournament")
