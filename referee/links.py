@@ -98,6 +98,14 @@ class SlotLink:
     """Set (by :meth:`mark_exited`) when this slot's bot process has exited."""
     _exited: asyncio.Event = field(default_factory=asyncio.Event)
 
+    def restarted(self, events: list[pb.Event]) -> None:
+        """A new bot process plays this slot: it will hear ``events``, nothing older."""
+        self.process_exit = None
+        self._exited.clear()
+        self.outbox = list(events)
+        self.pending = None
+        self.expected = None
+
     def mark_exited(self, note: str) -> None:
         """The slot's bot process has ended: it will not connect again."""
         self.process_exit = note

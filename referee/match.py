@@ -66,6 +66,12 @@ class Limits:
     grace: float = 5.0
     """Seconds a dropped connection has to come back with its ticket."""
     on_fault: FaultPolicy = FaultPolicy.FORFEIT
+    restart_crashed: bool = True
+    """Start a bot process that exited again before the next game, if it had connected.
+
+    The game it crashed in is lost all the same; without a restart every later game of
+    the match would be lost too. A process that never connected is not started again.
+    """
 
 
 @dataclass(frozen=True)
@@ -250,6 +256,10 @@ class Match:
         self._arrangements = arrangements(self.rules)
         self._incidents_seen: dict[int, int] = {}
         self._watchers: list[asyncio.Future[None]] = []
+        self._root: Path | None = None
+        self._launch: dict[int, tuple[Entry, str, dict[str, str]]] = {}
+        """Slot -> how its bot process was started (entry, folder name, environment)."""
+        self._restarts: dict[int, int] = {}
 
     def use_record(self, stream: IO[str]) -> None:
         """Write the match record to ``stream`` as the games are played."""
@@ -284,6 +294,7 @@ class Match:
             if root is None:
                 root = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="tavolo-")))
             try:
+                self._root = root
                 await self._start_processes(root)
                 await self._await_connections()
                 await self._announce()
@@ -310,9 +321,39 @@ class Match:
                     "TAVOLO_TICKET": link.ticket,
                     "TAVOLO_SEED": bot_seed(self.config.seed, self.names[e], k),
                 }
-                process = await start_bot(entry, link.label, root / f"{e}-{k}", env)
-                self.processes.append(process)
-                self._watchers.append(asyncio.ensure_future(self._watch(process, link)))
+                self._launch[link.slot] = (entry, f"{e}-{k}", env)
+                await self._spawn(link, root / f"{e}-{k}")
+
+    async def _spawn(self, link: SlotLink, folder: Path) -> None:
+        entry, _, env = self._launch[link.slot]
+        process = await start_bot(entry, link.label, folder, env)
+        self.processes.append(process)
+        self._watchers.append(asyncio.ensure_future(self._watch(process, link)))
+
+    async def _restart_crashed(self, game: _Game) -> None:
+        """Start again, before this game, the bot processes that exited after connecting."""
+        limits = self.config.limits
+        for seat, link in enumerate(game.seats):
+            if not (
+                limits.restart_crashed
+                and link.process_exit is not None
+                and link.ever_connected
+                and link.slot in self._launch
+            ):
+                continue
+            assert self._root is not None
+            why = link.process_exit.split(";")[0]  # "exit status 3", not its stderr
+            count = self._restarts[link.slot] = self._restarts.get(link.slot, 0) + 1
+            _, folder, _ = self._launch[link.slot]
+            # A new process hears the match start, not what its predecessor missed.
+            link.restarted([self._match_started()])
+            # Its own folder: the crashed process's logs stay as they were.
+            await self._spawn(link, self._root / f"{folder}-restart-{count}")
+            game.state.note_incident(
+                seat, "restart", f"the bot process was started again (after: {why})"
+            )
+            # If it does not connect, the game's first request to it applies the fault policy.
+            await link.wait_connected(limits.connect_timeout)
 
     async def _watch(self, process: BotProcess, link: SlotLink) -> None:
         link.mark_exited(await process.watch())
@@ -327,8 +368,8 @@ class Match:
                 why = link.process_exit or f"no connection within {timeout:g} s"
                 link.incidents.append(Incident("never_connected", why))
 
-    async def _announce(self) -> None:
-        started = pb.Event(
+    def _match_started(self) -> pb.Event:
+        return pb.Event(
             match_started=pb.MatchStarted(
                 match_id=self.match_id,
                 game=self.rules.game,
@@ -337,6 +378,9 @@ class Match:
                 deals_per_game=self.config.deals or 0,
             )
         )
+
+    async def _announce(self) -> None:
+        started = self._match_started()
         for row in self.links:
             for link in row:
                 link.outbox.append(started)
@@ -384,9 +428,10 @@ class Match:
         self.feed.game = game
         # Per game, so a match resumed at this game plays its faults' cards as a whole run would.
         self._rng = random.Random(f"{self.config.seed}/referee/game/{game}")
+        game_ctx = _Game(game, state, seats)
+        await self._restart_crashed(game_ctx)
         for seat, link in enumerate(seats):
             link.outbox.append(pb.Event(game_started=pb.GameStarted(game=game, seat=seat)))
-        game_ctx = _Game(game, state, seats)
         faults_before = [(s.timeouts, s.illegal, s.crashes) for s in self.result.stats]
         if self.record is not None:
             self.record.new_game()

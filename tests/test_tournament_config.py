@@ -65,6 +65,16 @@ def test_fingerprint_follows_results_not_concurrency(tmp_path: Path) -> None:
     other_seed = load_config(write(tmp_path, GOOD.replace('"s1"', '"s2"'))).fingerprint()
     assert base == more
     assert base != other_seed
+    # Restarting crashed bots decides results; on (the default) leaves the fingerprint as it
+    # was before the key existed, so older databases still resume.
+    on = write(tmp_path, GOOD.replace("games = 2", "games = 2\nrestart_crashed = true"), "on.toml")
+    off = write(
+        tmp_path, GOOD.replace("games = 2", "games = 2\nrestart_crashed = false"), "off.toml"
+    )
+    assert load_config(on).limits.restart_crashed is True
+    assert load_config(on).fingerprint() == base
+    assert load_config(off).limits.restart_crashed is False
+    assert load_config(off).fingerprint() != base
 
 
 def test_the_example_loads() -> None:
@@ -126,6 +136,7 @@ def test_manifest_is_found_beside_the_file(tmp_path: Path) -> None:
         (("[match]", "[game.rules]\ntarget = -3\n[match]"), ["'game.rules.target'"]),
         (("[match]", "[game.rules]\ncolour = 1\n[match]"), ["colour"]),
         (("games = 2", 'games = 2\non_fault = "panic"'), [":11:", "forfeit, random"]),
+        (("games = 2", 'games = 2\nrestart_crashed = "yes"'), [":11:", "true or false"]),
         (("[match]", '[ratings]\nanchor = "zed"\n[match]'), ["'ratings.anchor'", "'zed'"]),
         (('\n[[entry]]\nname = "r"\nbot = "random"\n', ""), ["seats 2 entries", "has 1"]),
         (('name = "r"\nbot = "random"\n', ""), [":16:", "'entry[2].bot'", "must be"]),

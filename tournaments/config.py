@@ -117,6 +117,8 @@ class TournamentConfig:
                 "time_bank_ms": self.limits.time_bank_ms,
                 "max_attempts": self.limits.max_attempts,
                 "on_fault": self.limits.on_fault.value,
+                # Only when off: a database made before the key existed keeps its fingerprint.
+                **({} if self.limits.restart_crashed else {"restart_crashed": False}),
             },
             "entries": [[e.name, e.bot] for e in self.entries],
         }
@@ -131,7 +133,7 @@ _TOP_KEYS = {
 _GAME_KEYS = {"preset", "deals", "rules"}
 _MATCH_KEYS = {
     "games", "duplicate", "deadline_ms", "time_bank_ms", "max_attempts", "on_fault",
-    "connect_timeout", "grace",
+    "connect_timeout", "grace", "restart_crashed",
 }  # fmt: skip
 _RATING_KEYS = {"anchor", "elo", "prior_draws", "bootstrap", "seed"}
 _ENTRY_KEYS = {"name", "bot"}
@@ -324,7 +326,8 @@ def _limits(src: _Source, match: dict[str, Any]) -> Limits:
     if connect <= 0 or grace < 0:
         key = "connect_timeout" if connect <= 0 else "grace"
         raise src.error("must be seconds above 0 (grace: 0 or more)", "match", key)
-    return Limits(deadline, bank, attempts, connect, grace, on_fault)
+    restart = _get(src, match, "match", "restart_crashed", bool, base.restart_crashed)
+    return Limits(deadline, bank, attempts, connect, grace, on_fault, restart)
 
 
 def _entries(src: _Source, data: dict[str, Any]) -> list[EntrySpec]:

@@ -31,8 +31,9 @@ from referee.records import verify_file
 from referee.service import Referee, start_referee
 
 SCRIPTED = Path(__file__).resolve().with_name("scripted.py")
-FAST = Limits(deadline_ms=300, grace=0.5, connect_timeout=3)
-"""Short limits: a test match takes about a second."""
+FAST = Limits(deadline_ms=300, grace=0.5, connect_timeout=3, restart_crashed=False)
+"""Short limits: a test match takes about a second. No restarts: one process per slot
+for the whole match, so each log is one slot's (tests/test_bot_restart.py restarts)."""
 NORMAL_ENDS = {"deals_played", "target_reached", "called_out"}
 
 PUBLIC_EVENTS = {
@@ -82,6 +83,7 @@ def limits(**changes: Any) -> Limits:
         "connect_timeout": FAST.connect_timeout,
         "grace": FAST.grace,
         "on_fault": FaultPolicy.FORFEIT,
+        "restart_crashed": FAST.restart_crashed,
     }
     values.update(changes)
     return Limits(**values)

@@ -30,7 +30,9 @@ Modes (the misbehaviour happens on slot ``--slot`` only, if given, from the
 - ``reconnect``: drops its stream instead of answering and comes back with its ticket;
 - ``never-connect``: sleeps without ever connecting.
 
-``--connect-delay-ms`` waits that long before connecting, whatever the mode, and
+``--once PATH`` misbehaves only if PATH does not exist, and creates it then: a bot that
+the referee starts again behaves. ``--connect-delay-ms`` waits that long before
+connecting, whatever the mode, and
 ``--illegal-rate`` makes it try, that often, a card it does not hold before a legal
 action, when it is not misbehaving otherwise. ``--say`` text is printed to stdout and
 stderr at the start and at every request; with ``--declare`` it makes every
@@ -125,6 +127,7 @@ class Options:
     connect_delay_ms: int = 0
     declare: bool = False
     count: int = 40
+    once: Path | None = None
 
 
 class Reconnect(Exception):
@@ -209,11 +212,17 @@ class ScriptedBot:
         return self.options.slot is None or self.slot == self.options.slot
 
     def _due(self) -> bool:
-        return (
+        due = (
             self._mine()
             and self.requests >= self.options.at
             and (self.misbehaved < self.options.times)
         )
+        once = self.options.once
+        if due and once is not None:
+            if once.exists():
+                return False
+            once.touch()
+        return due
 
     def _legal(self, request: pb.DecisionRequest) -> pb.PlayRequest:
         action = self.rng.choice([a.id for a in request.legal_actions])
@@ -362,6 +371,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--declare", action="store_true")
     parser.add_argument("--count", type=int, default=40)
     parser.add_argument("--log-dir", type=Path)
+    parser.add_argument("--once", type=Path)
     args = parser.parse_args(argv)
     if args.mode == "never-connect":
         time.sleep(60)
@@ -388,6 +398,7 @@ def main(argv: list[str]) -> int:
         connect_delay_ms=args.connect_delay_ms,
         declare=args.declare,
         count=args.count,
+        once=args.once,
     )
     if options.say:
         print(options.say, flush=True)

@@ -54,6 +54,13 @@ def play(
     ] = FaultPolicy.FORFEIT,
     connect_timeout: Annotated[float, typer.Option(help="Seconds for bots to connect.")] = 20.0,
     grace: Annotated[float, typer.Option(help="Seconds a dropped bot has to reconnect.")] = 5.0,
+    restart_crashed: Annotated[
+        bool,
+        typer.Option(
+            help="Start a bot process that crashed again before the next game "
+            "(the game it crashed in is lost either way)."
+        ),
+    ] = True,
     listen: Annotated[
         str, typer.Option(help="Address of the referee, e.g. 0.0.0.0:50051 for remote bots.")
     ] = "127.0.0.1:0",
@@ -99,6 +106,7 @@ def play(
         connect_timeout=connect_timeout,
         grace=grace,
         on_fault=on_fault,
+        restart_crashed=restart_crashed,
     )
     config = MatchConfig(rules, seed, parsed, deals, sets, limits)
     with contextlib.ExitStack() as stack:
