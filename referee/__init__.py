@@ -5,6 +5,7 @@ Importing any part of it chooses gRPC's transport for this process; see
 """
 
 import os
+import sys
 from collections.abc import Mapping
 
 GRPC_EXPERIMENTS = "-event_engine_client,-event_engine_listener"
@@ -19,8 +20,14 @@ variable once, when it loads, so it is set here, before any module of ours impor
 GRPC_EXPERIMENTS_SET_HERE = "GRPC_EXPERIMENTS" not in os.environ
 """Whether this process set the variable (not its user): then bots do not inherit it."""
 
-TRANSPORT = os.environ.setdefault("GRPC_EXPERIMENTS", GRPC_EXPERIMENTS)
-"""The ``GRPC_EXPERIMENTS`` this process's gRPC loads with (empty: gRPC's defaults)."""
+_SEEN_BY_GRPC = os.environ.get("GRPC_EXPERIMENTS", "") if "grpc" in sys.modules else None
+os.environ.setdefault("GRPC_EXPERIMENTS", GRPC_EXPERIMENTS)
+
+TRANSPORT = os.environ["GRPC_EXPERIMENTS"] if _SEEN_BY_GRPC is None else _SEEN_BY_GRPC
+"""The ``GRPC_EXPERIMENTS`` this process's gRPC loaded with (empty: gRPC's defaults).
+
+If grpc was imported before this package, it loaded with what the variable held then.
+"""
 
 
 def bot_environment(extra: Mapping[str, str]) -> dict[str, str]:

@@ -110,6 +110,15 @@ def test_the_sdk_chooses_what_the_referee_chooses() -> None:
     assert tavolo_bot.GRPC_EXPERIMENTS == referee.GRPC_EXPERIMENTS
 
 
+def test_transport_says_what_grpc_loaded_with() -> None:
+    code = "import {first}, {second}, referee; print(repr(referee.TRANSPORT))"
+    ours = _run(code.format(first="os", second="referee"), None)
+    assert ours.stdout.strip() == repr(referee.GRPC_EXPERIMENTS)
+    # grpc imported first loads with its defaults: setting the variable then changes nothing.
+    late = _run(code.format(first="grpc", second="os"), None)
+    assert late.stdout.strip() == repr("")
+
+
 def test_a_users_own_setting_is_kept() -> None:
     done = _run("import referee, os; print(os.environ['GRPC_EXPERIMENTS'])", "mine")
     assert done.returncode == 0, done.stderr
