@@ -8,6 +8,7 @@ console script, as a user does.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import shutil
@@ -497,6 +498,16 @@ def run(*args: str | Path) -> subprocess.CompletedProcess[str]:
         timeout=120,
         check=False,
     )
+
+
+async def run_async(*args: str) -> tuple[int, str, str]:
+    """:func:`run` from a coroutine, so the event loop (a referee, say) keeps running."""
+    process = await asyncio.create_subprocess_exec(
+        console_script(), *args, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+    )
+    out, err = await asyncio.wait_for(process.communicate(), 120)
+    assert process.returncode is not None
+    return process.returncode, out.decode(), err.decode()
 
 
 def test_console_script_plays_and_verifies(tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ from referee.proto import referee_pb2 as pb
 from referee.proto import referee_pb2_grpc as pb_grpc
 from referee.records import verify_file, verify_lines
 from referee.service import start_referee
+from tests.test_cli import run_async
 from tournaments.cli.main import app
 
 RUNNER = CliRunner()
@@ -304,6 +305,15 @@ def test_tls(tmp_path: Path) -> None:
             assert await bot.wait() == 0
             assert len(result.outcomes) == 2
             assert not result.incidents
+            # A spectator follows the (finished) table over TLS with the same certificate...
+            watch = ("watch", match.match_id, "--referee", referee.address)
+            code, out, err = await run_async(*watch, "--tls-ca", str(cert))
+            assert code == 0, err
+            assert out.count("deal 1 scored") == 2 and " plays " in out
+            # ...and without it gets one error line.
+            code, out, err = await run_async(*watch)
+            assert code == 1 and out == "" and len(err.splitlines()) == 1
+            assert err.startswith(f"error: {referee.address}: UNAVAILABLE")
         finally:
             await referee.stop()
 

@@ -14,21 +14,8 @@ from referee.entries import parse_entry
 from referee.proto import referee_pb2 as pb
 from referee.service import Referee
 from tests.bots.harness import PUBLIC_EVENTS, limits, play, run, serving
-from tests.test_cli import console_script
+from tests.test_cli import run_async
 from tournaments.cli.watch import describe
-
-
-async def _tavolo(*args: str) -> tuple[int, str, str]:
-    """Run the console script without blocking the loop that serves the referee."""
-    process = await asyncio.create_subprocess_exec(
-        console_script(),
-        *args,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(process.communicate(), 60)
-    assert process.returncode is not None
-    return process.returncode, out.decode(), err.decode()
 
 
 async def _played_and_watched(
@@ -46,8 +33,8 @@ async def _played_and_watched(
     table.verify()
     # A finished table replays from its start, then the stream ends.
     table_id = table.match.match_id
-    text = await _tavolo("watch", table_id, "--referee", referee.address)
-    as_json = await _tavolo("watch", table_id, "--referee", referee.address, "--json")
+    text = await run_async("watch", table_id, "--referee", referee.address)
+    as_json = await run_async("watch", table_id, "--referee", referee.address, "--json")
     return table.lines(), text, as_json
 
 
@@ -98,9 +85,9 @@ def test_watch_lists_a_waiting_table_and_refuses_an_unknown_one(tmp_path: Path) 
                 if referee.feeds:
                     break
                 await asyncio.sleep(0.01)
-            listed = await _tavolo("watch", "--referee", referee.address)
-            as_json = await _tavolo("watch", "--referee", referee.address, "--json")
-            unknown = await _tavolo("watch", "no-such-table", "--referee", referee.address)
+            listed = await run_async("watch", "--referee", referee.address)
+            as_json = await run_async("watch", "--referee", referee.address, "--json")
+            unknown = await run_async("watch", "no-such-table", "--referee", referee.address)
             waiting.cancel()
             return listed, as_json, unknown
 
@@ -119,7 +106,7 @@ def test_watch_lists_a_waiting_table_and_refuses_an_unknown_one(tmp_path: Path) 
 
 
 def test_watch_an_unreachable_referee_is_one_error_line() -> None:
-    code, out, err = run(_tavolo("watch", "--referee", "127.0.0.1:1"))
+    code, out, err = run(run_async("watch", "--referee", "127.0.0.1:1"))
     assert code == 1 and out == ""
     [error] = err.splitlines()
     assert error.startswith("error: 127.0.0.1:1: UNAVAILABLE")
@@ -202,6 +189,6 @@ def test_describe_words_scored_deals() -> None:
 
 def test_watch_with_an_unreadable_certificate_is_one_error_line(tmp_path: Path) -> None:
     missing = tmp_path / "no-such-ca.pem"
-    code, out, err = run(_tavolo("watch", "--tls-ca", str(missing)))
+    code, out, err = run(run_async("watch", "--tls-ca", str(missing)))
     assert code == 2 and out == ""
     assert err.splitlines() == [f"error: cannot read {missing}: No such file or directory"]
