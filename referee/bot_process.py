@@ -43,7 +43,7 @@ class BotProcess:
     async def watch(self) -> str:
         """Wait for the process to exit; return (and keep) what it left behind."""
         status = await self.process.wait()
-        how = f"killed by signal {-status}" if status < 0 else f"exit status {status}"
+        how = killed_by(-status) if status < 0 else f"exit status {status}"
         tail = self.stderr_tail()
         self.exit_note = how + (f"; stderr ends:\n{tail}" if tail else "; no stderr")
         return self.exit_note
@@ -60,6 +60,22 @@ class BotProcess:
                 await self.process.wait()
 
 
+_LIMIT_SIGNALS = {
+    "SIGXCPU": "it used up its cpu_seconds",
+    "SIGXFSZ": "a file it wrote, a log perhaps, reached its file_mb",
+}
+
+
+def killed_by(number: int) -> str:
+    """How a process killed by signal ``number`` ended, e.g. ``killed by signal 9 (SIGKILL)``."""
+    try:
+        name = signal.Signals(number).name
+    except ValueError:
+        return f"killed by signal {number}"
+    hint = _LIMIT_SIGNALS.get(name)
+    return f"killed by signal {number} ({name}" + (f": {hint})" if hint else ")")
+
+
 async def start_bot(entry: Entry, label: str, workdir: Path, env: Mapping[str, str]) -> BotProcess:
     """Start one process of ``entry`` in ``workdir`` with rlimits and logs there.
 
@@ -70,6 +86,7 @@ async def start_bot(entry: Entry, label: str, workdir: Path, env: Mapping[str, s
     argv = [
         sys.executable, "-m", "referee.limits_exec",
         "--cpu-seconds", str(entry.cpu_seconds), "--memory-mb", str(entry.memory_mb),
+        "--file-mb", str(entry.file_mb),
         "--", *entry.command,
     ]  # fmt: skip
     full_env = bot_environment(env)

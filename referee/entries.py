@@ -18,8 +18,14 @@ BUILT_IN_BOTS = {
 
 DEFAULT_CPU_SECONDS = 600
 DEFAULT_MEMORY_MB = 2048
+DEFAULT_FILE_MB = 256
+"""The largest file a bot process may write, its logs included: a bot cannot fill the disk."""
 _MANIFEST_KEYS = {"name", "command", "workdir", "limits"}
-_LIMIT_KEYS = {"cpu_seconds", "memory_mb"}
+_LIMITS = {
+    "cpu_seconds": DEFAULT_CPU_SECONDS,
+    "memory_mb": DEFAULT_MEMORY_MB,
+    "file_mb": DEFAULT_FILE_MB,
+}
 
 
 class EntryError(ValueError):
@@ -39,6 +45,7 @@ class Entry:
     """Where relative paths of the command are resolved (a manifest's folder)."""
     cpu_seconds: int = DEFAULT_CPU_SECONDS
     memory_mb: int = DEFAULT_MEMORY_MB
+    file_mb: int = DEFAULT_FILE_MB
 
 
 def parse_entry(text: str) -> Entry:
@@ -104,13 +111,11 @@ def load_manifest(path: Path) -> Entry:
     limits = data.get("limits", {})
     if not isinstance(limits, dict):
         raise EntryError(f"{path}: [limits] must be a table")
-    unknown = sorted(set(limits) - _LIMIT_KEYS)
+    unknown = sorted(set(limits) - set(_LIMITS))
     if unknown:
-        raise EntryError(
-            f"{path}: unknown key 'limits.{unknown[0]}'; keys are {sorted(_LIMIT_KEYS)}"
-        )
+        raise EntryError(f"{path}: unknown key 'limits.{unknown[0]}'; keys are {sorted(_LIMITS)}")
     values: dict[str, int] = {}
-    for key, default in (("cpu_seconds", DEFAULT_CPU_SECONDS), ("memory_mb", DEFAULT_MEMORY_MB)):
+    for key, default in _LIMITS.items():
         value = limits.get(key, default)
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
             raise EntryError(f"{path}: key 'limits.{key}' must be a whole number from 1")
@@ -122,6 +127,7 @@ def load_manifest(path: Path) -> Entry:
         cwd=cwd,
         cpu_seconds=values["cpu_seconds"],
         memory_mb=values["memory_mb"],
+        file_mb=values["file_mb"],
     )
 
 

@@ -1,11 +1,12 @@
 """Become a bot process under CPU and memory limits: ``python -m referee.limits_exec``.
 
-    python -m referee.limits_exec --cpu-seconds 600 --memory-mb 2048 -- CMD [ARGS...]
+    python -m referee.limits_exec --cpu-seconds 600 --memory-mb 2048 [--file-mb 256] -- CMD ...
 
-Sets RLIMIT_CPU and RLIMIT_AS, then replaces itself with CMD, so the limits bind the
-bot and nothing else. On Linux it also asks to be killed when the referee dies, so a
-referee killed with SIGKILL leaves no bot behind. Imports nothing from Tavolo beyond the
-package's own ``__init__``, which ``-m`` runs anyway, to start fast.
+Sets RLIMIT_CPU, RLIMIT_AS and (with ``--file-mb``) RLIMIT_FSIZE, then replaces itself
+with CMD, so the limits bind the bot and nothing else. On Linux it also asks to be killed
+when the referee dies, so a referee killed with SIGKILL leaves no bot behind. Imports
+nothing from Tavolo beyond the package's own ``__init__``, which ``-m`` runs anyway, to
+start fast.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="referee.limits_exec")
     parser.add_argument("--cpu-seconds", type=int, required=True)
     parser.add_argument("--memory-mb", type=int, required=True)
+    parser.add_argument("--file-mb", type=int)
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
@@ -45,6 +47,15 @@ def main(argv: list[str]) -> int:
     resource.setrlimit(resource.RLIMIT_CPU, (args.cpu_seconds, args.cpu_seconds + 1))
     memory = args.memory_mb * 1024 * 1024
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    if args.file_mb is not None:
+        # Every file the bot writes, its stdout and stderr logs too: it cannot fill the disk.
+        size = args.file_mb * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
+    # Python ignores these at start-up and exec keeps ignored signals ignored; the bot starts
+    # with the defaults, as subprocess's restore_signals gives any child.
+    for name in ("SIGPIPE", "SIGXFZ", "SIGXFSZ"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), signal.SIG_DFL)
     try:
         # The package's __init__ set our gRPC choice again in this process: not for the bot.
         os.execvpe(command[0], command, bot_environment({}))

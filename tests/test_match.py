@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +13,7 @@ import grpc
 import pytest
 from typer.testing import CliRunner
 
+from referee.bot_process import start_bot
 from referee.engine.rules import preset
 from referee.entries import EntryError, parse_entry
 from referee.match import Limits, Match, MatchConfig
@@ -98,11 +100,16 @@ def test_a_bot_manifest_and_a_command_entry(tmp_path: Path) -> None:
     manifest.write_text(
         'name = "my-bot"\n'
         f'command = ["{sys.executable}", "-m", "tavolo_bot.bots.heuristic"]\n'
-        "[limits]\ncpu_seconds = 60\nmemory_mb = 1024\n",
+        "[limits]\ncpu_seconds = 60\nmemory_mb = 1024\nfile_mb = 8\n",
         encoding="utf-8",
     )
     entry = parse_entry(str(manifest))
-    assert (entry.name, entry.cpu_seconds, entry.memory_mb) == ("my-bot", 60, 1024)
+    assert (entry.name, entry.cpu_seconds, entry.memory_mb, entry.file_mb) == (
+        "my-bot",
+        60,
+        1024,
+        8,
+    )
     record = tmp_path / "m.jsonl"
     command = f"cmd:{sys.executable} -m tavolo_bot.bots.random"
     args = ["play", str(manifest), command, "--seed", "m", "--deals", "1", "--quiet"]
@@ -113,6 +120,48 @@ def test_a_bot_manifest_and_a_command_entry(tmp_path: Path) -> None:
     assert "incident" not in result.stdout
     outcomes = verify_file(record).outcomes
     assert [o.termination.value for o in outcomes] == ["deals_played", "deals_played"]
+
+
+def test_a_bot_starts_with_default_signal_handling(tmp_path: Path) -> None:
+    """Python ignores SIGPIPE and SIGXFSZ, and exec would pass that on to the bot."""
+    probe = parse_entry("cmd:sh -c 'grep SigIgn /proc/self/status'")
+
+    async def ignored() -> int:
+        bot = await start_bot(probe, "probe", tmp_path / "probe", {})
+        await bot.process.wait()
+        line = (bot.workdir / "stdout.log").read_text(encoding="utf-8")
+        return int(line.split()[1], 16)
+
+    mask = asyncio.run(ignored())
+    for sig in (signal.SIGPIPE, signal.SIGXFSZ):
+        assert not mask & (1 << (sig - 1)), sig
+
+
+def test_a_bot_that_writes_without_end_is_stopped_at_file_mb(tmp_path: Path) -> None:
+    """A log cannot grow past the limit: the disk stays safe, and the record says why."""
+    flood = tmp_path / "flood.toml"
+    flood.write_text(
+        'name = "flood"\n'
+        'command = ["sh", "-c", "exec head -c 3000000 /dev/zero >&2"]\n'
+        "[limits]\nfile_mb = 1\n",
+        encoding="utf-8",
+    )
+    record, work = tmp_path / "m.jsonl", tmp_path / "w"
+    args = ["play", str(flood), "random", "--seed", "f", "--deals", "1", "--quiet"]
+    args += ["--connect-timeout", "10", "--record", str(record), "--workdir", str(work)]
+    result = RUNNER.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    for k in ("0", "1"):
+        assert (work / f"0-{k}" / "stderr.log").stat().st_size == 1024 * 1024
+    forfeits = [
+        json.loads(line)
+        for line in record.read_text(encoding="utf-8").splitlines()
+        if line.startswith('{"type":"forfeit"')
+    ]
+    assert len(forfeits) == 2
+    for forfeit in forfeits:
+        assert forfeit["reason"] == "crash"
+        assert "killed by signal 25 (SIGXFSZ: a file it wrote" in forfeit["detail"]
 
 
 @pytest.mark.parametrize(
@@ -138,6 +187,7 @@ def test_bad_entries_are_named(text: str, needle: str) -> None:
         ('command = "true"\n', "key 'name'"),
         ('name = "x"\n', "key 'command'"),
         ('name = "x"\ncommand = "true"\n[limits]\nmemory_mb = 0\n', "limits.memory_mb"),
+        ('name = "x"\ncommand = "true"\n[limits]\nfile_mb = -1\n', "limits.file_mb"),
         ('name = "x"\ncommand = "true"\n[limits]\ngpus = 1\n', "limits.gpus"),
         ('name = "x"\ncommand = "./nope"\n', "'./nope' not found"),
         ('name = "x"\ncommand = "true"\nworkdir = "no/such"\n', "is not a folder"),
