@@ -113,6 +113,39 @@ def test_tournament_verify_replays_every_stored_game(tmp_path: Path) -> None:
     )
 
 
+def test_export_writes_a_verifiable_file_per_match(tmp_path: Path) -> None:
+    path, db = tournament(tmp_path), tmp_path / "t.db"
+    assert tavolo("tournament", "run", path, "--db", db, "--quiet").exit_code == 0
+    out = tmp_path / "published"
+    result = tavolo("tournament", "export", "--db", db, out)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.strip() == f"{out}: 6 game records in 3 files, and index.json"
+    index = json.loads((out / "index.json").read_text(encoding="utf-8"))
+    with Store.open_for_reading(db) as store:
+        matches, games = store.matches(), store.games()
+    assert [m["match"] for m in index["matches"]] == [m.id for m in matches]
+    for listed, match in zip(index["matches"], matches, strict=True):
+        assert (listed["seed"], listed["entries"]) == (match.seed, list(match.entries))
+        played = [g for g in games if g.match_id == match.id]
+        assert [(g["game"], g["winner"]) for g in listed["games"]] == [
+            (g.number, g.winner) for g in played
+        ]
+        # Each file is the match's games, in order, and verifies on its own.
+        file = out / listed["file"]
+        verified = tavolo("verify", file)
+        assert verified.exit_code == 0, verified.output
+        headers = [line for line in file.read_text().splitlines() if '"type":"game"' in line]
+        assert len(headers) == len(played) == 2
+    assert sorted(p.name for p in out.iterdir()) == [
+        "index.json",
+        "match-1.jsonl",
+        "match-2.jsonl",
+        "match-3.jsonl",
+    ]
+    # A folder with something in it is never written over.
+    assert_one_error(tavolo("tournament", "export", "--db", db, out), str(out), "not an empty")
+
+
 @pytest.mark.parametrize("fmt", ["plain", "github", "csv", "html"])
 def test_table_formats(tmp_path: Path, fmt: str) -> None:
     path, db = tournament(tmp_path), tmp_path / "t.db"

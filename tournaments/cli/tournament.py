@@ -187,6 +187,60 @@ def verify(db: DbOption) -> None:
         typer.echo(f"{db}: ok, {count} game records verify")
 
 
+@tournament_app.command("export")
+def export(
+    db: DbOption,
+    folder: Annotated[Path, typer.Argument(help="A new or empty folder for the files.")],
+) -> None:
+    """Write every finished game's record, one file a match, to publish with the seed.
+
+    Each ``match-N.jsonl`` holds the match's games in order and verifies with ``tavolo
+    verify``; ``index.json`` lists the matches, their seeds and each game's result.
+    """
+    if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
+        fail(f"{folder} is not an empty folder: export writes into a new or empty one")
+    with _open(db) as store:
+        matches = store.matches()
+        games = store.games()
+        records: dict[int, list[str]] = {}
+        for match_id, _number, text in store.records():
+            records.setdefault(match_id, []).append(text)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        index = []
+        for match in matches:
+            played = [g for g in games if g.match_id == match.id]
+            name = f"match-{match.id}.jsonl"
+            if played:
+                (folder / name).write_text("".join(records[match.id]), encoding="utf-8")
+            index.append(
+                {
+                    "match": match.id,
+                    "round": match.round,
+                    "entries": list(match.entries),
+                    "seed": match.seed,
+                    "file": name if played else None,
+                    "games": [
+                        {
+                            "game": g.number,
+                            "sides": list(g.sides),
+                            "winner": g.winner,
+                            "totals": list(g.totals),
+                            "termination": g.termination,
+                        }
+                        for g in played
+                    ],
+                    "stopped": match.stopped,
+                }
+            )
+        text = json.dumps({"database": db.name, "matches": index}, indent=1, ensure_ascii=False)
+        (folder / "index.json").write_text(text + "\n", encoding="utf-8")
+    except OSError as exc:
+        fail(f"cannot write to {folder}: {exc.strerror}", 1)
+    count = sum(len(texts) for texts in records.values())
+    typer.echo(f"{folder}: {count} game records in {len(records)} files, and index.json")
+
+
 @dataclasses.dataclass
 class _Shown:
     """The live standings last drawn."""
