@@ -350,6 +350,52 @@ def test_heuristic_discards_low_when_void() -> None:
     assert heuristic(req) == "4B striscio"
 
 
+def _briscola(req: pb.DecisionRequest, trump: str) -> pb.DecisionRequest:
+    req.observation.trump = trump
+    return req
+
+
+def test_heuristic_trumps_a_trick_it_cannot_follow() -> None:
+    # Bastoni are trump (the 4B was shown). Seat 3 plays last, void in denari: its 7B takes
+    # the opponents' 3D; without trumps it would throw its cheapest card, the 4C.
+    trick = [(0, "3D"), (1, "5D"), (2, "6D")]
+    hand = ["7B", "4C", "QS"]
+    assert heuristic(_briscola(request(hand, hand, trick=trick, seat=3), "4B")) == "7B"
+    assert heuristic(request(hand, hand, trick=trick, seat=3)) == "4C"
+
+
+def test_heuristic_keeps_its_trumps_when_the_partner_has_the_trick() -> None:
+    # The partner's 3D wins and seat 3 plays last: load a point, do not waste the trump.
+    trick = [(0, "5D"), (1, "3D"), (2, "6D")]
+    hand = ["4B", "AC", "QS"]
+    assert heuristic(_briscola(request(hand, hand, trick=trick, seat=3), "7B")) == "AC"
+    # Seat 0 still plays, and an earlier trick showed it has no denari: it might trump the
+    # 3D, so nothing is loaded on it. Not known to lack them, it would follow suit.
+    trick = [(1, "3D"), (2, "6D")]
+    req = _briscola(request(hand, hand, trick=trick, seat=3), "7B")
+    assert heuristic(req) == "AC"
+    earlier = [(1, "4D"), (2, "5D"), (3, "7D"), (0, "KC")]
+    req.observation.tricks.add(plays=[pb.Play(seat=s, action=action(c)) for s, c in earlier])
+    assert heuristic(req) == "QS"
+
+
+def test_heuristic_does_not_throw_points_under_a_trump() -> None:
+    # Opponent 2 trumped opponent 0's denari lead: no denaro can win, the cheapest goes.
+    trick = [(0, "KD"), (1, "4C"), (2, "5B")]
+    req = request(["AD", "4D", "7C"], trick=trick, seat=3)
+    assert heuristic(_briscola(req, "7B")).split()[0] == "4D"
+    # Without trumps the ace takes the king's trick.
+    assert heuristic(request(["AD", "4D", "7C"], trick=trick, seat=3)).split()[0] == "AD"
+
+
+def test_heuristic_knows_a_top_card_can_be_trumped() -> None:
+    # The AS is the highest spade left, but trumps are out: it is not a sure winner.
+    played = ["3S", "2S", "4C", "5C"]
+    assert heuristic(request(["AS", "4D", "5D"], played=played)) == "AS volo"
+    led = heuristic(_briscola(request(["AS", "4D", "5D"], played=played), "7B"))
+    assert led.split()[0] == "4D"
+
+
 def test_heuristic_loads_points_on_the_partners_sure_trick() -> None:
     # Seat 1 (the partner of 3) leads the 3D, which nothing can beat: give it the ace.
     req = request(["AD", "KD", "4D"], trick=[(1, "3D"), (2, "5D")], seat=3)

@@ -62,19 +62,60 @@ class _Table:
         self.trick = turn.trick
         self.led_suit = turn.led_suit
         self.partner = turn.partner
+        trump = turn.trump
+        self.trump = suit_of(trump) if trump else None
+        """Tressette con la briscola: the trump suit; None without one."""
         seen = set(self.hand).union(turn.played_cards)
         self.unseen = [c for c in CARDS if c not in seen]
+        self.void = _voids(turn)
+        """Seat -> the suits it has shown it lacks (it played another suit to their lead)."""
 
     def is_master(self, card: str) -> bool:
-        """Whether no card left in other hands beats ``card`` in its own suit."""
+        """Whether no card left in other hands can beat ``card``.
+
+        With a trump suit, a card of another suit can be trumped while any trump is out.
+        """
         suit, rank = suit_of(card), rank_of(card)
-        return not any(suit_of(c) == suit and rank_of(c) < rank for c in self.unseen)
+        if any(suit_of(c) == suit and rank_of(c) < rank for c in self.unseen):
+            return False
+        trump = self.trump
+        if trump is None or suit == trump or all(suit_of(c) != trump for c in self.unseen):
+            return True
+        # Only a seat without the suit may trump it: an opponent known to lack it might.
+        me, partner = self.turn.seat, self.partner
+        return not any(
+            suit in suits for seat, suits in self.void.items() if seat not in (me, partner)
+        )
+
+    def beats(self, card: str, best: str) -> bool:
+        """Whether ``card`` played now takes the trick from ``best``, the card winning it."""
+        if self.trump is not None and suit_of(card) == self.trump != suit_of(best):
+            return True
+        return suit_of(card) == suit_of(best) and rank_of(card) < rank_of(best)
+
+    def is_trump(self, card: str) -> bool:
+        return self.trump is not None and suit_of(card) == self.trump
 
     def keep_for_last(self, cards: list[str]) -> str | None:
         """With two cards left, the one to play so the better one wins the last trick."""
         if len(self.hand) != 2 or len(cards) != 2:
             return None
         return min(cards, key=lambda c: (self.is_master(c), strength(c)))
+
+
+def _voids(turn: Turn) -> dict[int, set[str]]:
+    out: dict[int, set[str]] = {}
+    tricks = [[(p.seat, card_of(p.action)) for p in t.plays] for t in turn.observation.tricks]
+    tricks.append([(seat, card) for seat, card, _ in turn.trick])
+    for plays in tricks:
+        cards = [(seat, card) for seat, card in plays if card is not None]
+        if not cards:
+            continue
+        led = suit_of(cards[0][1])
+        for seat, card in cards[1:]:
+            if suit_of(card) != led:
+                out.setdefault(seat, set()).add(led)
+    return out
 
 
 def choose_action(turn: Turn, target: int | None = None) -> pb.Action:
@@ -211,23 +252,29 @@ def _follow(table: _Table, cards: list[str]) -> str:
     last = len(trick) == table.turn.players - 1
     best_seat, best = trick[0][0], trick[0][1]
     for seat, card, _ in trick[1:]:
-        if suit_of(card) == led and rank_of(card) < rank_of(best):
+        if table.beats(card, best):
             best_seat, best = seat, card
     partner_wins = table.partner is not None and best_seat == table.partner
     # Nobody after this seat can beat the partner's card: the trick is ours already.
     partner_sure = partner_wins and (last or table.is_master(best))
     follow = [c for c in cards if suit_of(c) == led]
     if not follow:
-        # Void in the led suit: nothing played now can win the trick.
+        # Void in the led suit: only a trump can win the trick; keep trumps otherwise.
+        plain = [c for c in cards if not table.is_trump(c)] or cards
         if partner_sure:
-            return _load(table, cards)
-        return table.keep_for_last(cards) or min(cards, key=_value)
+            return _load(table, plain)
+        trumping = [] if partner_wins else [c for c in cards if table.beats(c, best)]
+        sure = trumping if last else [c for c in trumping if table.is_master(c)]
+        points = sum(points_in_thirds(c) for _, c, _ in trick)
+        if sure or (trumping and points >= 3):
+            return min(sure or trumping, key=strength)
+        return table.keep_for_last(plain) or min(plain, key=_value)
     lead_seat, _, lead_signal = trick[0]
     if lead_seat == table.partner and lead_signal in ("busso", "ribusso"):
         return max(follow, key=strength)
     if partner_sure:
         return _load(table, follow)
-    beaters = [c for c in follow if rank_of(c) < rank_of(best)]
+    beaters = [c for c in follow if table.beats(c, best)]
     sure = beaters if last else [c for c in beaters if table.is_master(c)]
     if sure:
         return min(sure, key=strength)
