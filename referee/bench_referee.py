@@ -465,6 +465,24 @@ class RefereeBench:
     """``GRPC_EXPERIMENTS`` of every run above; empty for gRPC's defaults."""
     echo_grpc_defaults: LatencyRun | None = None
     """The bare echo on gRPC's default transport; None when that is the transport above."""
+    rounds: tuple[Round, ...] = ()
+    """The p50s of each round: the bare echoes and the referee at the fewest tables, run
+    one after the other, so that the machine's slow drift cancels in each round's ratios.
+    ``runs[0]``, ``echo`` and ``echo_grpc_defaults`` are the rounds with the median p50."""
+
+
+@dataclass(frozen=True)
+class Round:
+    """One round's p50s, in microseconds."""
+
+    referee: float
+    echo: float
+    echo_grpc_defaults: float | None
+
+
+def median_run(runs: Sequence[LatencyRun]) -> LatencyRun:
+    """The run with the median p50 (the lower middle one of an even count)."""
+    return sorted(runs, key=lambda run: run.p50_us)[(len(runs) - 1) // 2]
 
 
 async def bench_echo_grpc_defaults(trips: int, *, timeout: float = 120.0) -> LatencyRun:
@@ -495,17 +513,40 @@ def bench_referee(
     deals: int | None = None,
     echo_trips: int = ECHO_TRIPS,
     timeout: float = 120.0,
+    rounds: int = 3,
 ) -> RefereeBench:
-    """The echo runs, then the referee at each table count; ``deals`` None sizes each run."""
+    """Rounds of the bare echoes and the referee at the fewest tables, then the echo laid
+    out like each table count and the referee at the other counts; ``deals`` None sizes
+    each run."""
+    fewest = min(tables)
 
     async def main() -> RefereeBench:
-        bare = await bench_echo(1, echo_trips, processes=1, timeout=timeout)
-        defaults = None
-        if TRANSPORT:
-            defaults = await bench_echo_grpc_defaults(echo_trips, timeout=timeout)
+        bares: list[LatencyRun] = []
+        defaults: list[LatencyRun] = []
+        ones: list[LatencyRun] = []
+        for _ in range(rounds):
+            bares.append(await bench_echo(1, echo_trips, processes=1, timeout=timeout))
+            if TRANSPORT:
+                defaults.append(await bench_echo_grpc_defaults(echo_trips, timeout=timeout))
+            ones.append(await bench_tables(fewest, deals or default_deals(fewest), timeout=timeout))
         echo = [await bench_echo(t, echo_trips, timeout=timeout) for t in tables]
-        runs = [await bench_tables(t, deals or default_deals(t), timeout=timeout) for t in tables]
-        return RefereeBench(tuple(runs), bare, tuple(echo), TRANSPORT, defaults)
+        runs = [
+            median_run(ones) if t == fewest else
+            await bench_tables(t, deals or default_deals(t), timeout=timeout)
+            for t in tables
+        ]  # fmt: skip
+        per_round = tuple(
+            Round(one.p50_us, bare.p50_us, defaults[i].p50_us if defaults else None)
+            for i, (one, bare) in enumerate(zip(ones, bares, strict=True))
+        )
+        return RefereeBench(
+            tuple(runs),
+            median_run(bares),
+            tuple(echo),
+            TRANSPORT,
+            median_run(defaults) if defaults else None,
+            per_round,
+        )
 
     return asyncio.run(main())
 

@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 
+import pytest
 from typer.testing import CliRunner
 
 import referee
@@ -20,10 +21,8 @@ runner = CliRunner()
 
 
 def test_bench_referee_json_has_positive_figures() -> None:
-    result = runner.invoke(
-        app,
-        ["bench", "referee", "--json", "--tables", "1", "--deals", "1", "--echo-trips", "200"],
-    )
+    args = ["bench", "referee", "--json", "--tables", "1", "--deals", "1", "--echo-trips", "200"]
+    result = runner.invoke(app, [*args, "--rounds", "3"])
     assert result.exit_code == 0, result.output
     out = json.loads(result.stdout)
     assert out["benchmark"] == "referee"
@@ -58,13 +57,24 @@ def test_bench_referee_json_has_positive_figures() -> None:
     defaults = out["echo_grpc_defaults"]
     assert (defaults["tables"], defaults["processes"], defaults["decisions"]) == (1, 1, 200)
     assert out["echo_grpc_defaults_p50_us"] == defaults["p50_us"] > 0
-    assert out["p50_over_echo_grpc_defaults"] == round(out["p50_us"] / defaults["p50_us"], 2)
+    # Three rounds of the bare echoes and the referee: the runs shown are the median ones,
+    # and each ratio is the median of the rounds' ratios.
+    rounds = out["rounds"]
+    assert len(rounds) == 3
+    assert sorted(r["p50_us"] for r in rounds)[1] == out["p50_us"] == run["p50_us"]
+    assert sorted(r["echo_p50_us"] for r in rounds)[1] == out["echo_p50_us"]
+    assert sorted(r["echo_grpc_defaults_p50_us"] for r in rounds)[1] == defaults["p50_us"]
+    same = sorted(r["p50_us"] / r["echo_p50_us"] for r in rounds)[1]
+    assert out["p50_over_echo"] == pytest.approx(same, abs=0.01)
+    grpc_defaults = sorted(r["p50_us"] / r["echo_grpc_defaults_p50_us"] for r in rounds)[1]
+    assert out["p50_over_echo_grpc_defaults"] == pytest.approx(grpc_defaults, abs=0.01)
 
 
 def test_bench_referee_on_grpc_defaults_has_no_second_baseline() -> None:
     # A process of its own: gRPC reads its transport when it loads.
     env = {**os.environ, "GRPC_EXPERIMENTS": ""}
     args = ["bench", "referee", "--json", "--tables", "1", "--deals", "1", "--echo-trips", "100"]
+    args += ["--rounds", "1"]
     done = subprocess.run(
         [console_script(), *args], env=env, capture_output=True, text=True, timeout=120
     )
@@ -81,6 +91,8 @@ def test_bench_referee_refuses_bad_table_counts() -> None:
     assert "error: --tables" in result.stderr
     result = runner.invoke(app, ["bench", "referee", "--tables", "0"])
     assert result.exit_code == 2
+    result = runner.invoke(app, ["bench", "referee", "--rounds", "0"])
+    assert result.exit_code == 2 and "--rounds" in result.stderr
 
 
 def test_percentile_and_default_sizes() -> None:

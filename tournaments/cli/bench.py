@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import platform
+import statistics
 from pathlib import Path
 from typing import Annotated
 
@@ -85,6 +86,13 @@ def referee(
     echo_trips: Annotated[
         int, typer.Option(help="Round trips of each echo run, over all its streams.")
     ] = ECHO_TRIPS,
+    rounds: Annotated[
+        int,
+        typer.Option(
+            help="Rounds of the bare echoes and the referee at the fewest tables, one after "
+            "the other; the medians are reported."
+        ),
+    ] = 3,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Decision round trips through a real referee, against a bare gRPC echo.
@@ -95,7 +103,9 @@ def referee(
     small message and its echo on bare grpc.aio streams the same way: one stream of one
     client process, then T groups of four client processes taking turns. Every run uses
     the gRPC transport the referee chooses (GRPC_EXPERIMENTS); the bare echo runs once
-    more on gRPC's defaults, for comparison.
+    more on gRPC's defaults, for comparison. The bare echoes and the referee at the
+    fewest tables run in rounds, one after the other, and each ratio is the median of the
+    rounds' ratios, so that the machine's drift over a minute cancels.
     """
     try:
         counts = [int(t) for t in tables.split(",") if t.strip()]
@@ -105,16 +115,21 @@ def referee(
         fail(f"--tables must be whole numbers from 1, got {tables!r}")
     if deals is not None and deals < 1:
         fail(f"--deals must be 1 or more, got {deals}")
-    if seconds <= 0 or echo_trips < 1:
-        fail("--seconds must be positive and --echo-trips at least 1")
+    if seconds <= 0 or echo_trips < 1 or rounds < 1:
+        fail("--seconds must be positive, and --echo-trips and --rounds at least 1")
     try:
-        result = bench_referee(counts, deals=deals, echo_trips=echo_trips, timeout=seconds)
+        result = bench_referee(
+            counts, deals=deals, echo_trips=echo_trips, timeout=seconds, rounds=rounds
+        )
     except BenchError as exc:
         fail(str(exc), code=1)
     fewest = min(result.runs, key=lambda r: r.tables)
     most = max(result.runs, key=lambda r: r.tables)
     echo = result.echo
     defaults = result.echo_grpc_defaults
+    over_echo = statistics.median(r.referee / r.echo for r in result.rounds)
+    on_defaults = [r.referee / r.echo_grpc_defaults for r in result.rounds if r.echo_grpc_defaults]
+    over_defaults = statistics.median(on_defaults) if defaults is not None else None
     if as_json:
         out: dict[str, object] = {
             "benchmark": "referee",
@@ -127,7 +142,7 @@ def referee(
             "echo_p50_us": _us(echo.p50_us),
             "echo_p99_us": _us(echo.p99_us),
             "echo_after_write_p50_us": _us(echo.after_write_p50_us or 0.0),
-            "p50_over_echo": round(fewest.p50_us / echo.p50_us, 2),
+            "p50_over_echo": round(over_echo, 2),
             "transport": {"GRPC_EXPERIMENTS": result.transport},
             "runs": [
                 {**_figures(run), "deals": run.deals, "faults": run.faults} for run in result.runs
@@ -142,10 +157,20 @@ def referee(
             ],
             "python": platform.python_version(),
         }
-        if defaults is not None:
+        if defaults is not None and over_defaults is not None:
             out["echo_grpc_defaults_p50_us"] = _us(defaults.p50_us)
-            out["p50_over_echo_grpc_defaults"] = round(fewest.p50_us / defaults.p50_us, 2)
+            out["p50_over_echo_grpc_defaults"] = round(over_defaults, 2)
             out["echo_grpc_defaults"] = _figures(defaults)
+        out["rounds"] = [
+            {
+                "p50_us": _us(r.referee),
+                "echo_p50_us": _us(r.echo),
+                "echo_grpc_defaults_p50_us": (
+                    None if r.echo_grpc_defaults is None else _us(r.echo_grpc_defaults)
+                ),
+            }
+            for r in result.rounds
+        ]
         typer.echo(json.dumps(out))
         return
     rows = [
@@ -174,11 +199,16 @@ def referee(
     typer.echo(f"\ngRPC transport: GRPC_EXPERIMENTS={result.transport!r}")
     typer.echo(
         f"referee p50 at {fewest.tables} table(s), {fewest.p50_us:,.0f} µs, over the bare "
-        f"echo p50 (target <= {P50_TARGET:g}):"
+        f"echo p50 (target <= {P50_TARGET:g}), the median of {len(result.rounds)} round(s):"
     )
-    if defaults is not None:
-        typer.echo(f"  on gRPC's defaults: {fewest.p50_us / defaults.p50_us:.2f}")
-    typer.echo(f"  on the same transport: {fewest.p50_us / echo.p50_us:.2f}")
+
+    def each(ratios: list[float]) -> str:
+        return ", ".join(f"{x:.2f}" for x in ratios)
+
+    if over_defaults is not None:
+        typer.echo(f"  on gRPC's defaults: {over_defaults:.2f} (rounds: {each(on_defaults)})")
+    ratios = [r.referee / r.echo for r in result.rounds]
+    typer.echo(f"  on the same transport: {over_echo:.2f} (rounds: {each(ratios)})")
     typer.echo(
         f"{most.tables} table(s): {most.decisions_per_second:,.0f} decisions/s "
         f"(target >= {RATE_TARGET:,.0f} at 64 tables)"
