@@ -1,4 +1,4 @@
-"""The clients of clients/<lang>: conformance and a mixed tournament against Python bots.
+"""The clients of clients/<lang>: their unit tests, conformance, and a mixed tournament.
 
 The clients are built by ``make test`` (``clients/build-all``) where the machine has
 their toolchains. A client that is not built is skipped with the reason, unless
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -47,6 +48,32 @@ def require(lang: str) -> Path:
             pytest.fail(f"{reason} (TAVOLO_REQUIRE_CLIENTS=1: no client may be skipped)")
         pytest.skip(reason)
     return bot
+
+
+RAN = {
+    "go": r"(?m)^ok\s+\S+/clients/go/tavolo\s",
+    "rust": r"test result: ok\. [1-9]\d* passed",
+    "java": r"ok \([1-9]\d* test classes",
+    "typescript": r"# pass [1-9]\d*",
+    "cpp": r"100% tests passed, 0 tests failed out of [1-9]",
+}
+"""What each client's test runner prints when some tests ran and all passed."""
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_client_unit_tests(lang: str) -> None:
+    """clients/<lang>/test: the SDK's own unit tests, with its own toolchain."""
+    require(lang)
+    done = subprocess.run(
+        [str(ROOT / "clients" / lang / "test")],
+        capture_output=True,
+        text=True,
+        timeout=1200,
+        check=False,
+    )
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output[-4000:]
+    assert re.search(RAN[lang], output), output[-4000:]
 
 
 @pytest.mark.parametrize("lang", LANGS)
