@@ -127,7 +127,8 @@ def referee(
     most = max(result.runs, key=lambda r: r.tables)
     echo = result.echo
     defaults = result.echo_grpc_defaults
-    over_echo = statistics.median(r.referee / r.echo for r in result.rounds)
+    on_echo = [r.referee / r.echo for r in result.rounds]
+    over_echo = statistics.median(on_echo)
     on_defaults = [r.referee / r.echo_grpc_defaults for r in result.rounds if r.echo_grpc_defaults]
     over_defaults = statistics.median(on_defaults) if defaults is not None else None
     if as_json:
@@ -207,8 +208,7 @@ def referee(
 
     if over_defaults is not None:
         typer.echo(f"  on gRPC's defaults: {over_defaults:.2f} (rounds: {each(on_defaults)})")
-    ratios = [r.referee / r.echo for r in result.rounds]
-    typer.echo(f"  on the same transport: {over_echo:.2f} (rounds: {each(ratios)})")
+    typer.echo(f"  on the same transport: {over_echo:.2f} (rounds: {each(on_echo)})")
     typer.echo(
         f"{most.tables} table(s): {most.decisions_per_second:,.0f} decisions/s "
         f"(target >= {RATE_TARGET:,.0f} at 64 tables)"
