@@ -19,7 +19,7 @@ from referee.organiser import Organiser
 from referee.proto import referee_pb2 as pb
 from referee.proto import referee_pb2_grpc as pb_grpc
 from referee.service import WILDCARD_HOSTS, start_referee
-from tournaments.cli.common import RULE_HELP, fail
+from tournaments.cli.common import RULE_HELP, TLS_CA_HELP, fail, referee_channel
 
 TOKEN_HELP = "Admin token for creating matches (default: TAVOLO_ADMIN_TOKEN, else a new one)."
 
@@ -98,18 +98,8 @@ async def _serve(
 match_app = typer.Typer(no_args_is_help=True, help="Start and follow matches on a running referee.")
 
 
-TLS_CA_HELP = "PEM root certificate of a referee that serves TLS."
-
-
 def _stub(referee: str, tls_ca: Path | None) -> pb_grpc.MatchServiceStub:
-    if tls_ca is None:
-        channel = grpc.insecure_channel(referee)
-    else:
-        try:
-            root = tls_ca.read_bytes()
-        except OSError as exc:
-            fail(f"cannot read {tls_ca}: {exc.strerror}")
-        channel = grpc.secure_channel(referee, grpc.ssl_channel_credentials(root))
+    channel = referee_channel(referee, tls_ca)
     return pb_grpc.MatchServiceStub(channel)  # type: ignore[no-untyped-call]
 
 

@@ -11,19 +11,17 @@ import typer
 from google.protobuf.json_format import MessageToJson
 from tabulate import tabulate
 
+from referee.engine.actions import SIGNAL_NAMES
 from referee.proto import referee_pb2 as pb
 from referee.proto import referee_pb2_grpc as pb_grpc
-from tournaments.cli.common import fail
+from tournaments.cli.common import TLS_CA_HELP, fail, referee_channel
 
-SIGNAL_WORDS = {
-    pb.SIGNAL_UNSPECIFIED: "",
-    pb.SIGNAL_BUSSO: "busso",
-    pb.SIGNAL_VOLO: "volo",
-    pb.SIGNAL_STRISCIO: "striscio",
-    pb.SIGNAL_RIBUSSO: "ribusso",
-    pb.SIGNAL_STRISCIO_LUNGO: "striscio lungo",
-    pb.SIGNAL_STRISCIO_CORTO: "striscio corto",
-}
+
+def _signal_words(signal: int) -> str:
+    # The protocol's Signal values are the engine's signal indexes (referee/protocol.py).
+    if not 0 <= signal < len(SIGNAL_NAMES):
+        return f"signal {signal}"
+    return SIGNAL_NAMES[signal].replace("-", " ")
 
 
 def _dash(values: Iterable[int]) -> str:
@@ -39,7 +37,7 @@ def describe(event: pb.Event) -> list[str]:
     which = event.WhichOneof("event")
     if which == "card_played":
         e = event.card_played
-        signal = SIGNAL_WORDS.get(e.signal, f"signal {e.signal}")
+        signal = _signal_words(e.signal)
         return [f"seat {e.seat} plays {e.card}" + (f" {signal}" if signal else "")]
     if which == "trick_won":
         return [f"trick {event.trick_won.trick} to seat {event.trick_won.winner}"]
@@ -97,25 +95,13 @@ def _scored(s: pb.DealScored) -> list[str]:
     return lines
 
 
-def _channel(referee: str, tls_ca: Path | None) -> grpc.Channel:
-    if tls_ca is None:
-        return grpc.insecure_channel(referee)
-    try:
-        root = tls_ca.read_bytes()
-    except OSError as exc:
-        fail(f"cannot read {tls_ca}: {exc.strerror}")
-    return grpc.secure_channel(referee, grpc.ssl_channel_credentials(root))
-
-
 def watch(
     table: Annotated[
         str | None,
         typer.Argument(help="The table to follow (its id from the list); none lists the tables."),
     ] = None,
     referee: Annotated[str, typer.Option(help="The referee, host:port.")] = "127.0.0.1:50051",
-    tls_ca: Annotated[
-        Path | None, typer.Option(help="PEM root certificate of a referee that serves TLS.")
-    ] = None,
+    tls_ca: Annotated[Path | None, typer.Option(help=TLS_CA_HELP)] = None,
     as_json: Annotated[
         bool, typer.Option("--json", help="One WatchResponse per line, as protobuf JSON.")
     ] = False,
@@ -126,7 +112,7 @@ def watch(
     declarations, bids, and each deal's score with every hand once the deal is over. A
     finished table replays from the start; the command ends when the match does.
     """
-    with _channel(referee, tls_ca) as channel:
+    with referee_channel(referee, tls_ca) as channel:
         stub = pb_grpc.SpectatorServiceStub(channel)  # type: ignore[no-untyped-call]
         try:
             if table is None:
