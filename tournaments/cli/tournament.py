@@ -25,7 +25,7 @@ from tournaments.ratings import RatingsError
 from tournaments.results import tallies
 from tournaments.runner import RunState, TournamentRun, open_store
 from tournaments.sprt import parse_bounds
-from tournaments.storage import StorageError, Store
+from tournaments.storage import GameRow, StorageError, Store
 from tournaments.tables import Standings, TableFormat, crosstable, render, standings
 
 tournament_app = typer.Typer(
@@ -201,7 +201,9 @@ def export(
         fail(f"{folder} is not an empty folder: export writes into a new or empty one")
     with _open(db) as store:
         matches = store.matches()
-        games = store.games()
+        games: dict[int, list[GameRow]] = {}
+        for game in store.games():
+            games.setdefault(game.match_id, []).append(game)
         records: dict[int, list[str]] = {}
         for match_id, _number, text in store.records():
             records.setdefault(match_id, []).append(text)
@@ -209,7 +211,7 @@ def export(
         folder.mkdir(parents=True, exist_ok=True)
         index = []
         for match in matches:
-            played = [g for g in games if g.match_id == match.id]
+            played = games.get(match.id, [])
             name = f"match-{match.id}.jsonl"
             if played:
                 (folder / name).write_text("".join(records[match.id]), encoding="utf-8")
