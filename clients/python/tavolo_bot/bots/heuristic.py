@@ -67,7 +67,8 @@ class _Table:
         """Tressette con la briscola: the trump suit; None without one."""
         seen = set(self.hand).union(turn.played_cards)
         self.unseen = [c for c in CARDS if c not in seen]
-        self.void = _voids(turn)
+        # Only a trump makes it matter (is_master): not worked out on every Tressette turn.
+        self.void = _voids(turn) if self.trump is not None else {}
         """Seat -> the suits it has shown it lacks (it played another suit to their lead)."""
 
     def is_master(self, card: str) -> bool:
