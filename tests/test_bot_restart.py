@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -11,7 +10,17 @@ import pytest
 from typer.testing import CliRunner
 
 from referee.entries import parse_entry
-from tests.bots.harness import SCRIPTED, BotLog, Table, limits, play, run, scripted, serving
+from tests.bots.harness import (
+    SCRIPTED,
+    BotLog,
+    Table,
+    limits,
+    play,
+    read_log,
+    run,
+    scripted,
+    serving,
+)
 from tournaments.cli.main import app
 
 
@@ -36,14 +45,8 @@ def _crashing_match(tmp_path: Path, *, restart: bool, entry: Any = None) -> Tabl
 
 
 def _logs(log_dir: Path) -> list[BotLog]:
-    """Every scripted bot process's log."""
-    logs = []
-    for path in log_dir.glob("*.jsonl"):
-        log = BotLog()
-        for line in path.read_text(encoding="utf-8").splitlines():
-            log.add(json.loads(line))
-        logs.append(log)
-    return logs
+    """Every scripted bot process's log (a slot restarted has two)."""
+    return [read_log(path) for path in log_dir.glob("*.jsonl")]
 
 
 def _events(log: BotLog) -> list[Any]:

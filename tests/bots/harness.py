@@ -269,13 +269,19 @@ class BotLog:
         return [m.decision for m in self.sent if m.HasField("decision")]
 
 
+def read_log(path: Path) -> BotLog:
+    """One bot process's log, as ``scripted.py`` writes it."""
+    log = BotLog()
+    for line in path.read_text(encoding="utf-8").splitlines():
+        log.add(json.loads(line))
+    return log
+
+
 def read_logs(log_dir: Path) -> dict[int, BotLog]:
     """The logs of every bot process that wrote to ``log_dir``, by slot."""
     logs: dict[int, BotLog] = {}
     for path in sorted(log_dir.glob("*.jsonl")):
-        log = BotLog()
-        for line in path.read_text(encoding="utf-8").splitlines():
-            log.add(json.loads(line))
+        log = read_log(path)
         slot = log.slot
         assert slot is not None, f"{path} holds no Welcome"
         assert slot not in logs, f"two processes were welcomed as slot {slot}"
