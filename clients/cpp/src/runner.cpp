@@ -300,9 +300,28 @@ void quiet_grpc_logs() {
   setenv("GRPC_VERBOSITY", "ERROR", 0);
 }
 
+const char* const kNoReferee = "no referee address: set TAVOLO_REFEREE to host:port or unix:/path";
+
+// What is wrong with a unix: address, which must name a socket by its absolute path
+// (unix:/path, or unix:///path); "" for a good one and for every host:port. gRPC's own
+// "unix" resolver connects to that path as it is: no DNS.
+std::string referee_problem(const std::string& referee) {
+  if (referee.rfind("unix:", 0) != 0) return "";
+  std::string path = referee.substr(5);
+  if (path.rfind("//", 0) == 0) path = path.substr(2);  // unix:///path: an empty authority
+  if (path.empty() || path[0] != '/' || path == "/")
+    return "bad referee address '" + referee +
+           "': set TAVOLO_REFEREE to host:port or unix:/path (an absolute path)";
+  return "";
+}
+
 bool check_settings(const Settings& settings) {
   if (settings.referee.empty()) {
-    say("no referee address: set TAVOLO_REFEREE to host:port");
+    say(kNoReferee);
+    return false;
+  }
+  if (const std::string problem = referee_problem(settings.referee); !problem.empty()) {
+    say(problem);
     return false;
   }
   if (settings.tickets.empty()) {
@@ -317,8 +336,9 @@ bool check_settings(const Settings& settings) {
 Settings settings_from_env() {
   Settings settings;
   settings.referee = trim(std::getenv("TAVOLO_REFEREE"));
-  if (settings.referee.empty())
-    throw ConfigError("no referee address: set TAVOLO_REFEREE to host:port");
+  if (settings.referee.empty()) throw ConfigError(kNoReferee);
+  if (const std::string problem = referee_problem(settings.referee); !problem.empty())
+    throw ConfigError(problem);
   std::stringstream tickets(trim(std::getenv("TAVOLO_TICKET")));
   for (std::string ticket; std::getline(tickets, ticket, ',');) {
     ticket = trim(ticket.c_str());

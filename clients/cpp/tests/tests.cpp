@@ -1,13 +1,20 @@
-// Unit tests of the card helpers, Turn and the example bot's choices on hand-made requests.
+// Unit tests of the card helpers, Turn, the example bot's choices on hand-made requests, and
+// run() against a fake referee on a Unix-domain socket (unix:/path) and on TCP (host:port).
 // Run: cmake -S . -B build-tests -DTAVOLO_BUILD_TESTS=ON && cmake --build build-tests -j 2
 //      && ctest --test-dir build-tests --output-on-failure
+#include <grpcpp/grpcpp.h>
+#include <unistd.h>
+
+#include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <iostream>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "example_bot.hpp"
+#include "tavolo/v1/referee.grpc.pb.h"
 
 namespace {
 
@@ -167,6 +174,132 @@ void test_bot_unknown_kinds() {
   CHECK(choose(only_call_out) == 321);
 }
 
+// A referee that sends one request and ends the match after the right answer.
+class FakeReferee final : public v1::RefereeService::Service {
+ public:
+  grpc::Status Play(grpc::ServerContext*,
+                    grpc::ServerReaderWriter<v1::PlayResponse, v1::PlayRequest>* stream) override {
+    v1::PlayRequest in;
+    if (!stream->Read(&in) || in.hello().ticket() != "tk" || in.hello().protocol_version() != 1)
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "no_hello: bad hello");
+    v1::PlayResponse out;
+    out.add_events()->mutable_welcome()->set_match_id("m");
+    out.mutable_request()->set_request_id(5);
+    out.mutable_request()->set_deadline_ms(1000);
+    add_play(*out.mutable_request(), "6C");
+    stream->Write(out);
+    if (!stream->Read(&in) || in.decision().request_id() != 5 ||
+        in.decision().action_id() != static_cast<std::uint32_t>(card_id("6C")))
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "bad decision");
+    v1::PlayResponse over;
+    over.add_events()->mutable_match_over()->set_match_id("m");
+    stream->Write(over);
+    return grpc::Status::OK;
+  }
+};
+
+class CountingBot : public Bot {
+ public:
+  int choose(const Turn& turn) override {
+    ++chosen;
+    return static_cast<int>(turn.legal()[0].id());
+  }
+  void on_match_over() override { over = true; }
+  int chosen = 0;
+  bool over = false;
+};
+
+// The fake referee listening on `address` ("127.0.0.1:0" picks a port, put in *port).
+std::unique_ptr<grpc::Server> serve(FakeReferee& referee, const std::string& address,
+                                    int* port = nullptr) {
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(address, grpc::InsecureServerCredentials(), port);
+  builder.RegisterService(&referee);
+  return builder.BuildAndStart();
+}
+
+// Plays one match with TAVOLO_REFEREE=referee; true if it ended as it should.
+bool plays_one_match(const std::string& referee) {
+  Settings settings;
+  settings.referee = referee;
+  settings.tickets = {"tk"};
+  settings.reconnect_seconds = 2;
+  CountingBot bot;
+  const int code = run(bot, settings);
+  if (code != kExitOk || bot.chosen != 1 || !bot.over) {
+    std::cerr << referee << ": exit " << code << ", chosen " << bot.chosen << ", over "
+              << bot.over << "\n";
+    return false;
+  }
+  return true;
+}
+
+void test_run_over_unix_socket() {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string folder = std::string(tmp && *tmp ? tmp : "/tmp") + "/tavolo-cpp-XXXXXX";
+  if (!mkdtemp(folder.data())) {
+    CHECK(!"mkdtemp failed");
+    return;
+  }
+  const std::string socket = folder + "/referee.sock";
+  {
+    FakeReferee referee;
+    auto server = serve(referee, "unix:" + socket);
+    CHECK(server != nullptr);
+    if (server) {
+      CHECK(plays_one_match("unix:" + socket));
+      CHECK(plays_one_match("unix://" + socket));
+      server->Shutdown();
+    }
+  }
+  std::remove(socket.c_str());
+  rmdir(folder.c_str());
+}
+
+void test_run_over_tcp() {
+  FakeReferee referee;
+  int port = 0;
+  auto server = serve(referee, "127.0.0.1:0", &port);
+  CHECK(server != nullptr && port > 0);
+  if (!server) return;
+  CHECK(plays_one_match("127.0.0.1:" + std::to_string(port)));
+  CHECK(plays_one_match("localhost:" + std::to_string(port)));
+  server->Shutdown();
+}
+
+// What settings_from_env makes of TAVOLO_REFEREE: the address, or the ConfigError's text.
+std::string referee_from_env(const char* referee) {
+  setenv("TAVOLO_REFEREE", referee, 1);
+  setenv("TAVOLO_TICKET", "tk", 1);
+  try {
+    return settings_from_env().referee;
+  } catch (const ConfigError& e) {
+    return std::string("error: ") + e.what();
+  }
+}
+
+void test_referee_addresses() {
+  for (const char* good : {"127.0.0.1:50051", "referee.example.org:443", "[::1]:50051",
+                           "unix:/run/tavolo/referee.sock", "unix:///tmp/x/referee.sock"}) {
+    CHECK(referee_from_env(good) == good);
+  }
+  CHECK(referee_from_env(" unix:/tmp/referee.sock ") == "unix:/tmp/referee.sock");
+  const std::string format = "host:port or unix:/path";
+  for (const char* bad : {"", "unix:", "unix:/", "unix:referee.sock", "unix://host/referee.sock"}) {
+    const std::string got = referee_from_env(bad);
+    CHECK(got.rfind("error: ", 0) == 0 && got.find(format) != std::string::npos);
+  }
+  // run() with settings made by hand checks the address too: usage error, nothing played
+  // (and one line on stderr saying so).
+  CountingBot bot;
+  Settings settings;
+  settings.referee = "unix:referee.sock";
+  settings.tickets = {"tk"};
+  CHECK(run(bot, settings) == kExitUsage && bot.chosen == 0);
+  unsetenv("TAVOLO_REFEREE");
+  unsetenv("TAVOLO_TICKET");
+}
+
 }  // namespace
 
 int main() {
@@ -179,6 +312,9 @@ int main() {
       {"bot throws the cheapest card", test_bot_throws_cheapest_when_it_cannot_win},
       {"bot with only signalled plays", test_bot_only_signalled_plays},
       {"bot with unknown kinds", test_bot_unknown_kinds},
+      {"referee addresses: host:port or unix:/path", test_referee_addresses},
+      {"run over a Unix-domain socket", test_run_over_unix_socket},
+      {"run over TCP", test_run_over_tcp},
   };
   for (const auto& [name, test] : tests) {
     const int before = failures;

@@ -8,9 +8,10 @@
 //
 //	func choose(turn *tavolo.Turn) uint32 { return turn.Legal()[0].GetId() }
 //
-// Main reads TAVOLO_REFEREE (host:port), TAVOLO_TICKET (one ticket, or several separated
-// by commas: one concurrent stream and one Bot each), TAVOLO_TLS_CA (a PEM root
-// certificate: TLS), TAVOLO_SEED and TAVOLO_RECONNECT_SECONDS. It opens RefereeService.Play,
+// Main reads TAVOLO_REFEREE (host:port, or unix:/path for a Unix-domain socket),
+// TAVOLO_TICKET (one ticket, or several separated by commas: one concurrent stream and one
+// Bot each), TAVOLO_TLS_CA (a PEM root certificate: TLS), TAVOLO_SEED and
+// TAVOLO_RECONNECT_SECONDS. It opens RefereeService.Play,
 // sends the Hello, passes events to the optional EventHandler and MatchOverHandler hooks,
 // answers each DecisionRequest with the id Choose returns, reconnects a broken stream with
 // the same ticket, and exits 0 after MatchOver, 1 when a stream fails (one line on stderr),

@@ -43,7 +43,7 @@ const (
 
 // Config says where to connect and what to play. ConfigFromEnv fills it from the environment.
 type Config struct {
-	Referee   string        // host:port (TAVOLO_REFEREE)
+	Referee   string        // host:port, or unix:/path of a Unix-domain socket (TAVOLO_REFEREE)
 	Tickets   []string      // one stream each (TAVOLO_TICKET, comma-separated)
 	TLSCAFile string        // PEM root certificate: use TLS (TAVOLO_TLS_CA); "" for plaintext
 	Seed      string        // TAVOLO_SEED; "" means each ticket
@@ -78,12 +78,37 @@ func ConfigFromEnv() (Config, error) {
 
 func (cfg Config) check() error {
 	if cfg.Referee == "" {
-		return errors.New("no referee address: set TAVOLO_REFEREE to host:port")
+		return errors.New("no referee address: set TAVOLO_REFEREE to host:port or unix:/path")
+	}
+	if _, ok := unixSocketPath(cfg.Referee); !ok && isUnixTarget(cfg.Referee) {
+		return fmt.Errorf("bad referee address %q: set TAVOLO_REFEREE to host:port or unix:/path (an absolute path)",
+			cfg.Referee)
 	}
 	if len(cfg.Tickets) == 0 {
 		return errors.New("no ticket: set TAVOLO_TICKET (several tickets: comma-separated)")
 	}
 	return nil
+}
+
+// isUnixTarget tells whether addr names a Unix-domain socket (gRPC's unix: scheme).
+func isUnixTarget(addr string) bool {
+	return strings.HasPrefix(strings.ToLower(addr), "unix:")
+}
+
+// unixSocketPath is the socket's path of a unix:/path or unix:///path address; ok is false
+// for any other address, a relative path or one with an authority (unix://host/path).
+func unixSocketPath(addr string) (path string, ok bool) {
+	if !isUnixTarget(addr) {
+		return "", false
+	}
+	path = addr[len("unix:"):]
+	if strings.HasPrefix(path, "//") {
+		path = path[2:] // unix:///path: an empty authority, then the path
+	}
+	if !strings.HasPrefix(path, "/") || path == "/" {
+		return "", false
+	}
+	return path, true
 }
 
 // Main plays every ticket of the environment's settings, a fresh Bot each, and exits the
@@ -126,12 +151,19 @@ func Run(ctx context.Context, cfg Config, newBot NewBot) int {
 	}
 	// The channel's own reconnection backoff (1 s growing to 120 s by default) must not be
 	// slower than ours: a channel in backoff fails every call at once.
-	conn, err := grpc.NewClient(cfg.Referee,
+	options := []grpc.DialOption{
 		grpc.WithTransportCredentials(creds),
 		grpc.WithConnectParams(grpc.ConnectParams{
 			Backoff:           backoff.Config{BaseDelay: firstDelay, Multiplier: 2, Jitter: 0.2, MaxDelay: maxDelay},
 			MinConnectTimeout: 5 * time.Second,
-		}))
+		}),
+	}
+	if isUnixTarget(cfg.Referee) {
+		// grpc-go's own "unix" resolver takes the path as it is: no DNS. No HTTPS_PROXY
+		// lookup either, for a socket is never reached through a proxy.
+		options = append(options, grpc.WithNoProxy())
+	}
+	conn, err := grpc.NewClient(cfg.Referee, options...)
 	if err != nil {
 		out.say(fmt.Sprintf("bad referee address %q: %v", cfg.Referee, err))
 		return ExitUsage

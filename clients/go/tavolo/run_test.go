@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -38,11 +40,51 @@ func serve(t *testing.T, play func(n int, stream pb.RefereeService_PlayServer) e
 	if err != nil {
 		t.Fatal(err)
 	}
+	serveOn(t, lis, play)
+	return lis.Addr().String()
+}
+
+// serveUnix is serve on a Unix-domain socket in a fresh temporary folder: its path.
+func serveUnix(t *testing.T, play func(n int, stream pb.RefereeService_PlayServer) error) string {
+	t.Helper()
+	// Not t.TempDir(): its long name could pass the 107 bytes a socket's path may have.
+	dir, err := os.MkdirTemp("", "tavolo-go-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	path := filepath.Join(dir, "referee.sock")
+	lis, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	serveOn(t, lis, play)
+	return path
+}
+
+func serveOn(t *testing.T, lis net.Listener, play func(n int, stream pb.RefereeService_PlayServer) error) {
 	server := grpc.NewServer()
 	pb.RegisterRefereeServiceServer(server, &fakeReferee{play: play})
 	go server.Serve(lis)
 	t.Cleanup(server.Stop)
-	return lis.Addr().String()
+}
+
+// playOneRequest is a referee that sends one request and ends the match after the answer.
+func playOneRequest(_ int, stream pb.RefereeService_PlayServer) error {
+	if err := helloAndWelcome(stream); err != nil {
+		return err
+	}
+	if err := stream.Send(request); err != nil {
+		return err
+	}
+	answer, err := stream.Recv()
+	if err != nil {
+		return err
+	}
+	if d := answer.GetDecision(); d.GetRequestId() != 5 || d.GetActionId() != 17 {
+		return status.Errorf(codes.InvalidArgument, "bad decision %v", d)
+	}
+	return stream.Send(&pb.PlayResponse{Events: []*pb.Event{event(&pb.MatchOver{MatchId: "m"})}})
 }
 
 // countingBot plays the first legal action and counts what it is shown.
@@ -144,5 +186,62 @@ func TestRunUsage(t *testing.T) {
 	code := Run(context.Background(), Config{Referee: "127.0.0.1:1", Stderr: &stderr, Name: "bot"}, nil)
 	if code != ExitUsage || strings.Count(stderr.String(), "\n") != 1 {
 		t.Fatalf("exit %d, stderr %q", code, stderr.String())
+	}
+}
+
+func TestRunOverUnixSocket(t *testing.T) {
+	path := serveUnix(t, playOneRequest)
+	for _, addr := range []string{"unix:" + path, "unix://" + path} {
+		bot := &countingBot{}
+		code, stderr := run(t, addr, bot)
+		if code != ExitOK || stderr != "" || bot.chosen != 1 || !bot.matchOverCalled {
+			t.Errorf("%s: exit %d, stderr %q, chosen %d, match over %v", addr, code, stderr, bot.chosen, bot.matchOverCalled)
+		}
+	}
+}
+
+func TestRunOverTCP(t *testing.T) {
+	for _, host := range []string{"127.0.0.1", "localhost"} {
+		_, port, _ := net.SplitHostPort(serve(t, playOneRequest))
+		addr := net.JoinHostPort(host, port)
+		bot := &countingBot{}
+		code, stderr := run(t, addr, bot)
+		if code != ExitOK || stderr != "" || bot.chosen != 1 {
+			t.Errorf("%s: exit %d, stderr %q, chosen %d", addr, code, stderr, bot.chosen)
+		}
+	}
+}
+
+func TestRefereeAddresses(t *testing.T) {
+	for addr, want := range map[string]string{
+		"127.0.0.1:50051":               "",
+		"referee.example.org:443":       "",
+		"[::1]:50051":                   "",
+		"unix:/run/tavolo/referee.sock": "",
+		"unix:///tmp/x/referee.sock":    "",
+		"":                              "no referee address: set TAVOLO_REFEREE to host:port or unix:/path",
+		"unix:":                         "bad referee address",
+		"unix:/":                        "bad referee address",
+		"unix:referee.sock":             "bad referee address",
+		"unix://host/referee.sock":      "bad referee address",
+	} {
+		err := Config{Referee: addr, Tickets: []string{"tk"}}.check()
+		switch {
+		case want == "" && err != nil:
+			t.Errorf("%q: refused: %v", addr, err)
+		case want != "" && (err == nil || !strings.HasPrefix(err.Error(), want)):
+			t.Errorf("%q: got %v, want %q...", addr, err, want)
+		case want != "" && !strings.Contains(err.Error(), "host:port or unix:/path"):
+			t.Errorf("%q: %v does not say the address format", addr, err)
+		}
+	}
+}
+
+func TestConfigFromEnvUnix(t *testing.T) {
+	t.Setenv("TAVOLO_REFEREE", " unix:/tmp/referee.sock ")
+	t.Setenv("TAVOLO_TICKET", "tk")
+	cfg, err := ConfigFromEnv()
+	if err != nil || cfg.Referee != "unix:/tmp/referee.sock" {
+		t.Fatalf("%+v, %v", cfg, err)
 	}
 }

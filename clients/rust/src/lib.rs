@@ -36,8 +36,8 @@ pub use cards::{Card, Suit, winning_card};
 pub use pb::event::Event;
 pub use pb::{Action, ActionKind, Observation, Signal};
 pub use runner::{
-    ConfigError, EXIT_FAILED, EXIT_OK, EXIT_USAGE, PROTOCOL_VERSION, Settings, StreamInfo, run,
-    run_with,
+    ConfigError, EXIT_FAILED, EXIT_OK, EXIT_USAGE, PROTOCOL_VERSION, RefereeAddress, Settings,
+    StreamInfo, run, run_with,
 };
 pub use turn::{TrickCard, Turn, card_of, is_play};
 

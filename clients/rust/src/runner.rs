@@ -39,10 +39,49 @@ impl fmt::Display for ConfigError {
 
 impl std::error::Error for ConfigError {}
 
+/// Where the referee listens, as `TAVOLO_REFEREE` gives it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RefereeAddress {
+    /// `host:port` (TCP, with TLS when `TAVOLO_TLS_CA` is set): remote bots.
+    Tcp(String),
+    /// The path of a Unix-domain socket, from `unix:/path` or `unix:///path` (gRPC's
+    /// naming; `unix:relative/path` is relative to the working folder). The referee gives
+    /// every bot it starts a socket of its own.
+    Unix(String),
+}
+
+impl RefereeAddress {
+    /// Parses `host:port`, `unix:/path` or `unix:///path`. Only the `unix:` forms are
+    /// checked here; a malformed `host:port` is reported when the channel is made.
+    pub fn parse(text: &str) -> Result<RefereeAddress, ConfigError> {
+        let Some(rest) = text.strip_prefix("unix:") else {
+            return Ok(RefereeAddress::Tcp(text.to_string()));
+        };
+        let bad = |why: &str| {
+            ConfigError(format!(
+                "TAVOLO_REFEREE {text:?} is not host:port or unix:/path ({why})"
+            ))
+        };
+        let path = match rest.strip_prefix("//") {
+            // unix:///path: an empty authority, then the absolute path.
+            Some(after) if after.starts_with('/') => after,
+            Some(_) => return Err(bad("a unix:// address must be unix:///absolute/path")),
+            None => rest,
+        };
+        if path.is_empty() {
+            return Err(bad("no socket path"));
+        }
+        if path.contains('\0') {
+            return Err(bad("the socket path holds a NUL byte"));
+        }
+        Ok(RefereeAddress::Unix(path.to_string()))
+    }
+}
+
 /// Where to connect and what to play.
 #[derive(Debug, Clone)]
 pub struct Settings {
-    /// `host:port`.
+    /// `host:port`, `unix:/path` or `unix:///path` (see [`RefereeAddress`]).
     pub referee: String,
     /// One stream per ticket.
     pub tickets: Vec<String>,
@@ -67,9 +106,10 @@ impl Settings {
         let referee = var("TAVOLO_REFEREE");
         if referee.is_empty() {
             return Err(ConfigError(
-                "no referee address: set TAVOLO_REFEREE to host:port".into(),
+                "no referee address: set TAVOLO_REFEREE to host:port or unix:/path".into(),
             ));
         }
+        RefereeAddress::parse(&referee)?;
         let tickets: Vec<String> = var("TAVOLO_TICKET")
             .split(',')
             .map(str::trim)
@@ -204,18 +244,41 @@ pub fn run_with<B: Bot>(settings: Settings, mut make: impl FnMut(&StreamInfo) ->
 }
 
 fn make_channel(settings: &Settings) -> Result<Channel, ConfigError> {
+    let bad = |e: &dyn fmt::Display| {
+        ConfigError(format!(
+            "TAVOLO_REFEREE {:?} is not host:port or unix:/path ({e})",
+            settings.referee
+        ))
+    };
+    let tcp = match RefereeAddress::parse(&settings.referee)? {
+        RefereeAddress::Tcp(tcp) => tcp,
+        RefereeAddress::Unix(path) => {
+            if settings.tls_ca.is_some() {
+                return Err(ConfigError(format!(
+                    "TAVOLO_TLS_CA is set but TAVOLO_REFEREE {:?} is a Unix-domain socket: \
+                     TLS is for host:port only; unset TAVOLO_TLS_CA",
+                    settings.referee
+                )));
+            }
+            // tonic's own Unix-domain connector (tonic >= 0.14): it connects a
+            // tokio UnixStream to the path, with no DNS lookup and no TCP. Absolute paths are
+            // handed over as unix:///path, so a path starting with "//" stays whole.
+            let uri = if path.starts_with('/') {
+                format!("unix://{path}")
+            } else {
+                format!("unix:{path}")
+            };
+            // (A local connect fails or succeeds at once: tonic sets no connect timeout here.)
+            let endpoint = Endpoint::from_shared(uri).map_err(|e| bad(&e))?;
+            return Ok(endpoint.connect_lazy());
+        }
+    };
     let scheme = if settings.tls_ca.is_some() {
         "https"
     } else {
         "http"
     };
-    let bad = |e: &dyn fmt::Display| {
-        ConfigError(format!(
-            "TAVOLO_REFEREE {:?} is not host:port ({e})",
-            settings.referee
-        ))
-    };
-    let endpoint = Endpoint::from_shared(format!("{scheme}://{}", settings.referee))
+    let endpoint = Endpoint::from_shared(format!("{scheme}://{tcp}"))
         .map_err(|e| bad(&e))?
         .connect_timeout(Duration::from_secs(5))
         .tcp_nodelay(true);
@@ -481,6 +544,142 @@ mod tests {
             ("TAVOLO_RECONNECT_SECONDS", "-1"),
         ]);
         assert!(Settings::from_lookup(bad).is_err());
+    }
+
+    #[test]
+    fn referee_addresses() {
+        let parse = |text: &str| RefereeAddress::parse(text);
+        assert_eq!(parse("unix:/p"), Ok(RefereeAddress::Unix("/p".into())));
+        assert_eq!(parse("unix:///p"), Ok(RefereeAddress::Unix("/p".into())));
+        assert_eq!(
+            parse("unix:/run/tavolo/referee.sock"),
+            Ok(RefereeAddress::Unix("/run/tavolo/referee.sock".into()))
+        );
+        assert_eq!(
+            parse("unix:rel/p"),
+            Ok(RefereeAddress::Unix("rel/p".into()))
+        );
+        assert_eq!(parse("host:5"), Ok(RefereeAddress::Tcp("host:5".into())));
+        assert_eq!(
+            parse("127.0.0.1:50051"),
+            Ok(RefereeAddress::Tcp("127.0.0.1:50051".into()))
+        );
+        for bad in ["unix:", "unix://", "unix://host/p", "unix://p"] {
+            let e = parse(bad).unwrap_err();
+            assert!(e.0.contains("host:port or unix:/path"), "{bad}: {e}");
+        }
+        // Settings take both forms, and refuse a bad unix: one before anything starts.
+        for referee in ["unix:/p", "unix:///p", "h:1"] {
+            let s = Settings::from_lookup(lookup(&[
+                ("TAVOLO_REFEREE", referee),
+                ("TAVOLO_TICKET", "a"),
+            ]))
+            .unwrap();
+            assert_eq!(s.referee, referee);
+        }
+        let e = Settings::from_lookup(lookup(&[
+            ("TAVOLO_REFEREE", "unix://host/p"),
+            ("TAVOLO_TICKET", "a"),
+        ]))
+        .unwrap_err();
+        assert!(e.0.contains("host:port or unix:/path"), "{e}");
+        let e = Settings::from_lookup(lookup(&[("TAVOLO_TICKET", "a")])).unwrap_err();
+        assert!(e.0.contains("host:port or unix:/path"), "{e}");
+    }
+
+    fn settings(referee: &str) -> Settings {
+        Settings::from_lookup(lookup(&[
+            ("TAVOLO_REFEREE", referee),
+            ("TAVOLO_TICKET", "t"),
+            ("TAVOLO_RECONNECT_SECONDS", "0"),
+        ]))
+        .unwrap()
+    }
+
+    #[test]
+    fn channel_errors() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let _entered = runtime.enter();
+        let e = make_channel(&settings("not an address")).unwrap_err();
+        assert!(e.0.contains("host:port or unix:/path"), "{e}");
+        let mut tls = settings("unix:/p");
+        tls.tls_ca = Some(b"pem".to_vec());
+        let e = make_channel(&tls).unwrap_err();
+        assert!(e.0.contains("TLS is for host:port only"), "{e}");
+        assert!(make_channel(&settings("unix:/p")).is_ok());
+        assert!(make_channel(&settings("127.0.0.1:1")).is_ok());
+    }
+
+    /// A socket path in a fresh private folder under the temporary folder.
+    fn socket_dir(name: &str) -> std::path::PathBuf {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos();
+        let dir =
+            std::env::temp_dir().join(format!("tavolo-rust-{name}-{}-{nanos}", std::process::id()));
+        std::fs::create_dir(&dir).unwrap();
+        dir
+    }
+
+    /// The client reaches a listener on a Unix-domain socket (both spellings) and opens
+    /// an HTTP/2 (gRPC) connection on it.
+    #[test]
+    fn connects_to_unix_socket() {
+        use tokio::io::AsyncReadExt;
+        let dir = socket_dir("uds");
+        let path = dir.join("referee.sock");
+        let path_text = path.to_str().unwrap().to_string();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let listener = tokio::net::UnixListener::bind(&path).unwrap();
+            for referee in [format!("unix:{path_text}"), format!("unix://{path_text}")] {
+                let channel = make_channel(&settings(&referee)).unwrap();
+                let mut client = RefereeServiceClient::new(channel);
+                let (_tx, rx) = mpsc::channel::<PlayRequest>(1);
+                let call = tokio::spawn(async move { client.play(ReceiverStream::new(rx)).await });
+                let accepted =
+                    tokio::time::timeout(Duration::from_secs(5), listener.accept()).await;
+                let (mut conn, _) = accepted
+                    .unwrap_or_else(|_| panic!("{referee}: the client did not connect"))
+                    .unwrap();
+                let mut preface = [0u8; 24];
+                tokio::time::timeout(Duration::from_secs(5), conn.read_exact(&mut preface))
+                    .await
+                    .unwrap()
+                    .unwrap();
+                assert_eq!(&preface, b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", "{referee}");
+                drop(conn); // the call fails: no referee behind the socket
+                let status = tokio::time::timeout(Duration::from_secs(5), call)
+                    .await
+                    .unwrap()
+                    .unwrap()
+                    .unwrap_err();
+                assert_ne!(status.code(), Code::Ok);
+            }
+        });
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// No socket at the path: the stream gives up after TAVOLO_RECONNECT_SECONDS, exit 1.
+    #[test]
+    fn missing_unix_socket() {
+        struct Never;
+        impl Bot for Never {
+            fn choose(&mut self, turn: &Turn<'_>) -> u32 {
+                turn.legal()[0].id
+            }
+        }
+        let dir = socket_dir("missing");
+        let referee = format!("unix:{}", dir.join("none.sock").display());
+        assert_eq!(run_with(settings(&referee), |_| Never), EXIT_FAILED);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

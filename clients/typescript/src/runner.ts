@@ -2,7 +2,8 @@
  * Playing tickets: one gRPC stream per ticket, reconnection, and the process exit code.
  *
  * Environment (read unless `RunOptions` says otherwise):
- * - TAVOLO_REFEREE: the referee's host:port.
+ * - TAVOLO_REFEREE: the referee's host:port, or unix:/path of a Unix-domain socket (also
+ *   unix:///path), as the referee gives every bot it starts.
  * - TAVOLO_TICKET: one ticket, or several separated by commas (one stream each, concurrently).
  * - TAVOLO_TLS_CA: a PEM file of the root certificate; unset means plaintext.
  * - TAVOLO_RECONNECT_SECONDS: how long to keep reconnecting after the stream breaks (10).
@@ -53,7 +54,7 @@ export class ConfigError extends Error {}
 
 /** Where to connect and what to play. */
 export interface Settings {
-  /** host:port */
+  /** host:port, or unix:/path (a Unix-domain socket) */
   referee: string;
   tickets: string[];
   /** PEM root certificate; undefined for plaintext. */
@@ -65,7 +66,7 @@ export interface Settings {
 
 /** Overrides for the environment. */
 export interface RunOptions {
-  /** host:port; default TAVOLO_REFEREE. */
+  /** host:port or unix:/path; default TAVOLO_REFEREE. */
   referee?: string;
   /** A list, or comma-separated text; default TAVOLO_TICKET. */
   tickets?: string | string[];
@@ -73,11 +74,31 @@ export interface RunOptions {
   env?: Record<string, string | undefined>;
 }
 
+const ADDRESS_FORMAT = "host:port or unix:/path";
+
+/**
+ * The socket's path of a unix:/path or unix:///path address (gRPC's own unix: scheme, which
+ * grpc-js connects to without any DNS or proxy); undefined for a host:port address.
+ * Throws a ConfigError for a unix: address without an absolute path.
+ */
+export function unixSocketPath(referee: string): string | undefined {
+  if (!referee.startsWith("unix:")) return undefined; // grpc-js matches the scheme case-sensitively
+  let path = referee.slice("unix:".length);
+  if (path.startsWith("//")) path = path.slice(2); // unix:///path: an empty authority, then the path
+  if (!path.startsWith("/") || path === "/") {
+    throw new ConfigError(
+      `bad referee address ${JSON.stringify(referee)}: set TAVOLO_REFEREE to ${ADDRESS_FORMAT} (an absolute path)`,
+    );
+  }
+  return path;
+}
+
 /** Settings from the options, the environment filling in what they leave out. */
 export function loadSettings(options: RunOptions = {}): Settings {
   const env = options.env ?? process.env;
   const referee = (options.referee ?? env.TAVOLO_REFEREE ?? "").trim();
-  if (!referee) throw new ConfigError("no referee address: set TAVOLO_REFEREE to host:port");
+  if (!referee) throw new ConfigError(`no referee address: set TAVOLO_REFEREE to ${ADDRESS_FORMAT}`);
+  unixSocketPath(referee);
   const raw = options.tickets ?? env.TAVOLO_TICKET ?? "";
   const tickets = (typeof raw === "string" ? raw.split(",") : raw).map((t) => t.trim()).filter((t) => t);
   if (tickets.length === 0) throw new ConfigError("no ticket: set TAVOLO_TICKET (several tickets: comma-separated)");

@@ -34,7 +34,7 @@ class Bot {
 
 // Where to connect and what to play.
 struct Settings {
-  std::string referee;               // host:port
+  std::string referee;               // host:port, or unix:/path of a Unix-domain socket
   std::vector<std::string> tickets;  // one stream each
   std::string tls_ca_pem;            // PEM root certificate; empty means plaintext
   double reconnect_seconds = 10.0;   // how long to keep reconnecting after the stream breaks
@@ -46,8 +46,8 @@ class ConfigError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Settings from TAVOLO_REFEREE, TAVOLO_TICKET (comma-separated), TAVOLO_TLS_CA and
-// TAVOLO_RECONNECT_SECONDS; throws ConfigError.
+// Settings from TAVOLO_REFEREE (host:port, or unix:/path or unix:///path), TAVOLO_TICKET
+// (comma-separated), TAVOLO_TLS_CA and TAVOLO_RECONNECT_SECONDS; throws ConfigError.
 Settings settings_from_env();
 
 // A 64-bit seed from TAVOLO_SEED (FNV-1a of its text), or `fallback` when it is unset.

@@ -6,11 +6,27 @@ import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.TlsChannelCredentials;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.netty.shaded.io.netty.channel.Channel;
+import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.epoll.Epoll;
+import io.grpc.netty.shaded.io.netty.channel.epoll.EpollDomainSocketChannel;
+import io.grpc.netty.shaded.io.netty.channel.epoll.EpollIoHandler;
+import io.grpc.netty.shaded.io.netty.channel.nio.NioIoHandler;
+import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioDomainSocketChannel;
+import io.grpc.netty.shaded.io.netty.channel.unix.DomainSocketAddress;
+import io.grpc.netty.shaded.io.netty.util.concurrent.DefaultThreadFactory;
 import io.grpc.stub.ClientCallStreamObserver;
 import io.grpc.stub.ClientResponseObserver;
 import java.io.ByteArrayInputStream;
+import java.io.FileNotFoundException;
 import java.io.IOException;
+import java.net.SocketAddress;
+import java.net.UnixDomainSocketAddress;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.InvalidPathException;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -21,6 +37,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 import tavolo.v1.Referee.Action;
@@ -37,9 +54,10 @@ import tavolo.v1.RefereeServiceGrpc;
 /**
  * Plays tickets: one gRPC stream per ticket, reconnection, and the process exit code.
  *
- * <p>Environment: {@code TAVOLO_REFEREE} (host:port), {@code TAVOLO_TICKET} (one ticket, or
- * several separated by commas: one stream and one bot each, concurrently), {@code TAVOLO_TLS_CA}
- * (a PEM root certificate: TLS; unset: plaintext), {@code TAVOLO_RECONNECT_SECONDS} (how long to
+ * <p>Environment: {@code TAVOLO_REFEREE} (host:port, or unix:/path for a Unix-domain socket),
+ * {@code TAVOLO_TICKET} (one ticket, or several separated by commas: one stream and one bot each,
+ * concurrently), {@code TAVOLO_TLS_CA} (a PEM root certificate: TLS over host:port; unset:
+ * plaintext; a unix socket is always plaintext), {@code TAVOLO_RECONNECT_SECONDS} (how long to
  * keep reconnecting after the stream breaks, default 10), {@code TAVOLO_SEED} (seed text for the
  * bot's randomness, default the ticket).
  */
@@ -57,6 +75,9 @@ public final class Runner {
   public static final double DEFAULT_RECONNECT_SECONDS = 10.0;
   private static final long FIRST_DELAY_MS = 100;
   private static final long MAX_DELAY_MS = 1000;
+  /** The longest socket path that fits a Linux {@code sockaddr_un} (108 bytes with its NUL). */
+  static final int MAX_SOCKET_PATH_BYTES = 107;
+  private static final String ADDRESS_FORMS = "host:port or unix:/path";
 
   // Statuses a broken connection or a restarting referee produce: worth reconnecting. Every
   // other status is the referee's answer, and reconnecting would get the same one.
@@ -87,9 +108,9 @@ public final class Runner {
   /**
    * Where to connect and what to play.
    *
-   * @param referee host:port
+   * @param referee host:port, or unix:/path (also unix:///path) for a Unix-domain socket
    * @param tickets one stream each
-   * @param tlsCa PEM root certificate, or null for a plaintext channel
+   * @param tlsCa PEM root certificate, or null for a plaintext channel (unused with a unix socket)
    * @param reconnectSeconds how long to keep reconnecting after the stream breaks
    * @param seed seed text for the bots' randomness, or null to use each ticket
    */
@@ -103,8 +124,10 @@ public final class Runner {
     public static Settings from(Map<String, String> env) throws ConfigException {
       String referee = env.getOrDefault("TAVOLO_REFEREE", "").strip();
       if (referee.isEmpty()) {
-        throw new ConfigException("no referee address: set TAVOLO_REFEREE to host:port");
+        throw new ConfigException("no referee address: set TAVOLO_REFEREE to " + ADDRESS_FORMS);
       }
+      boolean unixSocket = unixSocketPath(referee) != null; // checks a unix: address
+
       List<String> tickets = new ArrayList<>();
       for (String t : env.getOrDefault("TAVOLO_TICKET", "").split(",")) {
         if (!t.isBlank()) {
@@ -116,7 +139,9 @@ public final class Runner {
       }
       byte[] tlsCa = null;
       String caPath = env.getOrDefault("TAVOLO_TLS_CA", "").strip();
-      if (!caPath.isEmpty()) {
+      // A unix socket is local and plaintext: TAVOLO_TLS_CA is for remote referees (host:port),
+      // and a CA file set for those may not even be readable where the referee starts a bot.
+      if (!caPath.isEmpty() && !unixSocket) {
         try {
           tlsCa = Files.readAllBytes(Path.of(caPath));
         } catch (NoSuchFileException e) {
@@ -185,13 +210,14 @@ public final class Runner {
       String label = count > 1 ? "ticket " + (i + 1) + "/" + count + ": " : "";
       streams.add(new TicketStream(bot, ticket, label, settings));
     }
-    ManagedChannel channel;
+    Connection connection;
     try {
-      channel = makeChannel(settings);
+      connection = connect(settings);
     } catch (ConfigException e) {
       say(e.getMessage());
       return EXIT_USAGE;
     }
+    ManagedChannel channel = connection.channel();
     try {
       int code = EXIT_OK;
       if (count == 1) {
@@ -224,7 +250,7 @@ public final class Runner {
       e.getCause().printStackTrace();
       return EXIT_FAILED;
     } finally {
-      channel.shutdownNow();
+      connection.close();
     }
   }
 
@@ -275,6 +301,99 @@ public final class Runner {
         .build();
   }
 
+  /**
+   * The socket path of a {@code unix:/path} or {@code unix:///path} address (gRPC's forms, taken
+   * literally: no percent-decoding), or null for any other address (host:port).
+   */
+  static Path unixSocketPath(String referee) throws ConfigException {
+    if (!referee.regionMatches(true, 0, "unix:", 0, 5)) {
+      return null;
+    }
+    String path = referee.substring(5);
+    if (path.startsWith("//")) {
+      if (!path.startsWith("///")) {
+        throw badReferee(referee, "a unix: address names no host; write unix:/path or unix:///path");
+      }
+      path = path.substring(2);
+    }
+    if (!path.startsWith("/")) {
+      throw badReferee(referee, "the socket path must be absolute");
+    }
+    int bytes = path.getBytes(StandardCharsets.UTF_8).length;
+    if (bytes > MAX_SOCKET_PATH_BYTES) {
+      throw badReferee(referee, "the socket path is " + bytes + " bytes long, more than a socket address holds ("
+          + MAX_SOCKET_PATH_BYTES + ")");
+    }
+    try {
+      return Path.of(path);
+    } catch (InvalidPathException e) {
+      throw badReferee(referee, e.getMessage());
+    }
+  }
+
+  private static ConfigException badReferee(String referee, String reason) {
+    return new ConfigException("bad TAVOLO_REFEREE '" + referee + "' (" + ADDRESS_FORMS + "): " + reason);
+  }
+
+  /** The channel to the referee, and the event loop that a unix-socket channel has to itself. */
+  record Connection(ManagedChannel channel, EventLoopGroup group) implements AutoCloseable {
+    @Override
+    public void close() {
+      channel.shutdownNow();
+      if (group != null) {
+        try {
+          channel.awaitTermination(1, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+        group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+      }
+    }
+  }
+
+  static Connection connect(Settings settings) throws ConfigException {
+    Path socket = unixSocketPath(settings.referee());
+    if (socket != null) {
+      return connectUnix(socket, Epoll.isAvailable());
+    }
+    return new Connection(makeChannel(settings), null);
+  }
+
+  /**
+   * A plaintext channel to a Unix-domain socket, on one event-loop thread of its own (a bot may
+   * run under a cap on threads). Netty's epoll transport needs its native library, which Netty
+   * unpacks from the jar to java.io.tmpdir; where that cannot load (a noexec /tmp, say) the JDK's
+   * own Unix-domain sockets (NIO) do the same job.
+   */
+  static Connection connectUnix(Path socket, boolean epoll) {
+    DefaultThreadFactory threads = new DefaultThreadFactory("tavolo-uds", true);
+    EventLoopGroup group;
+    Class<? extends Channel> type;
+    SocketAddress address;
+    if (epoll) {
+      group = new MultiThreadIoEventLoopGroup(1, threads, EpollIoHandler.newFactory());
+      type = EpollDomainSocketChannel.class;
+      address = new DomainSocketAddress(socket.toString());
+    } else {
+      group = new MultiThreadIoEventLoopGroup(1, threads, NioIoHandler.newFactory());
+      type = NioDomainSocketChannel.class;
+      address = UnixDomainSocketAddress.of(socket);
+    }
+    try {
+      ManagedChannel channel =
+          NettyChannelBuilder.forAddress(address)
+              .eventLoopGroup(group)
+              .channelType(type, address.getClass())
+              .overrideAuthority("localhost") // as gRPC core does for unix: targets
+              .usePlaintext()
+              .build();
+      return new Connection(channel, group);
+    } catch (RuntimeException e) {
+      group.shutdownGracefully(0, 0, TimeUnit.SECONDS);
+      throw e;
+    }
+  }
+
   private static ManagedChannel makeChannel(Settings settings) throws ConfigException {
     ChannelCredentials credentials;
     if (settings.tlsCa() == null) {
@@ -295,7 +414,7 @@ public final class Runner {
         String reason = message.replaceAll(".*Unable to create SslContext: ([^;]*).*", "$1");
         throw new ConfigException("TAVOLO_TLS_CA holds no usable PEM certificate: " + reason);
       }
-      throw new ConfigException("bad TAVOLO_REFEREE '" + settings.referee() + "': " + message);
+      throw badReferee(settings.referee(), message);
     }
   }
 
@@ -422,6 +541,8 @@ public final class Runner {
       Throwable cause = status.getCause();
       if (cause != null && cause.getMessage() != null) {
         text += " (" + cause.getMessage() + ")";
+      } else if (cause instanceof FileNotFoundException) {
+        text += " (no such socket)"; // how the epoll transport reports ENOENT on a unix socket
       }
       return text;
     }
