@@ -551,13 +551,15 @@ class GetMatchRequest(_message.Message):
     def __init__(self, admin_token: _Optional[str] = ..., match_id: _Optional[str] = ...) -> None: ...
 
 class GetMatchResponse(_message.Message):
-    __slots__ = ("match_id", "status", "result_json", "error")
+    __slots__ = ("match_id", "status", "result_json", "error", "sandbox_json")
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
     RESULT_JSON_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
+    SANDBOX_JSON_FIELD_NUMBER: _ClassVar[int]
     match_id: str
     status: str
     result_json: str
     error: str
-    def __init__(self, match_id: _Optional[str] = ..., status: _Optional[str] = ..., result_json: _Optional[str] = ..., error: _Optional[str] = ...) -> None: ...
+    sandbox_json: str
+    def __init__(self, match_id: _Optional[str] = ..., status: _Optional[str] = ..., result_json: _Optional[str] = ..., error: _Optional[str] = ..., sandbox_json: _Optional[str] = ...) -> None: ...

@@ -3248,7 +3248,10 @@ type GetMatchResponse struct {
 	// When done: the summary as JSON (games, sides, totals, terminations).
 	ResultJson string `protobuf:"bytes,3,opt,name=result_json,json=resultJson,proto3" json:"result_json,omitempty"`
 	// When failed: why.
-	Error         string `protobuf:"bytes,4,opt,name=error,proto3" json:"error,omitempty"`
+	Error string `protobuf:"bytes,4,opt,name=error,proto3" json:"error,omitempty"`
+	// What each entry's bot processes run under, as JSON: {"entry": "bwrap" | "off" |
+	// "remote"}.
+	SandboxJson   string `protobuf:"bytes,5,opt,name=sandbox_json,json=sandboxJson,proto3" json:"sandbox_json,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3307,6 +3310,13 @@ func (x *GetMatchResponse) GetResultJson() string {
 func (x *GetMatchResponse) GetError() string {
 	if x != nil {
 		return x.Error
+	}
+	return ""
+}
+
+func (x *GetMatchResponse) GetSandboxJson() string {
+	if x != nil {
+		return x.SandboxJson
 	}
 	return ""
 }
@@ -3549,13 +3559,14 @@ const file_tavolo_v1_referee_proto_rawDesc = "" +
 	"\x0fGetMatchRequest\x12\x1f\n" +
 	"\vadmin_token\x18\x01 \x01(\tR\n" +
 	"adminToken\x12\x19\n" +
-	"\bmatch_id\x18\x02 \x01(\tR\amatchId\"|\n" +
+	"\bmatch_id\x18\x02 \x01(\tR\amatchId\"\x9f\x01\n" +
 	"\x10GetMatchResponse\x12\x19\n" +
 	"\bmatch_id\x18\x01 \x01(\tR\amatchId\x12\x16\n" +
 	"\x06status\x18\x02 \x01(\tR\x06status\x12\x1f\n" +
 	"\vresult_json\x18\x03 \x01(\tR\n" +
 	"resultJson\x12\x14\n" +
-	"\x05error\x18\x04 \x01(\tR\x05error*\xa2\x01\n" +
+	"\x05error\x18\x04 \x01(\tR\x05error\x12!\n" +
+	"\fsandbox_json\x18\x05 \x01(\tR\vsandboxJson*\xa2\x01\n" +
 	"\x06Signal\x12\x16\n" +
 	"\x12SIGNAL_UNSPECIFIED\x10\x00\x12\x10\n" +
 	"\fSIGNAL_BUSSO\x10\x01\x12\x0f\n" +
