@@ -3,9 +3,17 @@
 #   docker run --rm -p 50051:50051 tavolo                      # tavolo serve on 0.0.0.0:50051
 #   docker run --rm tavolo play heuristic random --seed demo --deals 4
 #   docker run --rm -v "$PWD:/data" tavolo verify /data/record.jsonl
-#   docker run --rm --user "$(id -u):$(id -g)" -v "$PWD/results:/data" tavolo \
+#   docker run --rm --user "$(id -u):$(id -g)" -v "$PWD/results:/data" $SANDBOX tavolo \
 #       tournament run /data/quick.toml --db /data/quick.db        # see the README
+# Every bot runs in a bubblewrap sandbox, which needs new namespaces and a /proc of its own:
+#   SANDBOX="--security-opt seccomp=unconfined --security-opt apparmor=unconfined
+#            --security-opt systempaths=unconfined"                 (docs/security.md)
 FROM python:3.11-slim
+
+# bubblewrap for the bots' sandboxes; prlimit (util-linux) is already in the base image.
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends bubblewrap \
+    && rm -rf /var/lib/apt/lists/*
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \

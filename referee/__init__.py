@@ -31,12 +31,15 @@ If grpc was imported before this package, it loaded with what the variable held 
 
 
 def bot_environment(extra: Mapping[str, str]) -> dict[str, str]:
-    """The environment for a bot process: ours with ``extra``, minus our gRPC choice.
+    """The environment for an unconfined bot process: ours with ``extra``, minus our
+    TAVOLO_* values (the admin token among them) and our gRPC choice.
 
     A bot in another language may run a gRPC core that does not know these experiments
-    and says so on stderr; what a user set themselves is passed on.
+    and says so on stderr; what a user set themselves is passed on. A sandboxed bot gets
+    none of ours (``referee.sandbox.inside_env``).
     """
-    env = {**os.environ, **extra}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TAVOLO_")}
+    env.update(extra)
     if GRPC_EXPERIMENTS_SET_HERE and "GRPC_EXPERIMENTS" not in extra:
         env.pop("GRPC_EXPERIMENTS", None)
     return env

@@ -1,7 +1,8 @@
 """``tavolo conformance``: a scripted referee that checks one bot process against the protocol.
 
-The bot is started as the referee starts it (``TAVOLO_REFEREE``, ``TAVOLO_TICKET``,
-``TAVOLO_SEED``, its own folder and logs) and connects to a scripted ``RefereeService``.
+The bot is started as the referee starts it (in its sandbox, with ``TAVOLO_REFEREE`` naming
+its own Unix socket, ``TAVOLO_TICKET``, ``TAVOLO_SEED``, logs kept outside) and connects to
+a scripted ``RefereeService``.
 On its one stream it must: say Hello with its ticket and protocol version 1; survive every
 event type; answer a request holding each kind of action in each game with a legal action,
 in time, naming the request; answer the new request after a refusal; answer within a near
@@ -36,6 +37,7 @@ from referee.entries import Entry
 from referee.links import parse_request
 from referee.proto import referee_pb2 as pb
 from referee.protocol import PROTOCOL_VERSION, fill_observation, legal_messages, monte_of
+from referee.sandbox import SandboxMode
 
 GAMES = (
     "tressette", "tressette-muto", "treseta", "tressette-a-tre", "tressette-briscola", "ciapano",
@@ -382,15 +384,18 @@ class Report:
 
 
 async def run_conformance(
-    command: Sequence[str],
+    command: Sequence[str] | Entry,
     *,
+    sandbox: SandboxMode = SandboxMode.OFF,
     games: Sequence[str] = GAMES,
     connect_timeout: float = 20.0,
     deadline_ms: int = 1000,
     near_deadline_ms: int = 200,
     workdir: Path | None = None,
 ) -> Report:
-    """Start ``command`` as a bot and run every check against it."""
+    """Start ``command`` (an argv, or an entry such as a manifest's) as a bot, confined as
+    ``sandbox`` says, and run every check against it."""
+    entry = command if isinstance(command, Entry) else Entry("bot", command=tuple(command))
     positions = [find_position(g, k) for g in games for k in kinds_of(g)]
     session = Session(secrets.token_urlsafe(24), positions, deadline_ms, near_deadline_ms)
     server = grpc.aio.server()
@@ -400,21 +405,26 @@ async def run_conformance(
     server.add_generic_rpc_handlers(
         (grpc.method_handlers_generic_handler("tavolo.v1.RefereeService", {"Play": handler}),)
     )
-    port = server.add_insecure_port("127.0.0.1:0")
-    await server.start()
     process: BotProcess | None = None
     try:
         with contextlib.ExitStack() as stack:
             root = workdir or Path(
                 stack.enter_context(tempfile.TemporaryDirectory(prefix="tavolo-"))
             )
-            env = {
-                "TAVOLO_REFEREE": f"127.0.0.1:{port}",
-                "TAVOLO_TICKET": session.ticket,
-                "TAVOLO_SEED": "conformance",
-            }
+            root.mkdir(parents=True, exist_ok=True)
+            socket_dir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="tavolo-")))
+            address = f"unix:{socket_dir / 'referee.sock'}"
+            if server.add_insecure_port(address) == 0:
+                raise OSError(f"cannot listen on {address}")
+            await server.start()
+            env = {"TAVOLO_TICKET": session.ticket, "TAVOLO_SEED": "conformance"}
             process = await start_bot(
-                Entry("bot", command=tuple(command)), "bot", root / "bot", env
+                entry,
+                "bot",
+                root / "bot",
+                env,
+                sandbox=sandbox,
+                socket=socket_dir / "referee.sock",
             )
             connect = session.check("connects")
             waits = {

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import ast
+import importlib.util
 import os
+import re
 import shlex
 import shutil
 import sys
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+
+from referee.sandbox import SandboxMode
 
 BUILT_IN_BOTS = {
     "random": "tavolo_bot.bots.random",
@@ -19,12 +24,21 @@ BUILT_IN_BOTS = {
 DEFAULT_CPU_SECONDS = 600
 DEFAULT_MEMORY_MB = 2048
 DEFAULT_FILE_MB = 256
-"""The largest file a bot process may write, its logs included: a bot cannot fill the disk."""
-_MANIFEST_KEYS = {"name", "command", "workdir", "limits"}
+"""The largest file a bot process may write."""
+DEFAULT_DISK_MB = 256
+"""A sandbox's work folder, ``/tmp`` and ``/dev/shm`` together (one tmpfs)."""
+DEFAULT_PROCESSES = 64
+"""Processes and threads a sandboxed bot may have at once."""
+DEFAULT_LOG_MB = 32
+"""What the referee keeps of each of a bot process's stdout and stderr."""
+_MANIFEST_KEYS = {"name", "command", "workdir", "limits", "read_only", "sandbox"}
 _LIMITS = {
     "cpu_seconds": DEFAULT_CPU_SECONDS,
     "memory_mb": DEFAULT_MEMORY_MB,
     "file_mb": DEFAULT_FILE_MB,
+    "disk_mb": DEFAULT_DISK_MB,
+    "processes": DEFAULT_PROCESSES,
+    "log_mb": DEFAULT_LOG_MB,
 }
 
 
@@ -46,6 +60,15 @@ class Entry:
     cpu_seconds: int = DEFAULT_CPU_SECONDS
     memory_mb: int = DEFAULT_MEMORY_MB
     file_mb: int = DEFAULT_FILE_MB
+    disk_mb: int = DEFAULT_DISK_MB
+    processes: int = DEFAULT_PROCESSES
+    log_mb: int = DEFAULT_LOG_MB
+    read_only: tuple[str, ...] = ()
+    """Host paths a sandboxed process may read: its program, interpreter and folder."""
+    sandbox: SandboxMode | None = None
+    """What the manifest asks for; None leaves it to the match (bwrap by default)."""
+    built_in: bool = False
+    """One of :data:`BUILT_IN_BOTS`: may run unconfined where bubblewrap is missing."""
 
 
 def parse_entry(text: str) -> Entry:
@@ -55,7 +78,12 @@ def parse_entry(text: str) -> Entry:
     path of a ``.toml`` bot manifest.
     """
     if text in BUILT_IN_BOTS:
-        return Entry(text, command=(sys.executable, "-m", BUILT_IN_BOTS[text]))
+        return Entry(
+            text,
+            command=(sys.executable, "-m", BUILT_IN_BOTS[text]),
+            read_only=(*python_paths(sys.executable, editable=False), sdk_folder()),
+            built_in=True,
+        )
     if text == "remote":
         return Entry("remote", remote=True)
     if text.startswith("cmd:"):
@@ -66,7 +94,8 @@ def parse_entry(text: str) -> Entry:
         if not argv:
             raise EntryError(f"entry {text!r}: the command is empty")
         _check_program(argv[0], None, f"entry {text!r}")
-        return Entry(Path(argv[0]).name, command=absolute_paths(argv))
+        argv = absolute_paths(argv)
+        return Entry(Path(argv[0]).name, command=argv, read_only=tuple(program_paths(argv)))
     if text.endswith(".toml"):
         return load_manifest(Path(text))
     raise EntryError(
@@ -121,6 +150,19 @@ def load_manifest(path: Path) -> Entry:
             raise EntryError(f"{path}: key 'limits.{key}' must be a whole number from 1")
         values[key] = value
     argv = (str(_check_program(argv[0], cwd, f"{path}: key 'command'")), *argv[1:])
+    read_only = data.get("read_only", [])
+    if not isinstance(read_only, list) or not all(isinstance(p, str) for p in read_only):
+        raise EntryError(f"{path}: key 'read_only' must be a list of paths")
+    extra = []
+    for item in read_only:
+        full = (base / item).resolve()
+        if not full.exists():
+            raise EntryError(f"{path}: key 'read_only': {item!r} ({full}) does not exist")
+        extra.append(str(full))
+    sandbox = data.get("sandbox")
+    if sandbox is not None and sandbox not in {m.value for m in SandboxMode}:
+        choices = ", ".join(repr(m.value) for m in SandboxMode)
+        raise EntryError(f"{path}: key 'sandbox' must be {choices}, not {sandbox!r}")
     return Entry(
         name,
         command=argv,
@@ -128,6 +170,11 @@ def load_manifest(path: Path) -> Entry:
         cpu_seconds=values["cpu_seconds"],
         memory_mb=values["memory_mb"],
         file_mb=values["file_mb"],
+        disk_mb=values["disk_mb"],
+        processes=values["processes"],
+        log_mb=values["log_mb"],
+        read_only=(str(base), str(cwd), *program_paths(argv), *extra),
+        sandbox=None if sandbox is None else SandboxMode(sandbox),
     )
 
 
@@ -158,6 +205,61 @@ def absolute_paths(argv: tuple[str, ...]) -> tuple[str, ...]:
         # abspath, not resolve: a virtualenv's python is a symlink that must stay one.
         out.append(os.path.abspath(arg) if is_path and os.path.exists(arg) else arg)
     return tuple(out)
+
+
+def sdk_folder() -> str:
+    """The folder of the Python SDK's package, which the built-in bots run from."""
+    spec = importlib.util.find_spec("tavolo_bot")  # found, not imported: the referee never is
+    if spec is None or spec.origin is None:
+        raise EntryError("the built-in bots need the Python SDK: pip install ./clients/python")
+    return str(Path(spec.origin).resolve().parent)
+
+
+def program_paths(argv: tuple[str, ...]) -> list[str]:
+    """What a sandbox must let ``argv`` read: the program (and its target, if a link), a
+    Python interpreter's installation, and every argument that names a file."""
+    program = argv[0] if "/" in argv[0] else shutil.which(argv[0])
+    out: list[str] = []
+    if program is not None:
+        program = os.path.abspath(program)
+        out += [program, os.path.realpath(program), *python_paths(program)]
+    out += [os.path.abspath(a) for a in argv[1:] if os.path.isfile(a)]
+    return out
+
+
+_MAPPING = re.compile(r"^MAPPING\b[^=]*=\s*(\{.*\})\s*$", re.MULTILINE)
+
+
+def python_paths(program: str, *, editable: bool = True) -> list[str]:
+    """A Python interpreter's own files: its virtual environment and that venv's base
+    installation, or the prefix it is installed in; with ``editable``, also the sources
+    of the packages installed into the venv in editable mode."""
+    path = Path(program)
+    if not path.name.startswith("python"):
+        return []
+    venv = path.parent.parent
+    config = venv / "pyvenv.cfg"
+    if not config.is_file():
+        real = Path(os.path.realpath(program))
+        return [str(real.parent.parent)] if real.parent.name == "bin" else []
+    out = [str(venv)]
+    for line in config.read_text(encoding="utf-8", errors="replace").splitlines():
+        key, _, value = line.partition("=")
+        if key.strip() == "home" and value.strip():
+            home = Path(value.strip())
+            out.append(str(home.parent if home.name == "bin" else home))
+    if editable:
+        for site in venv.glob("lib/python*/site-packages"):
+            for finder in site.glob("__editable__*finder.py"):
+                found = _MAPPING.search(finder.read_text(encoding="utf-8", errors="replace"))
+                if found:
+                    with_paths = ast.literal_eval(found.group(1))
+                    out += [p for p in with_paths.values() if os.path.isabs(p)]
+            for pth in site.glob("*.pth"):
+                for line in pth.read_text(encoding="utf-8", errors="replace").splitlines():
+                    if os.path.isabs(line.strip()) and os.path.isdir(line.strip()):
+                        out.append(line.strip())
+    return out
 
 
 def unique_names(entries: list[Entry]) -> list[str]:

@@ -19,7 +19,7 @@ import resource
 import signal
 import sys
 
-from referee import bot_environment
+import referee
 
 _PR_SET_PDEATHSIG = 1
 
@@ -58,7 +58,10 @@ def main(argv: list[str]) -> int:
             signal.signal(getattr(signal, name), signal.SIG_DFL)
     try:
         # The package's __init__ set our gRPC choice again in this process: not for the bot.
-        os.execvpe(command[0], command, bot_environment({}))
+        env = dict(os.environ)
+        if referee.GRPC_EXPERIMENTS_SET_HERE:
+            env.pop("GRPC_EXPERIMENTS", None)
+        os.execvpe(command[0], command, env)
     except OSError as exc:
         print(f"tavolo: cannot start {command[0]!r}: {exc.strerror}", file=sys.stderr)
         return 127

@@ -70,12 +70,15 @@ class SlotLink:
     ticket: str
     label: str
     """Who this is in logs and records, e.g. "heuristic#1"; never sent to other bots."""
+    socket: str | None = None
+    """The Unix socket this slot's process must connect on; None: the TCP listener (remote)."""
+    incidents_noted: int = 0
+    """How many of ``incidents`` the table has put into the record."""
     outbox: list[pb.Event] = field(default_factory=list)
     pending: pb.PlayResponse | None = None
     """The last response that carried a request, re-sent on reconnection."""
     expected: int | None = None
     """The request id the slot must answer now."""
-    time_bank_ms: int = 0
     ever_connected: bool = False
     closed: bool = False
     """The match is over or the slot was given up: the ticket opens nothing any more."""
@@ -318,11 +321,39 @@ class TicketBook:
         self._links[link.ticket] = link
         return link
 
-    def claim(self, ticket: str) -> SlotLink:
-        """The slot a ticket opens; LinkError says why it opens none."""
+    def reissue(self, link: SlotLink) -> None:
+        """A new process plays ``link``: a fresh ticket, and the old one opens nothing."""
+        self._links.pop(link.ticket, None)
+        link.ticket = secrets.token_urlsafe(24)
+        self._links[link.ticket] = link
+
+    def claim(self, ticket: str, via: SlotLink | None = None) -> SlotLink:
+        """The slot a ticket opens, on the socket of slot ``via`` (None: the TCP listener).
+
+        A local slot's ticket works only on its own socket, and only while the process
+        it was made for lives. LinkError says why a ticket opens nothing.
+        """
         link = self._links.get(ticket)
         if link is None:
+            if via is not None:
+                via.incidents.append(Incident("unknown_ticket", "a ticket that opens nothing"))
             raise LinkError(grpc.StatusCode.UNAUTHENTICATED, "unknown_ticket", "unknown ticket")
+        if link is not via and (via is not None or link.socket is not None):
+            if via is not None:
+                via.incidents.append(
+                    Incident("foreign_ticket", "refused another slot's ticket on this socket")
+                )
+            raise LinkError(
+                grpc.StatusCode.PERMISSION_DENIED,
+                "wrong_socket",
+                "this ticket works only on its own slot's socket",
+            )
+        if link.process_exit is not None:
+            raise LinkError(
+                grpc.StatusCode.PERMISSION_DENIED,
+                "process_gone",
+                "the bot process this ticket was made for has ended",
+            )
         if link.closed:
             raise LinkError(
                 grpc.StatusCode.ALREADY_EXISTS,

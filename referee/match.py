@@ -15,6 +15,7 @@ import json
 import math
 import random
 import secrets
+import shutil
 import tempfile
 import time
 from collections.abc import Callable, Iterable
@@ -39,7 +40,8 @@ from referee.protocol import (
     scored_event,
 )
 from referee.records import RecordWriter, dumps
-from referee.service import Referee, TableFeed
+from referee.sandbox import SandboxError, SandboxMode, sandbox_problem
+from referee.service import Referee, TableFeed, open_slot_socket
 
 
 class FaultPolicy(StrEnum):
@@ -89,6 +91,11 @@ class MatchConfig:
     limits: Limits = Limits()
     duplicate: bool = True
     """False: every game gets seeds of its own (sides still rotate from game to game)."""
+    sandbox: SandboxMode = SandboxMode.BWRAP
+    """How local bots are confined (a manifest may ask for off too)."""
+    allow_unconfined: bool = False
+    """Where bubblewrap is missing, run ``cmd:`` and manifest bots unconfined instead of
+    refusing (``tavolo play`` and ``conformance`` warn); built-in bots always may."""
 
     @property
     def games(self) -> int:
@@ -133,6 +140,8 @@ class MatchResult:
     """(slot label, kind, detail) of everything that went wrong."""
     numbers: list[int] = field(default_factory=list)
     """For each game, its number in the match (games can be played from any number)."""
+    sandboxes: list[str] = field(default_factory=list)
+    """Per entry: what its processes ran under (``bwrap``, ``off``, ``remote``)."""
 
 
 @dataclass(frozen=True)
@@ -172,6 +181,27 @@ def _forget_old_feeds(feeds: dict[str, TableFeed]) -> None:
     done = [table for table, feed in feeds.items() if feed.done]
     for table in done[: max(0, len(done) - KEPT_FEEDS + 1)]:
         del feeds[table]
+
+
+def confinement_of(entry: Entry, requested: SandboxMode, *, allow_unconfined: bool) -> str:
+    """What ``entry``'s processes run under: ``bwrap``, ``off`` or ``remote``.
+
+    SandboxError (one line, with how to install bubblewrap) when a ``cmd:`` or manifest
+    bot needs a sandbox that cannot be made here and ``allow_unconfined`` is not set.
+    """
+    if entry.remote:
+        return "remote"
+    if SandboxMode.OFF in (requested, entry.sandbox):
+        return SandboxMode.OFF.value
+    problem = sandbox_problem()
+    if problem is None:
+        return SandboxMode.BWRAP.value
+    if entry.built_in or allow_unconfined:
+        return SandboxMode.OFF.value
+    raise SandboxError(
+        f"entry {entry.name!r} must run in a sandbox: {problem}; "
+        'or set sandbox = "off" to run bots unconfined'
+    )
 
 
 def bot_seed(seed: str, name: str, slot: int) -> str:
@@ -244,8 +274,15 @@ class Match:
             ]
             for e, name in enumerate(self.names)
         ]
+        self.sandboxes = [
+            confinement_of(e, config.sandbox, allow_unconfined=config.allow_unconfined)
+            for e in config.entries
+        ]
+        """Per entry: ``bwrap``, ``off`` or ``remote`` (see :func:`confinement_of`)."""
         self.processes: list[BotProcess] = []
-        self.result = MatchResult(self.match_id, stats=[EntryStats(n) for n in self.names])
+        self.result = MatchResult(
+            self.match_id, stats=[EntryStats(n) for n in self.names], sandboxes=self.sandboxes
+        )
         self.feed = TableFeed(self.match_id, self.match_id, list(self.names))
         _forget_old_feeds(referee.feeds)
         referee.feeds[self.match_id] = self.feed
@@ -254,12 +291,38 @@ class Match:
         self._rng = random.Random(f"{config.seed}/referee")
         self.total_games = config.games
         self._arrangements = arrangements(self.rules)
-        self._incidents_seen: dict[int, int] = {}
         self._watchers: list[asyncio.Future[None]] = []
         self._root: Path | None = None
         self._launch: dict[int, tuple[Entry, str, dict[str, str]]] = {}
-        """Slot -> how its bot process was started (entry, folder name, environment)."""
+        """id(link) -> how its bot process was started (entry, folder name, environment)."""
         self._restarts: dict[int, int] = {}
+        self._banks = {link.slot: config.limits.time_bank_ms for row in self.links for link in row}
+        """Slot -> what is left of its time bank (shared by the slot's processes)."""
+        self._fresh: dict[tuple[int, int], SlotLink] = {}
+        """(slot, arrangement) -> the link of the process that plays that arrangement of
+        every duplicate set, for sandboxed entries (arrangement 0 is ``links``)."""
+        self._socket_dir: Path | None = None
+        self._servers: list[Any] = []
+        self.warnings = self._warnings()
+        """One line each about what this match cannot confine (remote entries in duplicate
+        play, unconfined bots), for the caller to show."""
+
+    def _warnings(self) -> list[str]:
+        out = []
+        loose = []
+        for name, mode in zip(self.names, self.sandboxes, strict=True):
+            if mode == "remote" and self.config.duplicate:
+                out.append(
+                    f"entry {name!r} is remote: it cannot be confined, and may remember the "
+                    "deals of a duplicate set from one game to the next"
+                )
+            elif mode == SandboxMode.OFF and self.config.sandbox is not SandboxMode.OFF:
+                loose.append(repr(name))
+        if loose:
+            why = sandbox_problem() or 'its manifest asks for sandbox = "off"'
+            verb = "runs" if len(loose) == 1 else "run"
+            out.append(f"{', '.join(loose)} {verb} unconfined: {why}")
+        return out
 
     def use_record(self, stream: IO[str]) -> None:
         """Write the match record to ``stream`` as the games are played."""
@@ -298,10 +361,20 @@ class Match:
                 await self._start_processes(root)
                 await self._await_connections()
                 await self._announce()
-                for number, (set_number, seed, rotation) in plans:
+                for i, (number, (set_number, seed, rotation)) in enumerate(plans):
                     if self._stop_requested:
                         break
+                    await self._prepare(rotation, wait=True)
+                    if i + 1 < len(plans):
+                        # The next game's processes start while this one is played.
+                        await self._prepare(plans[i + 1][1][2], wait=False)
+                    seats = self.seating(rotation)
                     await self._play_game(number, set_number, seed, rotation)
+                    later = {id(x) for _, (_, _, r) in plans[i + 1 :] for x in self.seating(r)}
+                    for link in seats:
+                        fresh = any(link is x for x in self._fresh.values())
+                        if fresh and id(link) not in later:
+                            await self._release(link)
                 await self._finish()
             finally:
                 await self._stop_processes()
@@ -309,24 +382,39 @@ class Match:
         return self.result
 
     async def _start_processes(self, root: Path) -> None:
+        root.mkdir(mode=0o700, parents=True, exist_ok=True)
         for e, entry in enumerate(self.config.entries):
             for k, link in enumerate(self.links[e]):
-                link.time_bank_ms = self.config.limits.time_bank_ms
                 if entry.remote:
                     if self._on_ticket is not None:
                         self._on_ticket(link.label, link.ticket)
                     continue
-                env = {
-                    "TAVOLO_REFEREE": self.referee.address,
-                    "TAVOLO_TICKET": link.ticket,
-                    "TAVOLO_SEED": bot_seed(self.config.seed, self.names[e], k),
-                }
-                self._launch[link.slot] = (entry, f"{e}-{k}", env)
-                await self._spawn(link, root / f"{e}-{k}")
+                await self._launch_link(link, e, k, 0)
+
+    async def _launch_link(self, link: SlotLink, e: int, k: int, rotation: int) -> None:
+        """Give ``link`` a socket of its own and start its process (arrangement ``rotation``)."""
+        if self._socket_dir is None:
+            # Short, so socket paths stay within the 108 bytes of sun_path.
+            self._socket_dir = Path(tempfile.mkdtemp(prefix="tavolo-"))
+        path = self._socket_dir / f"{len(self._servers)}.sock"
+        self._servers.append(await open_slot_socket(self.referee.book, link, path))
+        env = {"TAVOLO_SEED": bot_seed(self.config.seed, self.names[e], k)}
+        folder = f"{e}-{k}" if rotation == 0 else f"{e}-{k}-arrangement-{rotation}"
+        self._launch[id(link)] = (self.config.entries[e], folder, env)
+        assert self._root is not None
+        await self._spawn(link, self._root / folder)
 
     async def _spawn(self, link: SlotLink, folder: Path) -> None:
-        entry, _, env = self._launch[link.slot]
-        process = await start_bot(entry, link.label, folder, env)
+        entry, _, env = self._launch[id(link)]
+        mode = SandboxMode(self.sandboxes[link.slot // self.slots_per_entry])
+        process = await start_bot(
+            entry,
+            link.label,
+            folder,
+            {**env, "TAVOLO_TICKET": link.ticket},
+            sandbox=mode,
+            socket=Path(link.socket) if link.socket else None,
+        )
         self.processes.append(process)
         self._watchers.append(asyncio.ensure_future(self._watch(process, link)))
 
@@ -338,13 +426,15 @@ class Match:
                 limits.restart_crashed
                 and link.process_exit is not None
                 and link.ever_connected
-                and link.slot in self._launch
+                and id(link) in self._launch
             ):
                 continue
             assert self._root is not None
             why = link.process_exit.split(";")[0]  # "exit status 3", not its stderr
-            count = self._restarts[link.slot] = self._restarts.get(link.slot, 0) + 1
-            _, folder, _ = self._launch[link.slot]
+            count = self._restarts[id(link)] = self._restarts.get(id(link), 0) + 1
+            _, folder, _ = self._launch[id(link)]
+            # A fresh ticket: the dead process's ticket opens nothing, wherever it was read.
+            self.referee.book.reissue(link)
             # A new process hears the match start, not what its predecessor missed.
             link.restarted([self._match_started()])
             # Its own folder: the crashed process's logs stay as they were.
@@ -385,35 +475,82 @@ class Match:
             for link in row:
                 link.outbox.append(started)
 
+    def _all_links(self) -> list[SlotLink]:
+        return [link for row in self.links for link in row] + list(self._fresh.values())
+
+    async def _release(self, link: SlotLink) -> None:
+        """The match is over for ``link``'s process: MatchOver, and its ticket is closed."""
+        if link.closed:
+            return
+        link.outbox.append(pb.Event(match_over=pb.MatchOver(match_id=self.match_id)))
+        await link.flush()
+        self.referee.book.retire([link])
+
     async def _finish(self) -> None:
-        over = pb.Event(match_over=pb.MatchOver(match_id=self.match_id))
-        for row in self.links:
-            for link in row:
-                link.outbox.append(over)
-                await link.flush()
-        self.referee.book.retire([link for row in self.links for link in row])
+        for link in self._all_links():
+            await self._release(link)
 
     async def _stop_processes(self) -> None:
-        for row in self.links:
-            for link in row:
-                if not link.closed:
-                    link.finish()
-                self.result.incidents.extend((link.label, i.kind, i.detail) for i in link.incidents)
+        for link in self._all_links():
+            if not link.closed:
+                link.finish()
+            self.result.incidents.extend((link.label, i.kind, i.detail) for i in link.incidents)
         await asyncio.gather(*(p.stop() for p in self.processes))
         await asyncio.gather(*self._watchers)
+        for server in self._servers:
+            await server.stop(0)
+        if self._socket_dir is not None:
+            shutil.rmtree(self._socket_dir, ignore_errors=True)
 
     # -- one game --------------------------------------------------------------------------
 
     def seating(self, rotation: int) -> list[SlotLink]:
-        """The slot at each seat for arrangement ``rotation`` of :func:`arrangements`."""
+        """The slot at each seat for arrangement ``rotation`` of :func:`arrangements`.
+
+        A sandboxed entry plays each arrangement of a duplicate set with processes of
+        its own, so no process plays two games dealt from the same seed.
+        """
         seats: list[SlotLink | None] = [None] * self.rules.players
         arrangement = self._arrangements[rotation]
-        for e, row in enumerate(self.links):
-            side = arrangement[e]
-            for k, seat in enumerate(self.rules.seats_of(side)):
-                seats[seat] = row[k]
+        for e in range(len(self.links)):
+            for k, seat in enumerate(self.rules.seats_of(arrangement[e])):
+                seats[seat] = self._link_for(e, k, rotation)
         assert all(s is not None for s in seats)
         return [s for s in seats if s is not None]
+
+    def _fresh_per_arrangement(self, e: int) -> bool:
+        # Unconfined and remote bots can remember anyway: one process per slot for them.
+        return self.config.duplicate and self.sandboxes[e] == SandboxMode.BWRAP
+
+    def _link_for(self, e: int, k: int, rotation: int) -> SlotLink:
+        primary = self.links[e][k]
+        if rotation == 0 or not self._fresh_per_arrangement(e):
+            return primary
+        key = (primary.slot, rotation)
+        if key not in self._fresh:
+            self._fresh[key] = self.referee.book.issue(self.match_id, primary.slot, primary.label)
+        return self._fresh[key]
+
+    async def _prepare(self, rotation: int, *, wait: bool) -> None:
+        """Start the processes of arrangement ``rotation`` not started yet; with ``wait``,
+        wait for them to connect."""
+        started = []
+        for e, row in enumerate(self.links):
+            for k in range(len(row)):
+                link = self._link_for(e, k, rotation)
+                if id(link) in self._launch or self.config.entries[e].remote:
+                    continue
+                link.outbox.append(self._match_started())
+                await self._launch_link(link, e, k, rotation)
+                started.append(link)
+        if wait:
+            timeout = self.config.limits.connect_timeout
+            links = [link for link in self.seating(rotation) if id(link) in self._launch]
+            oks = await asyncio.gather(*(link.wait_connected(timeout) for link in links))
+            for link, ok in zip(links, oks, strict=True):
+                if not ok and not link.ever_connected and not link.incidents:
+                    why = link.process_exit or f"no connection within {timeout:g} s"
+                    link.incidents.append(Incident("never_connected", why))
 
     async def _play_game(self, game: int, set_number: int, seed: str, rotation: int) -> None:
         seats = self.seating(rotation)
@@ -428,6 +565,9 @@ class Match:
         self.feed.game = game
         # Per game, so a match resumed at this game plays its faults' cards as a whole run would.
         self._rng = random.Random(f"{self.config.seed}/referee/game/{game}")
+        assert state.events is not None
+        # Not part of the game: the verifier takes it as written (docs/records.md).
+        state.events[0]["sandbox"] = [self.sandboxes[e] for e in entry_of_seat]
         game_ctx = _Game(game, state, seats)
         await self._restart_crashed(game_ctx)
         for seat, link in enumerate(seats):
@@ -550,7 +690,7 @@ class Match:
             request = response.request
             request.request_id = request_id
             request.deadline_ms = limits.deadline_ms
-            request.time_bank_ms = link.time_bank_ms
+            request.time_bank_ms = self._banks[link.slot]
             fill_observation(
                 request.observation,
                 state.observation(seat),
@@ -566,7 +706,7 @@ class Match:
             started = time.monotonic()
             await link.send(response)
             while True:
-                budget = (limits.deadline_ms + link.time_bank_ms) / 1000
+                budget = (limits.deadline_ms + self._banks[link.slot]) / 1000
                 how, decision = await link.next_decision(request_id, budget)
                 # An answer is timed when it arrived, not when this task got to it.
                 done = link.answered_at if how is Wait.DECISION else time.monotonic()
@@ -575,7 +715,7 @@ class Match:
                     self._on_decision(elapsed)
                 overrun = int(elapsed * 1000) - limits.deadline_ms
                 if overrun > 0:
-                    link.time_bank_ms = max(0, link.time_bank_ms - overrun)
+                    self._banks[link.slot] = max(0, self._banks[link.slot] - overrun)
                 self._note_link_incidents(game, seat, link)
                 if how is not Wait.GONE:
                     break
@@ -655,10 +795,9 @@ class Match:
 
     def _note_link_incidents(self, game: _Game, seat: int, link: SlotLink) -> None:
         """Move what the slot did wrong meanwhile (stale answers, floods) into the record."""
-        seen = self._incidents_seen.get(link.slot, 0)
-        for incident in link.incidents[seen:]:
+        for incident in link.incidents[link.incidents_noted :]:
             game.state.note_incident(seat, incident.kind, incident.detail)
-        self._incidents_seen[link.slot] = len(link.incidents)
+        link.incidents_noted = len(link.incidents)
 
     def _stat(self, link: SlotLink) -> EntryStats:
         return self.result.stats[link.slot // self.slots_per_entry]
@@ -682,6 +821,7 @@ def describe(result: MatchResult) -> dict[str, Any]:
     """A JSON-ready summary of a match."""
     return {
         "match_id": result.match_id,
+        "sandbox": {s.name: mode for s, mode in zip(result.stats, result.sandboxes, strict=True)},
         "games": [
             {
                 "sides": sides,

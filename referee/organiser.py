@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 from pathlib import Path
 from typing import IO
 
@@ -13,6 +14,7 @@ from referee.engine.rules import RulesError, preset
 from referee.entries import BUILT_IN_BOTS, parse_entry
 from referee.match import Limits, Match, MatchConfig, describe
 from referee.proto import referee_pb2 as pb
+from referee.sandbox import SandboxMode
 from referee.service import Referee
 
 LOG = logging.getLogger("tavolo.organiser")
@@ -22,27 +24,40 @@ class Organiser:
     """Creates matches for MatchService calls and keeps their status and records."""
 
     def __init__(
-        self, referee: Referee, admin_token: str, records: Path, advertise: str | None = None
+        self,
+        referee: Referee,
+        admin_token: str,
+        records: Path,
+        advertise: str | None = None,
+        sandbox: SandboxMode = SandboxMode.BWRAP,
     ) -> None:
         self.referee = referee
         self.records = records
+        self.sandbox = sandbox
+        # Records hold every hand as it is dealt: for the referee's user alone.
+        records.mkdir(mode=0o700, parents=True, exist_ok=True)
+        records.chmod(0o700)
         self.advertise = advertise or referee.address
         """The address remote bots are told to connect to."""
         self._tasks: set[asyncio.Task[None]] = set()
+        self._sandbox: dict[str, str] = {}
         referee.matches.admin_token = admin_token
         referee.matches.create = self.create
 
     async def create(self, request: pb.CreateMatchRequest) -> pb.CreateMatchResponse:
         """Check the request, start the match in the background, return its tickets."""
         config = self._config(request)
-        self.records.mkdir(parents=True, exist_ok=True)
         match = Match(self.referee, config)
-        record = open(  # noqa: SIM115 - the match's task closes it when the match ends
-            self.records / f"{match.match_id}.jsonl", "w", encoding="utf-8", newline="\n"
-        )
+        path = self.records / f"{match.match_id}.jsonl"
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        record = open(fd, "w", encoding="utf-8", newline="\n")  # noqa: SIM115 - closed by _run
         match.use_record(record)
+        for line in match.warnings:
+            LOG.warning("match %s: %s", match.match_id, line)
+        modes = dict(zip(match.names, match.sandboxes, strict=True))
+        self._sandbox[match.match_id] = json.dumps(modes)
         self.referee.matches.status[match.match_id] = pb.GetMatchResponse(
-            match_id=match.match_id, status="running"
+            match_id=match.match_id, status="running", sandbox_json=self._sandbox[match.match_id]
         )
         task = asyncio.ensure_future(self._run(match, record))
         self._tasks.add(task)
@@ -58,14 +73,20 @@ class Organiser:
         try:
             result = await match.run()
             status[match.match_id] = pb.GetMatchResponse(
-                match_id=match.match_id, status="done", result_json=json.dumps(describe(result))
+                match_id=match.match_id,
+                status="done",
+                result_json=json.dumps(describe(result)),
+                sandbox_json=self._sandbox[match.match_id],
             )
         except Exception as exc:
             # A background match has no caller to raise to: its status carries the
             # failure, and the log the traceback.
             LOG.exception("match %s failed", match.match_id)
             status[match.match_id] = pb.GetMatchResponse(
-                match_id=match.match_id, status="failed", error=f"{type(exc).__name__}: {exc}"
+                match_id=match.match_id,
+                status="failed",
+                error=f"{type(exc).__name__}: {exc}",
+                sandbox_json=self._sandbox[match.match_id],
             )
         finally:
             record.close()
@@ -93,5 +114,11 @@ class Organiser:
         entries = tuple(parse_entry(e) for e in request.entries)
         limits = Limits(deadline_ms=request.deadline_ms or 1000)
         return MatchConfig(
-            rules, request.seed, entries, request.deals or None, request.sets or 1, limits
+            rules,
+            request.seed,
+            entries,
+            request.deals or None,
+            request.sets or 1,
+            limits,
+            sandbox=self.sandbox,
         )

@@ -242,6 +242,18 @@ def _walk(
             state = new_game(rules, seed, deals=deals, seats=seats, record=True)
             assert state.events is not None
             events = state.events
+            if isinstance(obj, dict) and "sandbox" in obj:
+                sandbox = obj["sandbox"]
+                if not (
+                    isinstance(sandbox, list)
+                    and len(sandbox) == rules.players
+                    and all(isinstance(s, str) for s in sandbox)
+                ):
+                    raise RecordError(
+                        source, number, f"field 'sandbox' must be {rules.players} words"
+                    )
+                # What each seat ran under is a fact of the match, not of the game: kept.
+                events[0]["sandbox"] = sandbox
             pos = 0
         elif not isinstance(obj, dict) or not isinstance(obj.get("type"), str):
             raise RecordError(source, number, "a line must be an object with a 'type'")

@@ -11,6 +11,7 @@ import gc
 import secrets
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -19,7 +20,7 @@ from grpc_reflection.v1alpha import reflection
 
 from referee.engine.rules import PRESETS
 from referee.engine.tressette import rules_tables
-from referee.links import LinkError, TicketBook, parse_request
+from referee.links import LinkError, SlotLink, TicketBook, parse_request
 from referee.proto import referee_pb2 as pb
 from referee.proto import referee_pb2_grpc as pb_grpc
 from referee.protocol import PROTOCOL_VERSION
@@ -35,8 +36,10 @@ HELLO_TIMEOUT = 10.0
 class RefereeServicer(pb_grpc.RefereeServiceServicer):
     """Bot streams: check the Hello and its ticket, then hand the stream to its slot."""
 
-    def __init__(self, book: TicketBook) -> None:
+    def __init__(self, book: TicketBook, only: SlotLink | None = None) -> None:
         self._book = book
+        self._only = only
+        """The slot whose own socket this serves; None for the TCP listener."""
 
     async def Play(
         self,
@@ -65,11 +68,42 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
                 f"the bot version {hello.protocol_version}",
             )
         try:
-            link = self._book.claim(hello.ticket)
+            link = self._book.claim(hello.ticket, self._only)
             await link.attach(context)
             await link.serve(context)
         except LinkError as exc:
             await context.abort(exc.code, f"{exc.reason}: {exc.message}")
+
+
+def _play_handler(
+    book: TicketBook, only: SlotLink | None
+) -> grpc.RpcMethodHandler[bytes, pb.PlayResponse]:
+    # Play takes raw bytes, so a malformed message is refused with a reason, not a crash.
+    handler: grpc.RpcMethodHandler[bytes, pb.PlayResponse] = grpc.stream_stream_rpc_method_handler(
+        RefereeServicer(book, only).Play, response_serializer=pb.PlayResponse.SerializeToString
+    )
+    return handler
+
+
+async def open_slot_socket(book: TicketBook, link: SlotLink, path: Path) -> grpc.aio.Server:
+    """Serve ``RefereeService`` on the Unix socket ``path`` for ``link``'s ticket alone.
+
+    Each bot process the referee starts gets a socket of its own (bound into its sandbox),
+    so a ticket read elsewhere opens nothing on it.
+    """
+    server = grpc.aio.server(options=[("grpc.max_receive_message_length", MAX_MESSAGE_BYTES)])
+    server.add_generic_rpc_handlers(
+        (
+            grpc.method_handlers_generic_handler(
+                "tavolo.v1.RefereeService", {"Play": _play_handler(book, link)}
+            ),
+        )
+    )
+    if server.add_insecure_port(f"unix:{path}") == 0:
+        raise OSError(f"cannot listen on unix:{path}")
+    await server.start()
+    link.socket = str(path)
+    return server
 
 
 @dataclass
@@ -218,12 +252,12 @@ async def start_referee(
     )
     book = TicketBook()
     feeds: dict[str, TableFeed] = {}
-    # Play takes raw bytes, so a malformed message is refused with a reason, not a crash.
-    play: grpc.RpcMethodHandler[bytes, pb.PlayResponse] = grpc.stream_stream_rpc_method_handler(
-        RefereeServicer(book).Play, response_serializer=pb.PlayResponse.SerializeToString
-    )
     server.add_generic_rpc_handlers(
-        (grpc.method_handlers_generic_handler("tavolo.v1.RefereeService", {"Play": play}),)
+        (
+            grpc.method_handlers_generic_handler(
+                "tavolo.v1.RefereeService", {"Play": _play_handler(book, None)}
+            ),
+        )
     )
     spectators = SpectatorServicer(feeds, public_names)
     pb_grpc.add_SpectatorServiceServicer_to_server(spectators, server)  # type: ignore[no-untyped-call]

@@ -114,7 +114,9 @@ def test_tavolo_play_restarts_unless_told_not_to(
 ) -> None:
     once = tmp_path / "crashed-once"
     bot = f"cmd:{sys.executable} {SCRIPTED} --mode exit --slot 0 --at 3 --once {once}"
+    # Unconfined: its --once file must outlive the process (a sandbox wipes it with it).
     args = ["play", bot, "random", "--seed", "restart", "--deals", "1", "--quiet", *flag]
+    args += ["--sandbox", "off"]
     result = CliRunner().invoke(app, [*args, "--record", str(tmp_path / "m.jsonl")])
     assert result.exit_code == 0, result.output
     # The table's first row is the scripted entry (its name comes from the command).

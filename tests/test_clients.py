@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from referee.records import verify_lines
+from tests.sandboxing import require_sandbox
 from tests.test_cli import tavolo
 from tournaments.storage import Store
 
@@ -76,10 +77,17 @@ def test_client_unit_tests(lang: str) -> None:
     assert re.search(RAN[lang], output), output[-4000:]
 
 
+def manifest_of(lang: str) -> Path:
+    """The example bot's manifest: the sandbox lets the bot read the client's folder."""
+    return ROOT / "clients" / lang / "example-bot.toml"
+
+
 @pytest.mark.parametrize("lang", LANGS)
 def test_example_bot_conforms(lang: str) -> None:
-    bot = require(lang)
-    result = tavolo("conformance", "--", str(bot))
+    """Each example bot passes every check from inside its sandbox."""
+    require(lang)
+    sandbox = require_sandbox()
+    result = tavolo("conformance", str(manifest_of(lang)), "--sandbox", sandbox)
     assert result.exit_code == 0, result.output
     assert "the bot conforms" in result.output
 
@@ -92,13 +100,15 @@ def test_mixed_tournament(tmp_path: Path) -> None:
         pytest.fail("; ".join(why_missing(lang) for lang in missing))
     if not available:
         pytest.skip("no client is built: " + "; ".join(why_missing(lang) for lang in LANGS))
+    sandbox = require_sandbox()
     entries = "".join(
-        f'\n[[entry]]\nname = "{lang}"\nbot = "cmd:{bot_of(lang)}"\n' for lang in available
+        f'\n[[entry]]\nname = "{lang}"\nbot = "{manifest_of(lang)}"\n' for lang in available
     )
     path = tmp_path / "mixed.toml"
     path.write_text(
         'name = "mixed"\nseed = "mixed-1"\nformat = "round-robin"\nconcurrency = 2\n'
         f'\n[game]\npreset = "tressette"\ndeals = {DEALS}\n\n[match]\ngames = 2\n'
+        f'sandbox = "{sandbox}"\n'
         '\n[[entry]]\nname = "py-heuristic"\nbot = "heuristic"\n'
         '\n[[entry]]\nname = "py-random"\nbot = "random"\n' + entries,
         encoding="utf-8",
@@ -109,6 +119,7 @@ def test_mixed_tournament(tmp_path: Path) -> None:
     table = json.loads(tavolo("tournament", "table", "--db", db, "--format", "json").stdout)
     faults = {e["name"]: (e["timeouts"], e["illegal"], e["crashes"]) for e in table["entries"]}
     assert all(f == (0, 0, 0) for f in faults.values()), faults
+    assert {e["sandbox"] for e in table["entries"]} == {sandbox}, table["entries"]
     with Store.open_for_reading(db) as store:
         games = store.games()
         n = len(table["entries"])

@@ -20,6 +20,7 @@ from referee.engine.deals import SeedError, check_seed
 from referee.engine.rules import Rules, RulesError, preset
 from referee.entries import Entry, EntryError, load_manifest, parse_entry
 from referee.match import FaultPolicy, Limits, rotations
+from referee.sandbox import SandboxMode
 
 
 class ConfigError(ValueError):
@@ -89,6 +90,8 @@ class TournamentConfig:
     concurrency: int | None = None
     """Matches at once; None: one per core."""
     ratings: RatingSettings = field(default_factory=RatingSettings)
+    sandbox: SandboxMode = SandboxMode.BWRAP
+    """How every local entry's bot processes are confined."""
     text: str = ""
     """The file as read."""
 
@@ -133,7 +136,7 @@ _TOP_KEYS = {
 _GAME_KEYS = {"preset", "deals", "rules"}
 _MATCH_KEYS = {
     "games", "duplicate", "deadline_ms", "time_bank_ms", "max_attempts", "on_fault",
-    "connect_timeout", "grace", "restart_crashed",
+    "connect_timeout", "grace", "restart_crashed", "sandbox",
 }  # fmt: skip
 _RATING_KEYS = {"anchor", "elo", "prior_draws", "bootstrap", "seed"}
 _ENTRY_KEYS = {"name", "bot"}
@@ -250,8 +253,23 @@ def _parse(path: Path, text: str, data: dict[str, Any]) -> TournamentConfig:
             "games",
         )
     limits = _limits(src, match)
+    sandbox_text = _get(src, match, "match", "sandbox", str, SandboxMode.BWRAP.value)
+    try:
+        sandbox = SandboxMode(sandbox_text)
+    except ValueError:
+        choices = ", ".join(repr(m.value) for m in SandboxMode)
+        raise src.error(f"must be {choices}, got {sandbox_text!r}", "match", "sandbox") from None
 
     entries = _entries(src, data)
+    for index, spec in enumerate(entries):
+        if spec.entry.sandbox is SandboxMode.OFF and sandbox is not SandboxMode.OFF:
+            raise src.error(
+                'its manifest asks for sandbox = "off"; the tournament confines every bot '
+                'unless its [match] says sandbox = "off"',
+                "entry",
+                "bot",
+                index,
+            )
     if len(entries) < rules.sides:
         raise src.error(
             f"{rules.game} seats {rules.sides} entries at a table; the file has {len(entries)}",
@@ -297,6 +315,7 @@ def _parse(path: Path, text: str, data: dict[str, Any]) -> TournamentConfig:
         limits=limits,
         concurrency=concurrency,
         ratings=ratings,
+        sandbox=sandbox,
         text=text,
     )
 

@@ -18,13 +18,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from referee.match import DealReport, GameReport, Match, MatchConfig, rotations
+from referee.match import DealReport, GameReport, Match, MatchConfig, confinement_of, rotations
+from referee.sandbox import SandboxMode, sandbox_problem
 from referee.service import Referee, start_referee
 from tournaments.config import Format, TournamentConfig
 from tournaments.results import match_points, pair_results
 from tournaments.schedule import Pairing, gauntlet, round_robin, swiss_round
 from tournaments.sprt import SprtState, pentanomial, sprt
-from tournaments.storage import GameRow, MatchRow, Store
+from tournaments.storage import GameRow, MatchRow, StorageError, Store
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,52 @@ def open_store(path: Path, config: TournamentConfig, *, force: bool = False) -> 
         facts=table_facts(config),
         force=force,
     )
+
+
+def confinements(config: TournamentConfig) -> dict[str, str]:
+    """What each entry's bots will run under: ``bwrap``, ``off`` or ``remote``.
+
+    SandboxError, one line, if a ``cmd:`` or manifest entry needs a sandbox that cannot
+    be made here (built-in bots then run unconfined).
+    """
+    return {
+        e.name: confinement_of(
+            dataclasses.replace(e.entry, name=e.name), config.sandbox, allow_unconfined=False
+        )
+        for e in config.entries
+    }
+
+
+def confinement_warnings(config: TournamentConfig, modes: dict[str, str]) -> list[str]:
+    """One line for each remote entry of a duplicate tournament, and one for the built-in
+    entries that run unconfined because no sandbox can be made here."""
+    out = []
+    loose = []
+    for name, mode in modes.items():
+        if mode == "remote" and config.duplicate:
+            out.append(
+                f"entry {name!r} is remote: it cannot be confined, and may remember the "
+                "deals of a duplicate set from one game to the next"
+            )
+        elif mode == SandboxMode.OFF and config.sandbox is not SandboxMode.OFF:
+            loose.append(repr(name))
+    if loose:
+        verb = "runs" if len(loose) == 1 else "run"
+        out.append(f"built-in {', '.join(loose)} {verb} unconfined: {sandbox_problem()}")
+    return out
+
+
+def note_confinements(store: Store, modes: dict[str, str]) -> None:
+    """Store what each entry ran under in this run, beside what earlier runs used."""
+    try:
+        known: dict[str, str] = store.fact("sandbox")
+    except StorageError:
+        known = {}
+    merged = {}
+    for name, mode in modes.items():
+        before = [m for m in known.get(name, "").split("+") if m]
+        merged[name] = "+".join(before + ([mode] if mode not in before else []))
+    store.set_fact("sandbox", merged)
 
 
 def match_seed(seed: str, round_: int) -> str:
@@ -222,6 +269,7 @@ class TournamentRun:
             sets=row.games // rotations(self.config.rules),
             limits=self.config.limits,
             duplicate=self.config.duplicate,
+            sandbox=self.config.sandbox,
         )
 
         def on_deal(report: DealReport) -> None:

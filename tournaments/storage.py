@@ -120,6 +120,11 @@ def _explain(path: Path, exc: sqlite3.Error) -> str:
     text = str(exc)
     if "locked" in text or "busy" in text:
         return f"{path}: the database is locked by another program ({text}); try again later"
+    if "full" in text or "disk I/O" in text:
+        return (
+            f"{path}: cannot store the result, the disk is full ({text}); every deal and "
+            "game stored before is kept: free some space and run the same command to resume"
+        )
     return f"{path}: {text}"
 
 
@@ -224,8 +229,13 @@ class Store:
     def meta(self) -> dict[str, str]:
         return dict(self.db.execute("SELECT key, value FROM meta").fetchall())
 
+    def set_fact(self, key: str, value: Any) -> None:
+        """Store ``value`` as JSON in ``meta``, replacing what was there."""
+        with _transaction(self.db, self.path):
+            self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, json.dumps(value)))
+
     def fact(self, key: str) -> Any:
-        """A value stored as JSON by ``open_for_run(facts=...)``."""
+        """A value stored as JSON by ``open_for_run(facts=...)`` or :meth:`set_fact`."""
         text = self.meta().get(key)
         if text is None:
             raise StorageError(f"{self.path}: the database has no {key!r}")
@@ -379,10 +389,18 @@ class _Tx:
         if kind is None:
             try:
                 self.db.execute("COMMIT")
+                return
             except sqlite3.OperationalError as error:
-                self.db.execute("ROLLBACK")
+                self._rollback()
                 raise StorageError(_explain(self.path, error)) from None
-        else:
+        self._rollback()
+        if isinstance(exc, sqlite3.OperationalError):
+            raise StorageError(_explain(self.path, exc)) from None
+
+    def _rollback(self) -> None:
+        # SQLite rolls back by itself on some errors (a full disk among them): then
+        # there is no transaction left to roll back.
+        if self.db.in_transaction:
             self.db.execute("ROLLBACK")
 
 
@@ -393,7 +411,7 @@ def _transaction(db: sqlite3.Connection, path: Path) -> _Tx:
 def _lock(path: Path) -> int:
     """An exclusive flock on the database file: one run at a time."""
     try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
     except OSError as exc:
         raise StorageError(f"{path}: cannot open the database: {exc.strerror}") from None
     try:

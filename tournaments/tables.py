@@ -58,6 +58,8 @@ class Standings:
     games: int
     ratings: Ratings | None
     lower_wins: bool = False
+    sandbox: tuple[tuple[str, str], ...] = ()
+    """(entry, what its bots ran under: bwrap, off, remote; ``a+b`` over several runs)."""
 
 
 def standings(
@@ -68,6 +70,7 @@ def standings(
     settings: RatingSettings,
     *,
     lower_wins: bool = False,
+    sandbox: dict[str, str] | None = None,
 ) -> Standings:
     """Rate the entries from the finished ``games`` and build the table.
 
@@ -109,7 +112,10 @@ def standings(
                 opponent_elo=sum(opponents) / len(opponents) if opponents else None,
             )
         )
-    return Standings(name, tuple(rows), _pairs(results), settings, len(games), ratings, lower_wins)
+    confined = tuple((n, (sandbox or {}).get(n, "unknown")) for n in names)
+    return Standings(
+        name, tuple(rows), _pairs(results), settings, len(games), ratings, lower_wins, confined
+    )
 
 
 def _pairs(results: Sequence[PairResult]) -> tuple[tuple[str, str, int, int, int], ...]:
@@ -169,6 +175,8 @@ def render(table: Standings, fmt: TableFormat) -> str:
         f"virtual draw(s) a pair); 95% intervals and LOS from {s.bootstrap} bootstrap "
         "resamples of whole duplicate sets"
     )
+    if table.sandbox:
+        note += "\nsandbox: " + ", ".join(f"{n} {mode}" for n, mode in table.sandbox)
     return f"{text}\n\n{note}"
 
 
@@ -197,6 +205,7 @@ def as_json(table: Standings) -> dict[str, Any]:
                 "illegal": t.faults[1],
                 "crashes": t.faults[2],
                 "opponent_elo": row.opponent_elo,
+                "sandbox": dict(table.sandbox).get(row.name),
             }
         )
     s = table.settings

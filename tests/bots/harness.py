@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import dataclasses
 import json
 import shlex
 import sys
@@ -28,6 +29,7 @@ from referee.match import FaultPolicy, Limits, Match, MatchConfig, MatchResult
 from referee.proto import referee_pb2 as pb
 from referee.proto import referee_pb2_grpc as pb_grpc
 from referee.records import verify_file
+from referee.sandbox import SandboxMode
 from referee.service import Referee, start_referee
 
 SCRIPTED = Path(__file__).resolve().with_name("scripted.py")
@@ -68,10 +70,15 @@ async def serving() -> AsyncIterator[Referee]:
 
 
 def scripted(mode: str, log_dir: Path, *args: str | int) -> Entry:
-    """A ``cmd:`` entry running ``tests/bots/scripted.py --mode MODE``, logging to ``log_dir``."""
+    """A ``cmd:`` entry running ``tests/bots/scripted.py --mode MODE``, logging to ``log_dir``.
+
+    Unconfined (``sandbox = "off"``): it writes its log of every byte into ``log_dir`` on
+    the host, which a sandbox forbids. tests/test_sandbox.py runs bots in the sandbox.
+    """
     argv = [sys.executable, str(SCRIPTED), "--mode", mode, "--log-dir", str(log_dir)]
     argv += [str(a) for a in args]
-    return parse_entry("cmd:" + shlex.join(argv))
+    entry = parse_entry("cmd:" + shlex.join(argv))
+    return dataclasses.replace(entry, sandbox=SandboxMode.OFF)
 
 
 def limits(**changes: Any) -> Limits:
@@ -297,5 +304,6 @@ def manifest(folder: Path, name: str, mode: str, log_dir: Path, *args: str | int
     path = folder / f"{len(list(folder.glob('*.toml')))}.toml"
     text = f"name = {json.dumps(name, ensure_ascii=False)}\n"
     text += f"command = {json.dumps(command, ensure_ascii=False)}\n"
+    text += 'sandbox = "off"  # it logs to a host folder\n'
     path.write_text(text, encoding="utf-8")
     return parse_entry(str(path))

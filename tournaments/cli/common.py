@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
+import os
 from pathlib import Path
-from typing import NoReturn
+from typing import IO, NoReturn
 
 import grpc
 import typer
 
 from referee.engine.rules import Rules, RulesError, preset
+from referee.entries import Entry
+from referee.sandbox import SandboxMode
 
 GAME_HELP = (
     "Game preset: tressette, tressette-muto, treseta, tressette-briscola, tressette-a-tre, "
@@ -16,6 +20,37 @@ GAME_HELP = (
 )
 RULE_HELP = "Set a rule knob, as knob=value; repeat for several."
 TLS_CA_HELP = "PEM root certificate of a referee that serves TLS."
+SANDBOX_HELP = (
+    "How bot processes are confined: bwrap (a bubblewrap sandbox each, the default) or off. "
+    "A manifest may ask for off; this option overrides it."
+)
+
+
+def private_file(path: Path) -> IO[str]:
+    """``path`` opened for writing, readable by its owner alone (records hold every hand)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(fd, 0o600)  # an existing file keeps its old mode otherwise
+    return open(fd, "w", encoding="utf-8", newline="\n")
+
+
+def confined(entries: tuple[Entry, ...], sandbox: SandboxMode | None) -> tuple[Entry, ...]:
+    """The entries, with ``--sandbox`` (when given) overriding what their manifests ask."""
+    if sandbox is None:
+        return entries
+    return tuple(dataclasses.replace(e, sandbox=None) for e in entries)
+
+
+def read_token_file(path: Path | None) -> str | None:
+    """The admin token in ``path`` (first line), or None without a path."""
+    if path is None:
+        return None
+    try:
+        token = path.read_text(encoding="utf-8").strip()
+    except OSError as exc:
+        fail(f"cannot read the admin token file {path}: {exc.strerror}")
+    if not token:
+        fail(f"the admin token file {path} is empty")
+    return token
 
 
 def fail(message: str, code: int = 2) -> NoReturn:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import shutil
+import shlex
 from pathlib import Path
 from typing import Annotated
 
@@ -11,13 +11,19 @@ import typer
 from tabulate import tabulate
 
 from referee.conformance import GAMES, run_conformance
-from referee.entries import absolute_paths
-from tournaments.cli.common import fail
+from referee.entries import EntryError, load_manifest, parse_entry
+from referee.match import confinement_of
+from referee.sandbox import SandboxMode, sandbox_problem
+from tournaments.cli.common import SANDBOX_HELP, confined, fail
 
 
 def conformance(
     command: Annotated[
-        list[str], typer.Argument(help="The bot's command line, after --.", show_default=False)
+        list[str],
+        typer.Argument(
+            help="The bot's command line, after --; or the path of its .toml manifest.",
+            show_default=False,
+        ),
     ],
     game: Annotated[
         list[str] | None, typer.Option(help="Check only these games (repeat); default: all.")
@@ -28,6 +34,7 @@ def conformance(
     workdir: Annotated[
         Path | None, typer.Option(help="Keep the bot's folder and logs here.")
     ] = None,
+    sandbox: Annotated[SandboxMode | None, typer.Option(help=SANDBOX_HELP)] = None,
 ) -> None:
     """Start a bot and check it against scripted scenarios; exit 1 if anything failed.
 
@@ -39,14 +46,21 @@ def conformance(
     unknown = [g for g in games if g not in GAMES]
     if unknown:
         fail(f"unknown game {unknown[0]!r}; choose from {', '.join(GAMES)}")
-    program = command[0]
-    found = Path(program).exists() if "/" in program else shutil.which(program) is not None
-    if not found:
-        fail(f"program {program!r} not found" + ("" if "/" in program else " on PATH"))
-    argv = list(absolute_paths(tuple(command)))
+    try:
+        if len(command) == 1 and command[0].endswith(".toml"):
+            entry = load_manifest(Path(command[0]))
+        else:
+            entry = parse_entry("cmd:" + shlex.join(command))
+    except EntryError as exc:
+        fail(str(exc))
+    [entry] = confined((entry,), sandbox)
+    mode = confinement_of(entry, sandbox or SandboxMode.BWRAP, allow_unconfined=True)
+    if mode == SandboxMode.OFF and sandbox is not SandboxMode.OFF and entry.sandbox is None:
+        typer.echo(f"warning: the bot runs unconfined: {sandbox_problem()}", err=True)
     report = asyncio.run(
         run_conformance(
-            argv,
+            entry,
+            sandbox=SandboxMode(mode),
             games=games,
             connect_timeout=connect_timeout,
             deadline_ms=deadline_ms,

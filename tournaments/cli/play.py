@@ -18,8 +18,17 @@ from referee.entries import EntryError, parse_entry
 from referee.local_play import EntriesError, play_game, seat_names
 from referee.match import FaultPolicy, Limits, Match, MatchConfig, MatchResult, rotations
 from referee.players import UnknownPlayerError, make_player
+from referee.sandbox import SandboxMode
 from referee.service import start_referee
-from tournaments.cli.common import GAME_HELP, RULE_HELP, fail, load_rules
+from tournaments.cli.common import (
+    GAME_HELP,
+    RULE_HELP,
+    SANDBOX_HELP,
+    confined,
+    fail,
+    load_rules,
+    private_file,
+)
 
 
 def play(
@@ -71,6 +80,7 @@ def play(
     in_process: Annotated[
         bool, typer.Option(help="Play built-in random players inside this process, without gRPC.")
     ] = False,
+    sandbox: Annotated[SandboxMode | None, typer.Option(help=SANDBOX_HELP)] = None,
     quiet: Annotated[bool, typer.Option(help="No progress bar.")] = False,
 ) -> None:
     """Play a match between entries and print the result table.
@@ -108,7 +118,16 @@ def play(
         on_fault=on_fault,
         restart_crashed=restart_crashed,
     )
-    config = MatchConfig(rules, seed, parsed, deals, sets, limits)
+    config = MatchConfig(
+        rules,
+        seed,
+        confined(parsed, sandbox),
+        deals,
+        sets,
+        limits,
+        sandbox=sandbox or SandboxMode.BWRAP,
+        allow_unconfined=True,
+    )
     with contextlib.ExitStack() as stack:
         stream = _open_record(stack, record)
         try:
@@ -125,7 +144,7 @@ def _open_record(stack: contextlib.ExitStack, record: Path | None) -> IO[str] | 
     if record is None:
         return None
     try:
-        return stack.enter_context(open(record, "w", encoding="utf-8", newline="\n"))
+        return stack.enter_context(private_file(record))
     except OSError as exc:
         fail(f"cannot write record {record}: {exc.strerror}")
 
@@ -155,15 +174,17 @@ async def _run(
         )
 
     try:
+        match = Match(
+            referee,
+            config,
+            record=stream,
+            workdir=workdir,
+            on_deal=on_deal,
+            on_ticket=on_ticket,
+        )
+        for line in match.warnings:
+            typer.echo(f"warning: {line}", err=True)
         with progress:
-            match = Match(
-                referee,
-                config,
-                record=stream,
-                workdir=workdir,
-                on_deal=on_deal,
-                on_ticket=on_ticket,
-            )
             return await match.run()
     finally:
         await referee.stop()

@@ -18,10 +18,22 @@ import typer
 from referee.organiser import Organiser
 from referee.proto import referee_pb2 as pb
 from referee.proto import referee_pb2_grpc as pb_grpc
+from referee.sandbox import SandboxMode, sandbox_problem
 from referee.service import WILDCARD_HOSTS, start_referee
-from tournaments.cli.common import RULE_HELP, TLS_CA_HELP, fail, referee_channel
+from tournaments.cli.common import (
+    RULE_HELP,
+    SANDBOX_HELP,
+    TLS_CA_HELP,
+    fail,
+    read_token_file,
+    referee_channel,
+)
 
-TOKEN_HELP = "Admin token for creating matches (default: TAVOLO_ADMIN_TOKEN, else a new one)."
+TOKEN_FILE_HELP = (
+    "A file holding the admin token (default: the TAVOLO_ADMIN_TOKEN variable, else a new "
+    "token is printed). Never on the command line, where any process could read it."
+)
+CLIENT_TOKEN_HELP = "A file holding the admin token (default: the TAVOLO_ADMIN_TOKEN variable)."
 
 
 def serve(
@@ -33,7 +45,7 @@ def serve(
     records: Annotated[Path, typer.Option(help="Folder for the records of matches.")] = Path(
         "records"
     ),
-    admin_token: Annotated[str | None, typer.Option(help=TOKEN_HELP)] = None,
+    admin_token_file: Annotated[Path | None, typer.Option(help=TOKEN_FILE_HELP)] = None,
     advertise: Annotated[
         str | None,
         typer.Option(help="host:port remote bots should use (default: this host's name)."),
@@ -41,6 +53,7 @@ def serve(
     public_names: Annotated[
         bool, typer.Option(help="Show entry names to spectators (and so to any bot).")
     ] = False,
+    sandbox: Annotated[SandboxMode, typer.Option(help=SANDBOX_HELP)] = SandboxMode.BWRAP,
 ) -> None:
     """Run the referee service until interrupted: bots, spectators, health, reflection.
 
@@ -55,10 +68,13 @@ def serve(
             tls = (tls_key.read_bytes(), tls_cert.read_bytes())
         except OSError as exc:
             fail(f"cannot read {exc.filename}: {exc.strerror}")
-    token = admin_token or os.environ.get("TAVOLO_ADMIN_TOKEN") or secrets.token_urlsafe(18)
+    given = read_token_file(admin_token_file) or os.environ.get("TAVOLO_ADMIN_TOKEN")
+    token = given or secrets.token_urlsafe(18)
+    # Bots started from here never see it: each gets a clean environment of its own.
+    os.environ.pop("TAVOLO_ADMIN_TOKEN", None)
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(
-            _serve(listen, tls, token, records, advertise, public_names, token != admin_token)
+            _serve(listen, tls, token, records, advertise, public_names, given is None, sandbox)
         )
 
 
@@ -70,6 +86,7 @@ async def _serve(
     advertise: str | None,
     public_names: bool,
     show_token: bool,
+    sandbox: SandboxMode,
 ) -> None:
     try:
         referee = await start_referee(listen, tls=tls, public_names=public_names)
@@ -80,15 +97,20 @@ async def _serve(
     if advertise is None:
         # A wildcard address is no place to connect to: name this host instead.
         advertise = f"{socket.getfqdn() if host in WILDCARD_HOSTS else host}:{port}"
-    Organiser(referee, token, records, advertise)
+    try:
+        Organiser(referee, token, records, advertise, sandbox)
+    except OSError as exc:
+        fail(f"cannot make the records folder {records}: {exc.strerror}")
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
     typer.echo(f"tavolo referee on {host}:{port} ({'TLS' if tls else 'plaintext'})")
     typer.echo(f"remote bots connect to {advertise}")
-    if show_token and "TAVOLO_ADMIN_TOKEN" not in os.environ:
+    if show_token:
         typer.echo(f"admin token: {token}")
+    if sandbox is SandboxMode.BWRAP and sandbox_problem() is not None:
+        typer.echo(f"warning: built-in bots will run unconfined: {sandbox_problem()}", err=True)
     typer.echo(f"records go to {records}/")
     await stop.wait()
     typer.echo("stopping: open matches end, their bots are stopped")
@@ -110,7 +132,7 @@ def create(
     ],
     seed: Annotated[str, typer.Option(help="Seed text.")],
     referee: Annotated[str, typer.Option(help="The referee, host:port.")] = "127.0.0.1:50051",
-    token: Annotated[str | None, typer.Option(help=TOKEN_HELP)] = None,
+    token_file: Annotated[Path | None, typer.Option(help=CLIENT_TOKEN_HELP)] = None,
     game: Annotated[str, typer.Option(help="Game preset.")] = "tressette",
     deals: Annotated[int, typer.Option(help="Deals per game; 0 plays to the target.")] = 0,
     sets: Annotated[int, typer.Option(help="Duplicate sets.")] = 1,
@@ -119,7 +141,7 @@ def create(
 ) -> None:
     """Start a match; print its id and the tickets of its remote seats."""
     request = pb.CreateMatchRequest(
-        admin_token=token or os.environ.get("TAVOLO_ADMIN_TOKEN", ""),
+        admin_token=read_token_file(token_file) or os.environ.get("TAVOLO_ADMIN_TOKEN", ""),
         entries=entries,
         game=game,
         rules=rule or [],
@@ -140,18 +162,22 @@ def create(
 def status(
     match_id: Annotated[str, typer.Argument(help="The match id create printed.")],
     referee: Annotated[str, typer.Option(help="The referee, host:port.")] = "127.0.0.1:50051",
-    token: Annotated[str | None, typer.Option(help=TOKEN_HELP)] = None,
+    token_file: Annotated[Path | None, typer.Option(help=CLIENT_TOKEN_HELP)] = None,
     tls_ca: Annotated[Path | None, typer.Option(help=TLS_CA_HELP)] = None,
 ) -> None:
-    """Print a match's status, and its result as JSON once it is done."""
+    """Print a match's status, the sandbox of each entry, and its result once it is done."""
     request = pb.GetMatchRequest(
-        admin_token=token or os.environ.get("TAVOLO_ADMIN_TOKEN", ""), match_id=match_id
+        admin_token=read_token_file(token_file) or os.environ.get("TAVOLO_ADMIN_TOKEN", ""),
+        match_id=match_id,
     )
     try:
         response = _stub(referee, tls_ca).GetMatch(request, timeout=10)
     except grpc.RpcError as exc:
         fail(f"{referee}: {exc.details()}")
     typer.echo(response.status)
+    if response.sandbox_json:
+        modes = json.loads(response.sandbox_json)
+        typer.echo("sandbox: " + ", ".join(f"{name} {mode}" for name, mode in modes.items()))
     if response.result_json:
         typer.echo(json.dumps(json.loads(response.result_json), indent=2))
     if response.error:

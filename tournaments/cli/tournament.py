@@ -19,11 +19,19 @@ from rich.progress import (
 )
 
 from referee.records import RecordError, verify_lines
+from referee.sandbox import SandboxError
 from tournaments.cli.common import fail
 from tournaments.config import ConfigError, RatingSettings, TournamentConfig, load_config
 from tournaments.ratings import RatingsError
 from tournaments.results import tallies
-from tournaments.runner import RunState, TournamentRun, open_store
+from tournaments.runner import (
+    RunState,
+    TournamentRun,
+    confinement_warnings,
+    confinements,
+    note_confinements,
+    open_store,
+)
 from tournaments.sprt import parse_bounds
 from tournaments.storage import GameRow, StorageError, Store
 from tournaments.tables import Standings, TableFormat, crosstable, render, standings
@@ -84,14 +92,24 @@ def run(
             fail(str(exc))
         if len(config.entries) != 2:
             fail(f"--sprt compares two entries; {file} has {len(config.entries)}")
+    try:
+        modes = confinements(config)
+    except SandboxError as exc:
+        fail(str(exc))
     path = db or default_db(file)
     try:
         store = open_store(path, config, force=force)
     except StorageError as exc:
         fail(str(exc))
     with store:
+        try:
+            note_confinements(store, modes)
+        except StorageError as exc:
+            fail(str(exc))
         if store.moved_aside is not None:
             typer.echo(f"the other tournament's database was moved to {store.moved_aside}")
+        for line in confinement_warnings(config, modes):
+            typer.echo(f"warning: {line}", err=True)
         already = store.game_count()
         progress = Progress(
             TextColumn("[bold]{task.description}"),
@@ -295,16 +313,19 @@ class _Facts:
     seats: list[list[int]]
     ratings: RatingSettings
     lower_wins: bool
+    sandbox: dict[str, str]
 
 
 def _facts(store: Store) -> _Facts:
     try:
+        meta = store.meta()
         return _Facts(
-            store.meta().get("name", "?"),
+            meta.get("name", "?"),
             store.fact("entries"),
             store.fact("seats"),
             RatingSettings(**store.fact("ratings")),
-            bool(json.loads(store.meta().get("lower_wins", "false"))),
+            bool(json.loads(meta.get("lower_wins", "false"))),
+            json.loads(meta.get("sandbox", "{}")),
         )
     except (StorageError, TypeError, ValueError) as exc:
         fail(f"{store.path}: not a database of this version of tavolo ({exc})")
@@ -333,6 +354,7 @@ def _standings(store: Store, facts: _Facts, settings: RatingSettings | None = No
             facts.seats,
             settings or facts.ratings,
             lower_wins=facts.lower_wins,
+            sandbox=facts.sandbox,
         )
     except RatingsError as exc:
         fail(f"cannot rate the entries: {exc}")

@@ -1,0 +1,310 @@
+"""Bot sandboxes: every bot process the referee starts in a bubblewrap (``bwrap``) of its own.
+
+A sandbox has new user, PID, IPC, UTS, mount, network and cgroup namespaces, so the bot
+sees only its own processes and no network at all; it reaches the referee through one
+Unix-domain socket bound in at :data:`SOCKET_INSIDE`. Of the host it sees the system's
+runtime folders and the paths it was given, read-only; its work folder and ``/tmp`` are
+one private tmpfs of ``disk_mb``. Its rlimits (CPU, address space, file size, processes
+and threads) are set inside its user namespace, by ``prlimit`` just before the bot starts.
+
+Root is exempt from RLIMIT_NPROC, so a referee running as root caps each sandbox's
+processes and threads with a pids cgroup of its own instead (:class:`PidsCgroup`).
+docs/security.md says what each layer stops.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import secrets
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+
+
+class SandboxMode(StrEnum):
+    """How a bot process is confined."""
+
+    BWRAP = "bwrap"
+    """In a bubblewrap sandbox of its own (the default)."""
+    OFF = "off"
+    """Unconfined: a process of the referee's user beside every other (rlimits only)."""
+
+
+INSTALL_HINT = (
+    "install bubblewrap (Debian or Ubuntu: apt-get install bubblewrap; "
+    "Fedora: dnf install bubblewrap; Arch: pacman -S bubblewrap)"
+)
+SOCKET_INSIDE = "/run/tavolo/referee.sock"
+"""Where the bot's own socket to the referee is, inside its sandbox."""
+TMP_INSIDE = "/tmp"
+"""The private tmpfs of ``disk_mb``: the work folder and ``/dev/shm`` are on it too. Host
+paths under ``/tmp`` that the bot may read are bound into it, read-only."""
+WORK_INSIDE = f"{TMP_INSIDE}/work"
+SHM_INSIDE = f"{TMP_INSIDE}/.shm"
+PATH_INSIDE = "/usr/local/bin:/usr/bin:/bin"
+RUNTIME_DIRS = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+"""The system's runtime folders, read-only in every sandbox (symlinks stay symlinks)."""
+DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
+UID_INSIDE = 65534
+"""A root referee's bots are ``nobody`` inside their namespace (and hold no capability)."""
+_SANDBOX_OVERHEAD_PROCESSES = 1
+"""bwrap's own init (PID 1 in the sandbox) counts against the process cap."""
+
+
+class SandboxError(RuntimeError):
+    """A bot that cannot be confined as asked; the message says why and what to do."""
+
+
+@dataclass(frozen=True)
+class Confinement:
+    """What one sandboxed bot process gets."""
+
+    disk_mb: int
+    processes: int
+    cpu_seconds: int
+    memory_mb: int
+    file_mb: int
+
+
+def bwrap_path() -> str | None:
+    """The bubblewrap to run: ``TAVOLO_BWRAP`` if set (a path), else ``bwrap`` on PATH."""
+    chosen = os.environ.get("TAVOLO_BWRAP")
+    if chosen:
+        return chosen if os.access(chosen, os.X_OK) else None
+    return shutil.which("bwrap")
+
+
+def running_as_root() -> bool:
+    """Whether this process is root: then the process cap is a pids cgroup, not an rlimit."""
+    return os.geteuid() == 0
+
+
+PIDS_CGROUP_ROOTS = ("/sys/fs/cgroup/pids", "/sys/fs/cgroup")
+"""Where a pids cgroup may be made: cgroup v1's pids hierarchy, else cgroup v2's root."""
+
+
+def _pids_root() -> Path | None:
+    for root in map(Path, PIDS_CGROUP_ROOTS):
+        if (root / "cgroup.procs").exists() and os.access(root, os.W_OK):
+            controllers = root / "cgroup.controllers"
+            # cgroup v2 must have the pids controller enabled for its children.
+            if controllers.exists():
+                control = root / "cgroup.subtree_control"
+                if "pids" not in controllers.read_text() or not control.exists():
+                    continue
+                if "pids" not in control.read_text():
+                    try:
+                        control.write_text("+pids")
+                    except OSError:
+                        continue
+            return root
+    return None
+
+
+class PidsCgroup:
+    """A pids cgroup that caps one sandbox's processes and threads (root referees)."""
+
+    def __init__(self, limit: int) -> None:
+        root = _pids_root()
+        if root is None:
+            raise SandboxError(
+                "as root, a sandbox needs a writable pids cgroup (/sys/fs/cgroup/pids or "
+                "cgroup v2 with the pids controller); or run tavolo as a normal user"
+            )
+        self.path = root / "tavolo" / secrets.token_hex(8)
+        try:
+            self.path.mkdir(parents=True)
+            (self.path / "pids.max").write_text(str(limit))
+        except OSError as exc:
+            raise SandboxError(f"cannot make the pids cgroup {self.path}: {exc.strerror}") from None
+
+    def add(self, pid: int) -> None:
+        """Move process ``pid`` into the cgroup; its children from now on are in it too."""
+        (self.path / "cgroup.procs").write_text(str(pid))
+
+    def pids(self) -> list[int]:
+        """The processes in the cgroup now."""
+        try:
+            return [int(p) for p in (self.path / "cgroup.procs").read_text().split()]
+        except OSError:
+            return []
+
+    def kill_all(self) -> None:
+        """SIGKILL everything in the cgroup (nothing a bot started may outlive it)."""
+        for pid in self.pids():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+    def remove(self) -> None:
+        """Kill what is left and remove the cgroup."""
+        for _ in range(50):
+            self.kill_all()
+            try:
+                self.path.rmdir()
+                return
+            except OSError:
+                time.sleep(0.01)
+
+
+def _runtime_args() -> list[str]:
+    args: list[str] = []
+    for path in RUNTIME_DIRS:
+        if os.path.islink(path):
+            args += ["--symlink", os.readlink(path), path]
+        elif os.path.isdir(path):
+            args += ["--ro-bind", path, path]
+    return args
+
+
+def under_runtime(path: str) -> bool:
+    """Whether ``path`` is inside a runtime folder that every sandbox has anyway."""
+    real = os.path.realpath(path)
+    return any(
+        real == d or real.startswith(d.rstrip("/") + "/")
+        for d in (os.path.realpath(p) for p in RUNTIME_DIRS if os.path.exists(p))
+    )
+
+
+def bwrap_argv(
+    confinement: Confinement,
+    command: Sequence[str],
+    env: Mapping[str, str],
+    read_only: Iterable[str],
+    socket_path: str | None,
+    *,
+    block_fd: int | None = None,
+    info_fd: int | None = None,
+) -> list[str]:
+    """The whole command line that runs ``command`` confined: bwrap, then prlimit, then the bot.
+
+    ``env`` is the bot's entire environment; ``read_only`` the host paths it may read, bound
+    at the same paths; ``socket_path`` its socket, which appears inside at
+    :data:`SOCKET_INSIDE`. With ``block_fd`` and ``info_fd``, bwrap says its child's pid and
+    waits for a byte before the bot starts (a root referee moves it into a pids cgroup).
+    """
+    bwrap = bwrap_path()
+    prlimit = shutil.which("prlimit")
+    if bwrap is None or prlimit is None:
+        raise SandboxError(sandbox_problem() or "bwrap or prlimit not found")
+    args = [
+        bwrap,
+        "--unshare-all", "--unshare-user", "--disable-userns",
+        *(["--uid", str(UID_INSIDE), "--gid", str(UID_INSIDE)] if running_as_root() else []),
+        "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--hostname", "tavolo",
+        *_runtime_args(),
+        "--proc", "/proc",
+        "--dir", "/dev",
+    ]  # fmt: skip
+    for device in DEVICES:
+        args += ["--dev-bind", device, device]
+    for n, name in enumerate(("stdin", "stdout", "stderr")):
+        args += ["--symlink", f"/proc/self/fd/{n}", f"/dev/{name}"]
+    args += ["--symlink", "/proc/self/fd", "/dev/fd"]
+    # One tmpfs for everything the bot may write, so disk_mb caps the whole of it.
+    args += ["--size", str(confinement.disk_mb * 1024 * 1024), "--tmpfs", TMP_INSIDE]
+    args += ["--dir", WORK_INSIDE, "--dir", SHM_INSIDE, "--symlink", SHM_INSIDE, "/dev/shm"]
+    for path in _dedupe(read_only):
+        args += ["--ro-bind", path, path]
+    if socket_path is not None:
+        args += ["--dir", "/run/tavolo", "--bind", socket_path, SOCKET_INSIDE]
+    if block_fd is not None and info_fd is not None:
+        args += ["--info-fd", str(info_fd), "--block-fd", str(block_fd)]
+    # The sandbox's root is bwrap's own tmpfs, uncapped: nothing may be written there.
+    args += ["--remount-ro", "/", "--chdir", WORK_INSIDE, "--clearenv"]
+    for key, value in env.items():
+        args += ["--setenv", key, value]
+    memory = confinement.memory_mb * 1024 * 1024
+    size = confinement.file_mb * 1024 * 1024
+    # Root does not count against RLIMIT_NPROC (a root referee uses a pids cgroup too).
+    nproc = confinement.processes + _SANDBOX_OVERHEAD_PROCESSES
+    args += [
+        "--", prlimit,
+        f"--cpu={confinement.cpu_seconds}:{confinement.cpu_seconds + 1}",
+        f"--as={memory}:{memory}", f"--fsize={size}:{size}", f"--nproc={nproc}:{nproc}",
+        "--core=0:0",
+        "--", *command,
+    ]  # fmt: skip
+    return args
+
+
+def _dedupe(paths: Iterable[str]) -> list[str]:
+    """Paths in order, without repeats, those inside another listed one, or runtime ones."""
+    out: list[str] = []
+    for path in sorted(set(paths), key=lambda p: (len(p), p)):
+        if under_runtime(path):
+            continue
+        if any(path == p or path.startswith(p.rstrip("/") + "/") for p in out):
+            continue
+        out.append(path)
+    return out
+
+
+def inside_env(extra: Mapping[str, str]) -> dict[str, str]:
+    """A sandboxed bot's whole environment: ``extra`` (its TAVOLO_* values) and the basics."""
+    return {
+        "PATH": PATH_INSIDE,
+        "HOME": WORK_INSIDE,
+        "TMPDIR": TMP_INSIDE,
+        "LANG": "C.UTF-8",
+        **extra,
+    }
+
+
+@functools.cache
+def sandbox_problem() -> str | None:
+    """Why no bubblewrap sandbox can be made here (one line, with what to do), or None.
+
+    Checked once per process, by making one real sandbox the way bots get theirs.
+    """
+    if bwrap_path() is None:
+        where = os.environ.get("TAVOLO_BWRAP")
+        if where:
+            return f"TAVOLO_BWRAP={where} is not an executable bubblewrap: {INSTALL_HINT}"
+        return f"bubblewrap (bwrap) is not installed: {INSTALL_HINT}"
+    if shutil.which("prlimit") is None:
+        return "prlimit (util-linux) is not installed: install util-linux"
+    probe = Confinement(disk_mb=1, processes=8, cpu_seconds=5, memory_mb=256, file_mb=1)
+    argv = bwrap_argv(
+        probe, ["/bin/sh", "-c", "echo ok > /tmp/probe && cat /tmp/probe"], {}, (), None
+    )
+    if running_as_root() and _pids_root() is None:
+        return (
+            "as root, a sandbox needs a writable pids cgroup (/sys/fs/cgroup/pids, or cgroup "
+            "v2 with the pids controller) to cap its processes; run tavolo as a normal user"
+        )
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=20, check=False)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"bubblewrap cannot start: {exc}"
+    if done.returncode == 0 and done.stdout.strip() == "ok":
+        return None
+    said = " ".join((done.stderr or done.stdout).split()) or f"exit status {done.returncode}"
+    hint = ""
+    if "--size" in said or "Unknown option" in said:
+        hint = "; bubblewrap 0.8 or newer is needed (bwrap --version)"
+    elif "namespace" in said.lower() or "permission" in said.lower():
+        hint = (
+            "; user namespaces may be off: sysctl user.max_user_namespaces=10000 "
+            "(and kernel.unprivileged_userns_clone=1 where it exists); in Docker see "
+            "docs/security.md"
+        )
+    return f"bubblewrap cannot make a sandbox here: {said}{hint}"
+
+
+def bwrap_version() -> str:
+    """``bwrap --version``'s words, e.g. ``bubblewrap 0.8.0``; empty if there is none."""
+    bwrap = bwrap_path()
+    if bwrap is None:
+        return ""
+    try:
+        done = subprocess.run([bwrap, "--version"], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return done.stdout.strip()

@@ -1,0 +1,321 @@
+"""A hostile bot: plays the first legal action, and tries one attack on the machine.
+
+    python tests/bots/hostile.py --attack NAME [--target ...] [--marker TEXT]
+
+It is run only inside the real sandbox (tests/test_sandbox.py). Each attempt is made for
+real, and its outcome is written to stderr as one line ``ATTACK {json}``, which the test
+reads from the log the referee keeps outside the sandbox; the test also checks from the
+outside that nothing happened (the other bots played on, no file appeared, ...).
+
+Attacks (made when each ``GameStarted`` arrives, unless said otherwise):
+
+- ``kill``: SIGKILL every other process it can see or guess a pid of;
+- ``environ``: read every process's environment for other bots' tickets;
+- ``tcp``: connect to each ``--target`` host:port (the referee's TCP listener), and
+  to a port its partner listens on;
+- ``files``: write its hand where a partner or the host could read it (``/tmp``, the
+  work folder's parent, each ``--target`` path), and look for the partner's;
+- ``abstract``: bind the abstract unix socket its partner binds, and connect to the
+  partner's own;
+- ``ptrace``: PTRACE_ATTACH to every process it can see but its own;
+- ``records``: open each ``--target`` path (the records folder and a record);
+- ``fork-bomb``: a child forks up to 10,000 sleeping processes; how many it made;
+- ``double-fork``: a grandchild in a session of its own, named ``--marker``, sleeping
+  for ten minutes;
+- ``disk``: 1 MB files into the work folder, ``/tmp`` and ``/dev/shm`` until refused;
+- ``remember``: writes each hand it is dealt to its work folder, and at each game start
+  reports what it finds there from earlier games.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import errno
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, NoReturn
+
+from tavolo_bot.bot import Bot
+from tavolo_bot.proto import referee_pb2 as pb
+from tavolo_bot.runner import main as run_main
+from tavolo_bot.turn import Turn
+
+ARGS: argparse.Namespace
+PARTNER_PORT = 47_000
+MEMORY = Path("deal-memory.jsonl")
+
+
+def report(attack: str, **facts: Any) -> None:
+    """One ``ATTACK`` line on stderr, for the test to read."""
+    line = json.dumps({"attack": attack, "pid": os.getpid(), **facts}, sort_keys=True)
+    print(f"ATTACK {line}", file=sys.stderr, flush=True)
+
+
+def visible_pids() -> list[int]:
+    return sorted(int(p) for p in os.listdir("/proc") if p.isdigit())
+
+
+def tickets_seen() -> dict[int, str]:
+    """pid -> TAVOLO_TICKET of every process whose environment it can read."""
+    out = {}
+    for pid in visible_pids():
+        try:
+            raw = Path(f"/proc/{pid}/environ").read_bytes()
+        except OSError:
+            continue
+        for item in raw.split(b"\0"):
+            if item.startswith(b"TAVOLO_TICKET="):
+                out[pid] = item.split(b"=", 1)[1].decode(errors="replace")
+    return out
+
+
+def _error(exc: OSError) -> str:
+    return errno.errorcode.get(exc.errno or 0, str(exc.errno))
+
+
+class HostileBot(Bot):
+    def __init__(self) -> None:
+        self.slot = -1
+        self.game = 0
+        self.hand_written: set[int] = set()
+
+    def on_event(self, event: pb.Event) -> None:
+        kind = event.WhichOneof("event")
+        if kind == "welcome":
+            self.slot = event.welcome.slot
+        elif kind == "game_started":
+            self.game = event.game_started.game
+            getattr(self, "attack_" + ARGS.attack.replace("-", "_"))()
+        elif kind == "hand_dealt" and ARGS.attack in ("remember", "files"):
+            self.keep_hand(list(event.hand_dealt.cards))
+
+    def choose(self, turn: Turn) -> int:
+        return turn.legal[0].id
+
+    # -- the attacks ---------------------------------------------------------------------
+
+    def attack_kill(self) -> None:
+        me = os.getpid()
+        killed, refused = [], []
+        for pid in visible_pids():
+            if pid in (me, 1):
+                continue
+            try:
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+            except OSError as exc:
+                refused.append((pid, _error(exc)))
+        # Guess pids too: a process it cannot list is still there to signal if reachable.
+        reachable = []
+        own = {int(t) for t in os.listdir("/proc/self/task")}  # its own threads answer too
+        for pid in range(2, 40_000):
+            if pid in own:
+                continue
+            try:
+                os.kill(pid, 0)
+                reachable.append(pid)
+            except OSError:
+                pass
+        report("kill", killed=killed, refused=refused, reachable=reachable)
+
+    def attack_environ(self) -> None:
+        seen = tickets_seen()
+        foreign = sorted({t for t in seen.values() if t != self.ticket})
+        report("environ", pids=visible_pids(), foreign_tickets=foreign)
+
+    def attack_tcp(self) -> None:
+        results = {}
+        for target in ARGS.target:
+            host, _, port = target.rpartition(":")
+            results[target] = self._connect((host, int(port)))
+        # Partners: slot 0 listens, slot 1 connects (they are two processes of one side).
+        listening = None
+        if self.slot % 2 == 0:
+            try:
+                server = socket.socket()
+                server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                server.bind(("127.0.0.1", PARTNER_PORT + self.game))
+                server.listen()
+                self._keep = server
+                listening = True
+            except OSError as exc:
+                listening = _error(exc)
+        else:
+            time.sleep(0.3)
+            results["partner"] = self._connect(("127.0.0.1", PARTNER_PORT + self.game))
+        report("tcp", results=results, listening=listening)
+
+    @staticmethod
+    def _connect(address: tuple[str, int]) -> str:
+        try:
+            with socket.create_connection(address, timeout=2):
+                return "connected"
+        except OSError as exc:
+            return _error(exc) if exc.errno else type(exc).__name__
+
+    def keep_hand(self, cards: list[str]) -> None:
+        if self.game in self.hand_written:
+            return
+        self.hand_written.add(self.game)
+        line = json.dumps({"game": self.game, "slot": self.slot, "cards": cards})
+        if ARGS.attack == "remember":
+            with MEMORY.open("a", encoding="utf-8") as f:
+                f.write(line + "\n")
+            return
+        written, refused = [], {}
+        places = [Path("/tmp/tavolo-collude"), Path.cwd().parent / "tavolo-collude"]
+        places += [Path(t) for t in ARGS.target]
+        for place in places:
+            try:
+                place.write_text(line, encoding="utf-8")
+                written.append(str(place))
+            except OSError as exc:
+                refused[str(place)] = _error(exc)
+        time.sleep(0.3)
+        found = {}
+        for place in places:
+            try:
+                text = place.read_text(encoding="utf-8")
+            except OSError:
+                continue
+            if json.loads(text)["slot"] != self.slot:
+                found[str(place)] = text
+        report("files", written=written, refused=refused, partner_found=found)
+
+    def attack_files(self) -> None:
+        pass  # made when the hand arrives (keep_hand), so there is a hand to leak
+
+    def attack_abstract(self) -> None:
+        shared = b"\0tavolo-collude"
+        own = b"\0tavolo-collude-slot-%d" % self.slot
+        partner = b"\0tavolo-collude-slot-%d" % (self.slot ^ 1)
+        facts: dict[str, Any] = {}
+        for name, address in (("shared", shared), ("own", own)):
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                s.bind(address)
+                s.listen()
+                facts[f"bind_{name}"] = "bound"
+                setattr(self, f"_keep_{name}", s)
+            except OSError as exc:
+                facts[f"bind_{name}"] = _error(exc)
+        time.sleep(0.3)
+        c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            c.connect(partner)
+            facts["partner"] = "connected"
+        except OSError as exc:
+            facts["partner"] = _error(exc)
+        report("abstract", **facts)
+
+    def attack_ptrace(self) -> None:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.ptrace.argtypes = [ctypes.c_long, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p]
+        me = os.getpid()
+        attached, refused = [], {}
+        for pid in visible_pids():
+            if pid == me or pid == 1:
+                continue
+            if libc.ptrace(16, pid, None, None) == 0:  # PTRACE_ATTACH
+                attached.append(pid)
+                libc.ptrace(17, pid, None, None)  # PTRACE_DETACH
+            else:
+                refused[pid] = errno.errorcode.get(ctypes.get_errno(), "?")
+        # A partner's pid outside the sandbox, guessed: ptrace of pids it cannot see.
+        guessed = [p for p in range(2, 5000) if p != me and libc.ptrace(16, p, None, None) == 0]
+        report("ptrace", attached=attached, refused=refused, guessed=guessed)
+
+    def attack_records(self) -> None:
+        results = {}
+        for target in ARGS.target:
+            path = Path(target)
+            try:
+                if path.is_dir():
+                    results[target] = sorted(os.listdir(path))
+                else:
+                    results[target] = path.read_text(encoding="utf-8")[:200]
+            except OSError as exc:
+                results[target] = _error(exc)
+            if not path.exists() and target not in results:
+                results[target] = "ENOENT"
+        report("records", results=results, exists={t: Path(t).exists() for t in ARGS.target})
+
+    def attack_fork_bomb(self) -> None:
+        if self.game != 1 and self.hand_written:
+            return
+        self.hand_written.add(0)
+        bomb = (
+            "import os, time, signal\n"
+            "kids, error = [], None\n"
+            "for _ in range(10_000):\n"
+            "    try:\n"
+            "        pid = os.fork()\n"
+            "    except OSError as exc:\n"
+            "        error = exc.strerror\n"
+            "        break\n"
+            "    if pid == 0:\n"
+            "        time.sleep(60)\n"
+            "        os._exit(0)\n"
+            "    kids.append(pid)\n"
+            "print(len(kids), error, flush=True)\n"
+            "for pid in kids:\n"
+            "    os.kill(pid, signal.SIGKILL)\n"
+            "for pid in kids:\n"
+            "    os.waitpid(pid, 0)\n"
+        )
+        done = subprocess.run([sys.executable, "-c", bomb], capture_output=True, text=True)
+        count, _, error = done.stdout.strip().partition(" ")
+        report("fork-bomb", forked=int(count or -1), error=error, status=done.returncode)
+
+    def attack_double_fork(self) -> None:
+        if os.fork() == 0:
+            os.setsid()
+            if os.fork() == 0:
+                libc = ctypes.CDLL(None)
+                libc.prctl(15, ARGS.marker.encode()[:15], 0, 0, 0)  # PR_SET_NAME
+                os.closerange(0, 1024)
+                time.sleep(600)
+            os._exit(0)
+        os.wait()
+        report("double-fork", marker=ARGS.marker)
+
+    def attack_disk(self) -> None:
+        written, error = 0, None
+        block = b"x" * (1 << 20)
+        places = [Path.cwd(), Path("/tmp"), Path("/dev/shm")]
+        for place in places:
+            try:
+                for n in range(100_000):
+                    with open(place / f"fill-{self.game}-{n}", "wb") as f:
+                        f.write(block)
+                    written += 1
+            except OSError as exc:
+                error = _error(exc)
+        report("disk", megabytes=written, error=error)
+
+    def attack_remember(self) -> None:
+        found = []
+        if MEMORY.exists():
+            found = [json.loads(line) for line in MEMORY.read_text(encoding="utf-8").splitlines()]
+        report("remember", game=self.game, found=found)
+
+
+def main() -> NoReturn:
+    global ARGS
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--attack", required=True)
+    parser.add_argument("--target", action="append", default=[])
+    parser.add_argument("--marker", default="tavolo-orphan")
+    ARGS = parser.parse_args()
+    run_main(HostileBot)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,25 @@
+"""Whether the tests can make bubblewrap sandboxes, and what to do when they cannot.
+
+With ``TAVOLO_REQUIRE_SANDBOX=1`` (CI) a machine without a working sandbox fails every
+test that needs one; elsewhere those tests are skipped with the reason.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from referee.sandbox import sandbox_problem
+
+REQUIRED = os.environ.get("TAVOLO_REQUIRE_SANDBOX") == "1"
+
+
+def require_sandbox() -> str:
+    """``"bwrap"`` if sandboxes can be made here; else skip, or fail under CI."""
+    problem = sandbox_problem()
+    if problem is None:
+        return "bwrap"
+    if REQUIRED:
+        pytest.fail(f"{problem} (TAVOLO_REQUIRE_SANDBOX=1: no sandbox test may be skipped)")
+    pytest.skip(problem)

@@ -1,0 +1,328 @@
+"""The attacks a hostile entrant would make, each failing: real bot processes in the real sandbox.
+
+Every attack is made for real by ``tests/bots/hostile.py`` in its bubblewrap sandbox, on
+a real referee. The bot reports what it tried on stderr (the log the referee keeps outside
+the sandbox), and each test also checks from outside that nothing happened: the other
+bots played on, no file appeared, no process outlived the match. Each game is still
+played out to its end.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import secrets
+import stat
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from referee.engine.rules import preset
+from referee.entries import Entry, load_manifest, parse_entry
+from referee.match import Limits, Match, MatchConfig, MatchResult
+from referee.sandbox import SandboxMode
+from referee.service import start_referee
+from tests.bots.harness import run
+from tests.sandboxing import require_sandbox
+from tests.test_cli import tavolo
+from tournaments.storage import Store
+
+HOSTILE = Path(__file__).resolve().parent / "bots" / "hostile.py"
+NORMAL_ENDS = {"deals_played", "target_reached"}
+LIMITS = Limits(deadline_ms=5000, connect_timeout=20, grace=1, restart_crashed=False)
+
+
+@pytest.fixture(autouse=True)
+def _sandbox_needed() -> None:
+    require_sandbox()
+
+
+def hostile(folder: Path, attack: str, *args: str, limits: str = "") -> Entry:
+    """A manifest in a folder of its own (the sandbox binds that folder) for ``attack``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    command = [sys.executable, str(HOSTILE), "--attack", attack, *args]
+    path = folder / f"{attack}.toml"
+    path.write_text(
+        f'name = "hostile-{attack}"\ncommand = {json.dumps(command)}\n'
+        + (f"[limits]\n{limits}\n" if limits else ""),
+        encoding="utf-8",
+    )
+    return load_manifest(path)
+
+
+class Played:
+    """A match's result, record and every ATTACK line, per bot process."""
+
+    def __init__(self, result: MatchResult, record: Path, work: Path) -> None:
+        self.result = result
+        self.record = record
+        self.work = work
+        self.lines = [json.loads(x) for x in record.read_text(encoding="utf-8").splitlines()]
+        self.reports: dict[str, list[dict[str, Any]]] = {}
+        for log in sorted(work.rglob("stderr.log")):
+            found = [
+                json.loads(line.split(" ", 1)[1])
+                for line in log.read_text(encoding="utf-8", errors="replace").splitlines()
+                if line.startswith("ATTACK ")
+            ]
+            if found:
+                self.reports[log.parent.name] = found
+
+    def all_reports(self) -> list[dict[str, Any]]:
+        return [r for rs in self.reports.values() for r in rs]
+
+    def assert_played_out(self) -> None:
+        """Every game ended normally: nobody crashed, timed out or was forfeited."""
+        ends = [o.termination.value for o in self.result.outcomes]
+        assert ends and set(ends) <= NORMAL_ENDS, (ends, self.result.incidents)
+        assert all(s.crashes == s.timeouts == 0 for s in self.result.stats), self.result.stats
+        assert self.result.sandboxes[0] == "bwrap"
+
+
+async def _play(
+    entries: tuple[Entry, ...],
+    tmp_path: Path,
+    *,
+    sets: int = 1,
+    deals: int = 1,
+    during: Any = None,
+) -> Played:
+    referee = await start_referee("127.0.0.1:0")
+    records = tmp_path / "records"
+    records.mkdir(mode=0o700, exist_ok=True)
+    record = records / "match.jsonl"
+    try:
+        with record.open("w", encoding="utf-8") as stream:
+            config = MatchConfig(
+                preset("tressette"), "sandbox", entries, deals, sets, LIMITS,
+                sandbox=SandboxMode.BWRAP,
+            )  # fmt: skip
+            match = Match(referee, config, record=stream, workdir=tmp_path / "work")
+            task = asyncio.ensure_future(match.run())
+            if during is not None:
+                await during(task)
+            result = await task
+    finally:
+        await referee.stop(0.5)
+    return Played(result, record, tmp_path / "work")
+
+
+def play(entries: tuple[Entry, ...], tmp_path: Path, **kw: Any) -> Played:
+    return run(_play(entries, tmp_path, **kw), timeout=240)
+
+
+def test_killing_the_opponents_wins_nothing(tmp_path: Path) -> None:
+    """SIGKILL to every process it can see or guess: it sees only itself."""
+    played = play((hostile(tmp_path / "bot", "kill"), parse_entry("random")), tmp_path)
+    played.assert_played_out()
+    reports = played.all_reports()
+    assert len(reports) == 4  # two processes (one per arrangement) of each seat, a game each
+    for r in reports:
+        assert r["killed"] == [] and r["reachable"] == [], r
+    # The attacker lost on the cards, not on forfeits: the random bot played every game.
+    assert played.result.stats[1].games == 2
+
+
+def test_no_bot_reads_another_environment(tmp_path: Path, monkeypatch: Any) -> None:
+    """No other process's environment, no other ticket, none of the referee's variables."""
+    monkeypatch.setenv("TAVOLO_ADMIN_TOKEN", "the-organiser-secret")
+    monkeypatch.setenv("SECRET_OF_THE_REFEREE", "x")
+    played = play((hostile(tmp_path / "bot", "environ"), parse_entry("random")), tmp_path)
+    played.assert_played_out()
+    for r in played.all_reports():
+        assert r["foreign_tickets"] == [], r
+        assert r["pids"] == [1, 2], r  # bwrap's init and the bot itself
+    for log in played.work.rglob("std*.log"):
+        assert "the-organiser-secret" not in log.read_text(errors="replace")
+
+
+def test_a_bot_has_no_network(tmp_path: Path) -> None:
+    """The referee's TCP port and a partner's listening port are both out of reach."""
+
+    async def scenario() -> Played:
+        referee = await start_referee("127.0.0.1:0")
+        try:
+            # A real TCP listener on the host: the referee of another match.
+            entry = hostile(tmp_path / "bot", "tcp", "--target", referee.address)
+            return await _play((entry, parse_entry("random")), tmp_path)
+        finally:
+            await referee.stop(0)
+
+    played = run(scenario(), timeout=240)
+    played.assert_played_out()
+    reports = played.all_reports()
+    assert reports
+    for r in reports:
+        assert set(r["results"].values()) == {"ECONNREFUSED"}, r
+    # Each side's first seat could listen in its own network namespace; nobody reached it.
+    assert any(r["listening"] is True for r in reports)
+    assert any("partner" in r["results"] for r in reports)
+
+
+def test_partners_share_no_file_and_the_host_gets_none(tmp_path: Path) -> None:
+    drops = [f"/tmp/tavolo-drop-{secrets.token_hex(4)}", str(tmp_path / "host-drop")]
+    entry = hostile(tmp_path / "bot", "files", *(a for d in drops for a in ("--target", d)))
+    played = play((entry, parse_entry("random")), tmp_path)
+    played.assert_played_out()
+    reports = played.all_reports()
+    assert len(reports) == 4
+    for r in reports:
+        assert r["partner_found"] == {}, r
+        # What it wrote went into its own /tmp (the host paths under /tmp included)...
+        assert "/tmp/tavolo-collude" in r["written"]
+    # ...and none of it reached the host.
+    for drop in [*drops, "/tmp/tavolo-collude"]:
+        assert not Path(drop).exists(), drop
+    assert sorted(p.name for p in (played.work / "0-0").iterdir()) == ["stderr.log", "stdout.log"]
+
+
+def test_partners_cannot_meet_on_an_abstract_socket(tmp_path: Path) -> None:
+    played = play((hostile(tmp_path / "bot", "abstract"), parse_entry("random")), tmp_path)
+    played.assert_played_out()
+    reports = played.all_reports()
+    assert len(reports) == 4
+    for r in reports:
+        # Both partners bind the same name: each in a namespace of its own...
+        assert r["bind_shared"] == "bound", r
+        # ...and neither reaches the other's.
+        assert r["partner"] == "ECONNREFUSED", r
+
+
+def test_ptrace_reaches_nobody(tmp_path: Path) -> None:
+    played = play((hostile(tmp_path / "bot", "ptrace"), parse_entry("random")), tmp_path)
+    played.assert_played_out()
+    for r in played.all_reports():
+        assert r["attached"] == [] and r["guessed"] == [], r
+
+
+def test_the_records_are_out_of_reach(tmp_path: Path) -> None:
+    records = tmp_path / "records"
+    entry = hostile(
+        tmp_path / "bot",
+        "records",
+        "--target",
+        str(records),
+        "--target",
+        str(records / "match.jsonl"),
+    )
+    played = play((entry, parse_entry("random")), tmp_path)
+    played.assert_played_out()
+    for r in played.all_reports():
+        assert set(r["results"].values()) == {"ENOENT"}, r
+        assert not any(r["exists"].values()), r
+    # On the host, the record exists and is the referee user's alone.
+    assert played.record.exists()
+
+
+def test_a_fork_bomb_is_capped_and_the_other_table_finishes(tmp_path: Path) -> None:
+    """10,000 forks stop at the process cap; the tournament's other tables play normally."""
+    bomber = hostile(tmp_path / "bot", "fork-bomb", limits="processes = 24")
+    manifest = tmp_path / "bot" / "fork-bomb.toml"
+    assert bomber.processes == 24
+    path = tmp_path / "t.toml"
+    path.write_text(
+        'name = "bomb"\nseed = "bomb-1"\nconcurrency = 2\n'
+        '[game]\npreset = "tressette"\ndeals = 2\n[match]\ngames = 2\ndeadline_ms = 5000\n'
+        f'[[entry]]\nname = "bomber"\nbot = "{manifest}"\n'
+        '[[entry]]\nname = "random-a"\nbot = "random"\n'
+        '[[entry]]\nname = "random-b"\nbot = "random"\n',
+        encoding="utf-8",
+    )
+    db = tmp_path / "t.db"
+    work = tmp_path / "work"
+    result = tavolo("tournament", "run", path, "--db", db, "--workdir", work, "--quiet")
+    assert result.exit_code == 0, result.output
+    reports = [
+        json.loads(line.split(" ", 1)[1])
+        for log in work.rglob("stderr.log")
+        for line in log.read_text(errors="replace").splitlines()
+        if line.startswith("ATTACK ")
+    ]
+    assert reports
+    for r in reports:
+        # The cap counts the bot's own process and threads, and bwrap's init.
+        assert 5 <= r["forked"] < 24, r
+        assert r["error"] == "Resource temporarily unavailable", r
+    with Store.open_for_reading(db) as store:
+        games = store.games()
+        assert len(games) == 6
+        others = [g for g in games if "bomber" not in g.sides]
+        assert len(others) == 2
+        assert all(g.termination == "deals_played" and not g.faults for g in others)
+        assert all(g.termination == "deals_played" for g in games)
+
+
+def _comms(marker: str) -> list[int]:
+    out = []
+    for pid in os.listdir("/proc"):
+        try:
+            if pid.isdigit() and Path(f"/proc/{pid}/comm").read_text().strip() == marker:
+                out.append(int(pid))
+        except OSError:
+            continue
+    return out
+
+
+def test_a_double_forked_grandchild_does_not_outlive_the_match(tmp_path: Path) -> None:
+    marker = f"orphan-{secrets.token_hex(3)}"
+    seen: list[int] = []
+
+    async def watch(task: asyncio.Future[MatchResult]) -> None:
+        while not task.done():
+            seen.extend(_comms(marker))
+            await asyncio.sleep(0.05)
+
+    entry = hostile(tmp_path / "bot", "double-fork", "--marker", marker)
+    played = run(_play((entry, parse_entry("random")), tmp_path, during=watch), timeout=240)
+    played.assert_played_out()
+    assert played.all_reports()
+    assert seen, "the grandchild never ran: the test would prove nothing"
+    assert _comms(marker) == []
+
+
+def test_the_disk_cap_counts_the_whole_folder(tmp_path: Path) -> None:
+    entry = hostile(tmp_path / "bot", "disk", limits="disk_mb = 8")
+    played = play((entry, parse_entry("random")), tmp_path)
+    played.assert_played_out()
+    reports = played.all_reports()
+    assert reports
+    for r in reports:
+        # Many 1 MB files in the work folder, /tmp and /dev/shm: 8 MB in all.
+        assert 5 <= r["megabytes"] <= 8, r
+        assert r["error"] == "ENOSPC", r
+    for folder in (played.work / "0-0", played.work / "0-1"):
+        assert sorted(p.name for p in folder.iterdir()) == ["stderr.log", "stdout.log"]
+
+
+def test_a_duplicate_set_cannot_be_remembered(tmp_path: Path) -> None:
+    """A bot writes each hand to its folder: it finds it again only in other sets' games."""
+    played = play((hostile(tmp_path / "bot", "remember"), parse_entry("random")), tmp_path, sets=2)
+    played.assert_played_out()
+    set_of = {1: 1, 2: 1, 3: 2, 4: 2}
+    seeds = {line["seed"] for line in played.lines if line["type"] == "game"}
+    assert len(seeds) == 2
+    remembered = 0
+    for process, reports in played.reports.items():
+        games = [r["game"] for r in reports]
+        assert len({set_of[g] for g in games}) == len(games), (process, games)
+        for r in reports:
+            for memory in r["found"]:
+                assert set_of[memory["game"]] != set_of[r["game"]], (process, r)
+                remembered += 1
+    # The same process does remember across sets (so the test could fail).
+    assert remembered > 0
+
+
+def test_records_and_their_folders_are_private(tmp_path: Path) -> None:
+    record = tmp_path / "out" / "match.jsonl"
+    record.parent.mkdir()
+    record.write_text("old", encoding="utf-8")
+    record.chmod(0o644)
+    result = tavolo(
+        "play", "random", "random", "--seed", "s", "--deals", "1", "--record", record, "--quiet"
+    )
+    assert result.exit_code == 0, result.output
+    assert stat.S_IMODE(record.stat().st_mode) == 0o600
