@@ -75,8 +75,9 @@ def test_play_and_conformance_warn_in_one_line_instead(tmp_path: Path, no_bwrap:
     args = ["play", "random", COMMAND, "--seed", "s", "--deals", "1", "--quiet"]
     result = tavolo(*args, "--record", record)
     assert result.exit_code == 0, result.output
+    name = Path(sys.executable).name  # a cmd: entry is named after its program
     assert result.stderr.splitlines() == [
-        "warning: 'random', 'python' run unconfined: TAVOLO_BWRAP=/nonexistent/bwrap is not "
+        f"warning: 'random', '{name}' run unconfined: TAVOLO_BWRAP=/nonexistent/bwrap is not "
         "an executable bubblewrap: install bubblewrap (Debian or Ubuntu: apt-get install "
         "bubblewrap; Fedora: dnf install bubblewrap; Arch: pacman -S bubblewrap)"
     ]
