@@ -70,6 +70,8 @@ class TournamentBench:
     games: int
     deals: int
     seconds: float
+    processes: int
+    """Bot processes started over the whole run."""
 
     @property
     def games_per_second(self) -> float:
@@ -81,8 +83,10 @@ def bench_tournament(config: TournamentConfig, concurrency: int | None = None) -
     with tempfile.TemporaryDirectory(prefix="tavolo-bench-") as root:
         db = Path(root) / "bench.db"
         with open_store(db, config) as store:
-            run = TournamentRun(config, store, concurrency=concurrency)
+            run = TournamentRun(config, store, concurrency=concurrency, workdir=Path(root) / "w")
             start = time.perf_counter()
             asyncio.run(run.run())
             seconds = time.perf_counter() - start
-            return TournamentBench(store.game_count(), store.deal_count(), seconds)
+            # Every bot process has a log folder of its own.
+            processes = sum(1 for _ in (Path(root) / "w").glob("match-*/*/stderr.log"))
+            return TournamentBench(store.game_count(), store.deal_count(), seconds, processes)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import json
 import platform
 import statistics
@@ -12,10 +14,13 @@ import typer
 from tabulate import tabulate
 
 from referee.bench import bench_bare_loop, bench_engine
-from referee.bench_referee import ECHO_TRIPS, BenchError, LatencyRun, bench_referee
+from referee.bench_referee import ECHO_TRIPS, BenchError, LatencyRun, bench_referee, percentile
+from referee.bench_sandbox import bench_startup, bench_transports
+from referee.sandbox import SandboxError, SandboxMode, bwrap_version, sandbox_problem
 from tournaments.bench import bench_ratings, bench_tournament
 from tournaments.cli.common import GAME_HELP, RULE_HELP, fail, load_rules
 from tournaments.config import ConfigError, load_config
+from tournaments.runner import confinements
 
 bench_app = typer.Typer(no_args_is_help=True, help="Measure speed.")
 
@@ -268,6 +273,13 @@ def tournament(
         "tournaments/examples/quick.toml"
     ),
     concurrency: Annotated[int | None, typer.Option(help="Matches at once.")] = None,
+    sandbox: Annotated[
+        SandboxMode | None,
+        typer.Option(
+            help="Override the file's sandbox: bwrap plays each arrangement of a duplicate "
+            "set with processes of its own, off one process per seat for the match."
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """A whole tournament over gRPC into a fresh temporary database, timed."""
@@ -275,10 +287,18 @@ def tournament(
         config = load_config(file)
     except ConfigError as exc:
         fail(str(exc))
+    if sandbox is not None:
+        config = dataclasses.replace(config, sandbox=sandbox)
+    try:
+        modes = set(confinements(config).values())
+    except SandboxError as exc:
+        fail(str(exc))
     figures = bench_tournament(config, concurrency)
     out = {
         "benchmark": "tournament",
         "file": str(file),
+        "sandbox": "+".join(sorted(modes)),
+        "bot_processes": figures.processes,
         "games": figures.games,
         "deals": figures.deals,
         "seconds": round(figures.seconds, 2),
@@ -291,5 +311,48 @@ def tournament(
     typer.echo(
         f"{file}: {figures.games} games, {figures.deals} deals in {figures.seconds:.1f} s "
         f"({out['games_per_second']} games/s, {out['deals_per_second']} deals/s), "
-        "every deal and game committed to SQLite"
+        f"every deal and game committed to SQLite; sandbox {out['sandbox']}, "
+        f"{figures.processes} bot processes"
     )
+
+
+@bench_app.command("sandbox")
+def sandbox_costs(
+    runs: Annotated[int, typer.Option(help="Starts of each command in each mode.")] = 20,
+    deals: Annotated[int, typer.Option(help="Deals a game of the one-table runs.")] = 20,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """The sandbox's start-up cost per process, and decisions over Unix sockets against TCP."""
+    if runs < 1 or deals < 1:
+        fail("--runs and --deals must be 1 or more")
+    problem = sandbox_problem()
+    if problem is not None:
+        fail(f"cannot measure the sandbox: {problem}")
+    startups = asyncio.run(bench_startup(runs, [SandboxMode.OFF, SandboxMode.BWRAP]))
+    tables = bench_transports(deals, SandboxMode.BWRAP)
+    tables += bench_transports(deals, SandboxMode.OFF)[:1]
+    startup_rows = [
+        [s.command, s.sandbox, round(s.median * 1000, 1), round(percentile(s.times, 90) * 1000, 1)]
+        for s in startups
+    ]
+    table_rows = [
+        [t.transport, t.sandbox, t.decisions, round(t.p50_us, 1), round(t.p99_us, 1)]
+        for t in tables
+    ]
+    if as_json:
+        out = {
+            "benchmark": "sandbox",
+            "bwrap": bwrap_version(),
+            "startup_ms": [dict(zip(("command", "sandbox", "median", "p90"), r, strict=True))
+                           for r in startup_rows],
+            "round_trip_us": [
+                dict(zip(("transport", "sandbox", "decisions", "p50", "p99"), r, strict=True))
+                for r in table_rows
+            ],
+        }  # fmt: skip
+        typer.echo(json.dumps(out))
+        return
+    typer.echo(tabulate(startup_rows, headers=["start-up", "sandbox", "median ms", "p90 ms"]))
+    typer.echo("")
+    rows = table_rows
+    typer.echo(tabulate(rows, headers=["one table", "sandbox", "decisions", "p50 µs", "p99 µs"]))
