@@ -15,7 +15,7 @@ round trip is timed twice, from before the write (the full round trip) and from 
 write is done. The clients are separate processes: one for the bare echo, or four taking
 turns, laid out like the bots of a referee run.
 
-Every run uses the gRPC transport this process chose (``referee.GRPC_EXPERIMENTS``).
+Every run uses the gRPC transport this process chose (``referee.grpc_transport.GRPC_EXPERIMENTS``).
 ``bench_echo_grpc_defaults`` runs the bare echo once more in a child process on gRPC's
 default transport, for comparison.
 
@@ -26,6 +26,9 @@ and prints its figures as JSON.
 
 from __future__ import annotations
 
+from referee.grpc_transport import TRANSPORT  # before grpc: it chooses its transport
+
+# isort: split
 import asyncio
 import contextlib
 import dataclasses
@@ -44,7 +47,6 @@ from typing import Any
 import grpc
 import grpc.aio
 
-from referee import TRANSPORT
 from referee.bot_process import BotProcess, start_bot
 from referee.engine.game import Termination
 from referee.engine.rules import Rules, preset

@@ -11,6 +11,9 @@ listener (bots elsewhere); it reports the referee's own round-trip clock for bot
 
 from __future__ import annotations
 
+from referee import grpc_transport  # noqa: F401 - it chooses gRPC's transport: first
+
+# isort: split
 import asyncio
 import secrets
 import statistics

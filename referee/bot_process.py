@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from referee import bot_environment
+from referee import grpc_transport
 from referee.entries import Entry
 from referee.sandbox import (
     SOCKET_INSIDE,
@@ -100,6 +100,21 @@ _LIMIT_SIGNALS = {
     "SIGXCPU": "it used up its cpu_seconds",
     "SIGXFSZ": "a file it wrote reached its file_mb",
 }
+
+
+def bot_environment(extra: Mapping[str, str]) -> dict[str, str]:
+    """The environment for an unconfined bot process: ours with ``extra``, minus our
+    TAVOLO_* values (the admin token among them) and our gRPC choice.
+
+    A bot in another language may run a gRPC core that does not know these experiments
+    and says so on stderr; what a user set themselves is passed on. A sandboxed bot gets
+    none of ours (``referee.sandbox.inside_env``).
+    """
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TAVOLO_")}
+    env.update(extra)
+    if grpc_transport.GRPC_EXPERIMENTS_SET_HERE and "GRPC_EXPERIMENTS" not in extra:
+        env.pop("GRPC_EXPERIMENTS", None)
+    return env
 
 
 def killed_by(number: int) -> str:

@@ -14,6 +14,9 @@ observation and legal actions are exactly what a referee would send.
 
 from __future__ import annotations
 
+from referee import grpc_transport  # noqa: F401 - it chooses gRPC's transport: first
+
+# isort: split
 import asyncio
 import contextlib
 import secrets

@@ -5,8 +5,8 @@
 Sets RLIMIT_CPU, RLIMIT_AS and (with ``--file-mb``) RLIMIT_FSIZE, then replaces itself
 with CMD, so the limits bind the bot and nothing else. On Linux it also asks to be killed
 when the referee dies, so a referee killed with SIGKILL leaves no bot behind. Imports
-nothing from Tavolo beyond the package's own ``__init__``, which ``-m`` runs anyway, to
-start fast.
+nothing from Tavolo beyond the package's own ``__init__`` (which does nothing), to start
+fast and to pass the environment on as it came.
 """
 
 from __future__ import annotations
@@ -18,8 +18,6 @@ import os
 import resource
 import signal
 import sys
-
-import referee
 
 _PR_SET_PDEATHSIG = 1
 
@@ -58,10 +56,8 @@ def main(argv: list[str]) -> int:
             signal.signal(getattr(signal, name), signal.SIG_DFL)
     try:
         # The package's __init__ set our gRPC choice again in this process: not for the bot.
-        env = dict(os.environ)
-        if referee.GRPC_EXPERIMENTS_SET_HERE:
-            env.pop("GRPC_EXPERIMENTS", None)
-        os.execvpe(command[0], command, env)
+        # The environment as the referee made it (referee.bot_process.bot_environment).
+        os.execvp(command[0], command)
     except OSError as exc:
         print(f"tavolo: cannot start {command[0]!r}: {exc.strerror}", file=sys.stderr)
         return 127

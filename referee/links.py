@@ -7,6 +7,9 @@ lets a connection act for any other slot.
 
 from __future__ import annotations
 
+from referee import grpc_transport  # noqa: F401 - it chooses gRPC's transport: first
+
+# isort: split
 import asyncio
 import secrets
 import time

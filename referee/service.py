@@ -6,6 +6,9 @@ tables. No rule is decided here; tables ask the engine.
 
 from __future__ import annotations
 
+from referee import grpc_transport  # noqa: F401 - it chooses gRPC's transport: first
+
+# isort: split
 import asyncio
 import gc
 import secrets

@@ -12,7 +12,7 @@ import subprocess
 import pytest
 from typer.testing import CliRunner
 
-import referee
+from referee import grpc_transport
 from referee.bench_referee import default_deals, percentile
 from tests.test_cli import console_script
 from tournaments.cli.main import app
@@ -53,7 +53,7 @@ def test_bench_referee_json_has_positive_figures() -> None:
     assert out["echo_p50_us"] == bare["p50_us"]
     # Every run above used the referee's transport; the bare echo ran once more on gRPC's
     # defaults, in a process of its own.
-    assert out["transport"] == {"GRPC_EXPERIMENTS": referee.GRPC_EXPERIMENTS}
+    assert out["transport"] == {"GRPC_EXPERIMENTS": grpc_transport.GRPC_EXPERIMENTS}
     defaults = out["echo_grpc_defaults"]
     assert (defaults["tables"], defaults["processes"], defaults["decisions"]) == (1, 1, 200)
     assert out["echo_grpc_defaults_p50_us"] == defaults["p50_us"] > 0
@@ -109,7 +109,7 @@ def test_bench_referee_text_names_the_transport_and_both_ratios() -> None:
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     assert any(line.startswith("echo, gRPC defaults") for line in lines)
-    assert f"gRPC transport: GRPC_EXPERIMENTS={referee.GRPC_EXPERIMENTS!r}" in lines
+    assert f"gRPC transport: GRPC_EXPERIMENTS={grpc_transport.GRPC_EXPERIMENTS!r}" in lines
     assert any(line.startswith("  on gRPC's defaults: ") for line in lines)
     assert any(line.startswith("  on the same transport: ") for line in lines)
     assert lines[-1].endswith("decisions/s (target >= 5,000 at 64 tables)")

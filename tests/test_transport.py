@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-import referee
+from referee import grpc_transport
 
 ROOT = Path(__file__).resolve().parent.parent
 SDK = ROOT / "clients" / "python"
@@ -92,10 +92,10 @@ linux_only = pytest.mark.skipif(
 
 
 @linux_only
-@pytest.mark.parametrize("package", ["referee", "tavolo_bot"])
+@pytest.mark.parametrize("package", ["referee.service", "tavolo_bot"])
 def test_importing_the_package_keeps_messages_off_the_event_engine_threads(package: str) -> None:
     chosen = _echo(package, None)
-    assert chosen["env"] == referee.GRPC_EXPERIMENTS
+    assert chosen["env"] == grpc_transport.GRPC_EXPERIMENTS
     assert chosen["per_trip"] < 0.5
     # The same echo on gRPC's defaults: the check above can fail.
     defaults = _echo(package, "")
@@ -106,20 +106,20 @@ def test_importing_the_package_keeps_messages_off_the_event_engine_threads(packa
 def test_the_sdk_chooses_what_the_referee_chooses() -> None:
     import tavolo_bot
 
-    assert tavolo_bot.GRPC_EXPERIMENTS == referee.GRPC_EXPERIMENTS
+    assert tavolo_bot.GRPC_EXPERIMENTS == grpc_transport.GRPC_EXPERIMENTS
 
 
 def test_transport_says_what_grpc_loaded_with() -> None:
-    code = "import {first}, {second}, referee; print(repr(referee.TRANSPORT))"
-    ours = _run(code.format(first="os", second="referee"), None)
-    assert ours.stdout.strip() == repr(referee.GRPC_EXPERIMENTS)
+    code = "import {first}, {second}, referee.grpc_transport as t; print(repr(t.TRANSPORT))"
+    ours = _run(code.format(first="os", second="referee.service"), None)
+    assert ours.stdout.strip() == repr(grpc_transport.GRPC_EXPERIMENTS)
     # grpc imported first loads with its defaults: setting the variable then changes nothing.
     late = _run(code.format(first="grpc", second="os"), None)
     assert late.stdout.strip() == repr("")
 
 
 def test_a_users_own_setting_is_kept() -> None:
-    done = _run("import referee, os; print(os.environ['GRPC_EXPERIMENTS'])", "mine")
+    done = _run("import referee.service, os; print(os.environ['GRPC_EXPERIMENTS'])", "mine")
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "mine"
 
@@ -153,3 +153,30 @@ def test_bots_do_not_inherit_the_referees_choice(
 ) -> None:
     # A gRPC core in another language may not know these experiments and complain.
     assert _bot_sees(tmp_path, env_value) == seen
+
+
+_QUIET_IMPORT = """
+import os, sys
+before = dict(os.environ)
+import {module}
+print(dict(os.environ) == before, "grpc" in sys.modules)
+"""
+
+
+@pytest.mark.parametrize(
+    "module", ["referee", "referee.engine.cards", "referee.engine.games", "referee.engine.rules"]
+)
+def test_importing_the_engine_changes_nothing_in_the_process(module: str) -> None:
+    """A researcher's notebook that imports the engine keeps its environment, and no grpc."""
+    done = _run(_QUIET_IMPORT.format(module=module), None)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "False"]
+
+
+def test_the_referee_modules_that_load_grpc_choose_its_transport_first() -> None:
+    """Whichever of them a process imports first, gRPC loads with the referee's choice."""
+    for module in ("referee.links", "referee.service", "tournaments.cli.main"):
+        code = f"import {module}, referee.grpc_transport as t; print(repr(t.TRANSPORT))"
+        done = _run(code, None)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip() == repr(grpc_transport.GRPC_EXPERIMENTS), module

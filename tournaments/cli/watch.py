@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from referee import grpc_transport  # noqa: F401 - it chooses gRPC's transport: first
+
+# isort: split
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Annotated
