@@ -41,8 +41,9 @@ class Organiser:
         """The address remote bots are told to connect to."""
         self._tasks: set[asyncio.Task[None]] = set()
         self._sandbox: dict[str, str] = {}
-        referee.matches.admin_token = admin_token
-        referee.matches.create = self.create
+        self.admin_token = admin_token
+        self._status: dict[str, pb.GetMatchResponse] = {}
+        referee.matches.attach(self)
 
     async def create(self, request: pb.CreateMatchRequest) -> pb.CreateMatchResponse:
         """Check the request, start the match in the background, return its tickets."""
@@ -56,7 +57,7 @@ class Organiser:
             LOG.warning("match %s: %s", match.match_id, line)
         modes = dict(zip(match.names, match.sandboxes, strict=True))
         self._sandbox[match.match_id] = json.dumps(modes)
-        self.referee.matches.status[match.match_id] = pb.GetMatchResponse(
+        self._status[match.match_id] = pb.GetMatchResponse(
             match_id=match.match_id, status="running", sandbox_json=self._sandbox[match.match_id]
         )
         task = asyncio.ensure_future(self._run(match, record))
@@ -68,8 +69,12 @@ class Organiser:
             referee=self.advertise,
         )
 
+    def status(self, match_id: str) -> pb.GetMatchResponse | None:
+        """Where match ``match_id`` is; None for an id this referee never made."""
+        return self._status.get(match_id)
+
     async def _run(self, match: Match, record: IO[str]) -> None:
-        status = self.referee.matches.status
+        status = self._status
         try:
             result = await match.run()
             status[match.match_id] = pb.GetMatchResponse(

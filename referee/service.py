@@ -15,7 +15,7 @@ import secrets
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -181,31 +181,49 @@ class SpectatorServicer(pb_grpc.SpectatorServiceServicer):
         )
 
 
+class MatchMaker(Protocol):
+    """What runs the matches organisers create (``referee.organiser.Organiser``)."""
+
+    admin_token: str
+    """Every MatchService call must carry it."""
+
+    async def create(self, request: pb.CreateMatchRequest) -> pb.CreateMatchResponse:
+        """Start the match asked for; ValueError names what is wrong with the request."""
+        ...
+
+    def status(self, match_id: str) -> pb.GetMatchResponse | None:
+        """Where match ``match_id`` is; None for an id it never made."""
+        ...
+
+
 class MatchServicer(pb_grpc.MatchServiceServicer):
-    """Organisers' calls; the matches themselves are run by ``referee.organiser``."""
+    """Organisers' calls, checked and handed to the :class:`MatchMaker` attached, if any."""
 
     def __init__(self) -> None:
-        self.admin_token: str | None = None
-        """Matches can be created only when the referee has a token (``tavolo serve``)."""
-        self.create: Any = None
-        """``async create(request) -> CreateMatchResponse``, set by the organiser."""
-        self.status: dict[str, pb.GetMatchResponse] = {}
+        self.maker: MatchMaker | None = None
+        """Matches can be created only when one is attached (``tavolo serve``)."""
 
-    async def _check(self, token: str, context: grpc.aio.ServicerContext[Any, Any]) -> None:
-        if self.admin_token is None or self.create is None:
+    def attach(self, maker: MatchMaker) -> None:
+        """Take matches from outside from now on, run by ``maker``."""
+        self.maker = maker
+
+    async def _check(self, token: str, context: grpc.aio.ServicerContext[Any, Any]) -> MatchMaker:
+        maker = self.maker
+        if maker is None:
             await context.abort(
                 grpc.StatusCode.PERMISSION_DENIED,
                 "no_admin: this referee takes no matches from outside (run tavolo serve)",
             )
-        if not secrets.compare_digest(token.encode(), self.admin_token.encode()):
+        if not secrets.compare_digest(token.encode(), maker.admin_token.encode()):
             await context.abort(grpc.StatusCode.PERMISSION_DENIED, "bad_token: wrong admin token")
+        return maker
 
     async def CreateMatch(
         self, request: pb.CreateMatchRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> pb.CreateMatchResponse:
-        await self._check(request.admin_token, context)
+        maker = await self._check(request.admin_token, context)
         try:
-            response: pb.CreateMatchResponse = await self.create(request)
+            response = await maker.create(request)
         except ValueError as exc:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"bad_match: {exc}")
         return response
@@ -213,8 +231,8 @@ class MatchServicer(pb_grpc.MatchServiceServicer):
     async def GetMatch(
         self, request: pb.GetMatchRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> pb.GetMatchResponse:
-        await self._check(request.admin_token, context)
-        status = self.status.get(request.match_id)
+        maker = await self._check(request.admin_token, context)
+        status = maker.status(request.match_id)
         if status is None:
             await context.abort(grpc.StatusCode.NOT_FOUND, f"no match {request.match_id!r}")
         return status
