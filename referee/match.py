@@ -673,58 +673,70 @@ class Match:
     # -- one decision ------------------------------------------------------------------------
 
     async def _decide(self, game: _Game, seat: int) -> None:
-        state = game.state
+        """Ask ``seat`` until it answers a legal action, or apply the fault policy."""
         link = game.seats[seat]
-        limits = self.config.limits
-        attempts = limits.max_attempts
         self._note_link_incidents(game, seat, link)
         if not link.connected and not await self._reconnected(game, seat, link):
             return
+        attempts = self.config.limits.max_attempts
         while True:
-            legal = state.legal_actions()
-            self._request_ids += 1
-            request_id = self._request_ids
-            events, link.outbox = link.outbox, []
-            # Built in place: nesting finished messages would copy the observation twice.
-            response = pb.PlayResponse(events=events)
-            request = response.request
-            request.request_id = request_id
-            request.deadline_ms = limits.deadline_ms
-            request.time_bank_ms = self._banks[link.slot]
-            fill_observation(
-                request.observation,
-                state.observation(seat),
-                game=game.number,
-                deal=state.deal_number,
-                players=self.rules.players,
-                quattro_points=self.rules.quattro_points,
-                totals=state.totals,
-            )
-            request.legal_actions.extend(legal_messages(legal, monte_of(state.deal)))
-            request.attempts_left = attempts
-            # The round trip is timed from the send, as a bare echo stream would be.
-            started = time.monotonic()
-            await link.send(response)
-            while True:
-                budget = (limits.deadline_ms + self._banks[link.slot]) / 1000
-                how, decision = await link.next_decision(request_id, budget)
-                # An answer is timed when it arrived, not when this task got to it.
-                done = link.answered_at if how is Wait.DECISION else time.monotonic()
-                elapsed = done - started
-                if self._on_decision is not None and how is Wait.DECISION:
-                    self._on_decision(elapsed)
-                overrun = int(elapsed * 1000) - limits.deadline_ms
-                if overrun > 0:
-                    self._banks[link.slot] = max(0, self._banks[link.slot] - overrun)
-                self._note_link_incidents(game, seat, link)
-                if how is not Wait.GONE:
-                    break
-                if not await self._reconnected(game, seat, link):
-                    link.close_request()
-                    return
-                # The slot is back and attach() sent it this request again: the clock
-                # restarts and the same request stays open.
-                started = time.monotonic()
+            legal = game.state.legal_actions()
+            request_id, started = await self._send_request(game, seat, legal, attempts)
+            decision = await self._answer(game, seat, request_id, started)
+            if decision is None:
+                return  # a timeout or a lost slot: the fault policy has been applied
+            if decision.action_id in legal:
+                game.state.apply_action(decision.action_id)
+                return
+            attempts -= 1
+            if await self._refuse(game, seat, request_id, decision, attempts):
+                return
+
+    async def _send_request(
+        self, game: _Game, seat: int, legal: tuple[int, ...], attempts: int
+    ) -> tuple[int, float]:
+        """Send ``seat`` its request for one of ``legal``; its id, and when it was sent."""
+        state = game.state
+        link = game.seats[seat]
+        self._request_ids += 1
+        request_id = self._request_ids
+        events, link.outbox = link.outbox, []
+        # Built in place: nesting finished messages would copy the observation twice.
+        response = pb.PlayResponse(events=events)
+        request = response.request
+        request.request_id = request_id
+        request.deadline_ms = self.config.limits.deadline_ms
+        request.time_bank_ms = self._banks[link.slot]
+        fill_observation(
+            request.observation,
+            state.observation(seat),
+            game=game.number,
+            deal=state.deal_number,
+            players=self.rules.players,
+            quattro_points=self.rules.quattro_points,
+            totals=state.totals,
+        )
+        request.legal_actions.extend(legal_messages(legal, monte_of(state.deal)))
+        request.attempts_left = attempts
+        # The round trip is timed from the send, as a bare echo stream would be.
+        started = time.monotonic()
+        await link.send(response)
+        return request_id, started
+
+    async def _answer(
+        self, game: _Game, seat: int, request_id: int, started: float
+    ) -> pb.Decision | None:
+        """The answer to ``request_id`` within the deadline and the time bank, waiting out
+        a dropped stream; None once a timeout or a lost slot has met the fault policy."""
+        link = game.seats[seat]
+        deadline_ms = self.config.limits.deadline_ms
+        while True:
+            budget = (deadline_ms + self._banks[link.slot]) / 1000
+            how, decision = await link.next_decision(request_id, budget)
+            self._charge(link, how, started)
+            self._note_link_incidents(game, seat, link)
+            if how is Wait.DECISION:
+                return decision
             if how is Wait.TIMEOUT:
                 link.close_request()
                 self._stat(link).timeouts += 1
@@ -732,33 +744,53 @@ class Match:
                     game, seat, Termination.TIMEOUT,
                     f"no answer to request {request_id} within {budget * 1000:.0f} ms",
                 )  # fmt: skip
-                return
-            assert decision is not None
-            if decision.action_id in legal:
-                state.apply_action(decision.action_id)
-                return
-            refusal = state.note_rejected(seat, decision.action_id)
-            self._stat(link).illegal += 1
-            attempts -= 1
-            link.outbox.append(
-                pb.Event(
-                    action_rejected=pb.ActionRejected(
-                        request_id=request_id,
-                        action_id=decision.action_id,
-                        reason=refusal.reason.value,
-                        message=refusal.message,
-                        attempts_left=attempts,
-                    )
+                return None
+            if not await self._reconnected(game, seat, link):
+                link.close_request()
+                return None
+            # The slot is back and attach() sent it this request again: the clock
+            # restarts and the same request stays open.
+            started = time.monotonic()
+
+    def _charge(self, link: SlotLink, how: Wait, started: float) -> None:
+        """Time a wait that began at ``started``; an overrun comes out of the time bank."""
+        # An answer is timed when it arrived, not when this task got to it.
+        done = link.answered_at if how is Wait.DECISION else time.monotonic()
+        elapsed = done - started
+        if self._on_decision is not None and how is Wait.DECISION:
+            self._on_decision(elapsed)
+        overrun = int(elapsed * 1000) - self.config.limits.deadline_ms
+        if overrun > 0:
+            self._banks[link.slot] = max(0, self._banks[link.slot] - overrun)
+
+    async def _refuse(
+        self, game: _Game, seat: int, request_id: int, decision: pb.Decision, attempts: int
+    ) -> bool:
+        """Refuse an illegal action, ``attempts`` left; True once none is left and the
+        fault policy has been applied."""
+        link = game.seats[seat]
+        refusal = game.state.note_rejected(seat, decision.action_id)
+        self._stat(link).illegal += 1
+        link.outbox.append(
+            pb.Event(
+                action_rejected=pb.ActionRejected(
+                    request_id=request_id,
+                    action_id=decision.action_id,
+                    reason=refusal.reason.value,
+                    message=refusal.message,
+                    attempts_left=attempts,
                 )
             )
-            if attempts == 0:
-                await link.flush()
-                await self._fault(
-                    game, seat, Termination.ILLEGAL_ACTION,
-                    f"{limits.max_attempts} illegal actions for one decision; "
-                    f"the last: {refusal.message}",
-                )  # fmt: skip
-                return
+        )
+        if attempts > 0:
+            return False
+        await link.flush()
+        await self._fault(
+            game, seat, Termination.ILLEGAL_ACTION,
+            f"{self.config.limits.max_attempts} illegal actions for one decision; "
+            f"the last: {refusal.message}",
+        )  # fmt: skip
+        return True
 
     async def _reconnected(self, game: _Game, seat: int, link: SlotLink) -> bool:
         """Wait out the grace period for a lost slot; on failure apply the fault policy."""
