@@ -95,3 +95,16 @@ def test_the_sdk_needs_nothing_from_the_referee():
         assert not found & {"referee", "tournaments"}, f"{path} imports the referee"
         third = found - set(sys.stdlib_module_names) - {"tavolo_bot"}
         assert third <= {"grpc", "google"}, f"{path} imports {sorted(third)}"
+
+
+def test_nothing_that_runs_matches_imports_the_benchmarks():
+    """Only ``tavolo bench`` (and the benchmarks themselves) import tournaments.benchmarks."""
+    allowed = {ROOT / "tournaments" / "cli" / "bench.py"}
+    benches = ROOT / "tournaments" / "benchmarks"
+    assert (benches / "__init__.py").exists()
+    for package in ("referee", "tournaments"):
+        for path in sorted((ROOT / package).rglob("*.py")):
+            if path in allowed or benches in path.parents:
+                continue
+            reached = {m for m in full_imports(path) if m.startswith("tournaments.benchmarks")}
+            assert not reached, f"{path} imports {sorted(reached)}"

@@ -13,8 +13,8 @@ import pytest
 from typer.testing import CliRunner
 
 from referee import grpc_transport
-from referee.bench_referee import default_deals, percentile
 from tests.test_cli import console_script
+from tournaments.benchmarks.round_trips import default_deals, percentile
 from tournaments.cli.main import app
 
 runner = CliRunner()

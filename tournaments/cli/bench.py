@@ -13,11 +13,17 @@ from typing import Annotated
 import typer
 from tabulate import tabulate
 
-from referee.bench import bench_bare_loop, bench_engine
-from referee.bench_referee import ECHO_TRIPS, BenchError, LatencyRun, bench_referee, percentile
-from referee.bench_sandbox import bench_startup, bench_transports
 from referee.sandbox import SandboxError, SandboxMode, bwrap_version, sandbox_problem
-from tournaments.bench import bench_ratings, bench_tournament
+from tournaments.benchmarks.engine import bench_bare_loop, bench_engine
+from tournaments.benchmarks.round_trips import (
+    ECHO_TRIPS,
+    BenchError,
+    LatencyRun,
+    bench_referee,
+    percentile,
+)
+from tournaments.benchmarks.sandbox import bench_startup, bench_transports
+from tournaments.benchmarks.tournament import bench_ratings, bench_tournament
 from tournaments.cli.common import GAME_HELP, RULE_HELP, fail, load_rules
 from tournaments.config import ConfigError, load_config
 from tournaments.runner import confinements

@@ -17,7 +17,6 @@ from referee import grpc_transport  # noqa: F401 - it chooses gRPC's transport: 
 import asyncio
 import secrets
 import statistics
-import sys
 import tempfile
 import time
 from collections.abc import Sequence
@@ -28,13 +27,13 @@ from typing import Any
 import grpc
 import grpc.aio
 
-from referee.bench_referee import LatencyRun, bench_tables, percentile
 from referee.bot_process import start_bot
 from referee.engine.rules import preset
 from referee.entries import BUILT_IN_BOTS, Entry, parse_entry
 from referee.match import Limits, Match, MatchConfig
 from referee.sandbox import SandboxMode
 from referee.service import start_referee
+from tournaments.benchmarks.round_trips import LatencyRun, bench_tables, percentile
 
 
 @dataclass(frozen=True)
@@ -148,12 +147,3 @@ def bench_transports(deals: int, mode: SandboxMode) -> list[TransportRun]:
     unix = asyncio.run(_local_table(deals, mode))
     tcp = asyncio.run(bench_tables(1, deals))
     return [unix, _tcp_figures(tcp)]
-
-
-def _main() -> None:  # pragma: no cover - for a quick look: python -m referee.bench_sandbox
-    for row in asyncio.run(bench_startup(5, [SandboxMode.OFF, SandboxMode.BWRAP])):
-        print(row.command, row.sandbox, f"{row.median * 1000:.1f} ms", file=sys.stderr)
-
-
-if __name__ == "__main__":
-    _main()

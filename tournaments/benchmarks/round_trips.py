@@ -19,7 +19,7 @@ Every run uses the gRPC transport this process chose (``referee.grpc_transport.G
 ``bench_echo_grpc_defaults`` runs the bare echo once more in a child process on gRPC's
 default transport, for comparison.
 
-Run as ``python -m referee.bench_referee echo-client HOST:PORT STREAMS INDEX`` this
+Run as ``python -m tournaments.benchmarks.round_trips echo-client HOST:PORT STREAMS INDEX`` this
 module is an echo client process; as ``... echo-run TRIPS SECONDS`` it runs a bare echo
 and prints its figures as JSON.
 """
@@ -68,7 +68,7 @@ ECHO_TRIPS = 10_000
 ECHO_PAYLOAD = b"x" * 16
 """What the echo server sends: about the size of a ``Decision``."""
 ECHO_METHOD = "/tavolo.bench.Echo/Echo"
-ECHO_CLIENT = (sys.executable, "-m", "referee.bench_referee", "echo-client")
+ECHO_CLIENT = (sys.executable, "-m", "tournaments.benchmarks.round_trips", "echo-client")
 """The echo client process; it takes the address, its stream count and its index."""
 _FAULTS = frozenset({Termination.TIMEOUT, Termination.ILLEGAL_ACTION, Termination.CRASH})
 _STOP_GRACE = 5.0
@@ -494,7 +494,8 @@ async def bench_echo_grpc_defaults(trips: int, *, timeout: float = 120.0) -> Lat
     """
     env = {**os.environ, "GRPC_EXPERIMENTS": ""}
     child = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "referee.bench_referee", "echo-run", str(trips), str(timeout),
+        sys.executable, "-m", "tournaments.benchmarks.round_trips", "echo-run",
+        str(trips), str(timeout),
         env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
     )  # fmt: skip
     try:
@@ -563,8 +564,8 @@ def _main(argv: list[str]) -> int:
         print(json.dumps(dataclasses.asdict(run)))
         return 0
     print(
-        "usage: python -m referee.bench_referee echo-client HOST:PORT STREAMS INDEX\n"
-        "       python -m referee.bench_referee echo-run TRIPS SECONDS",
+        "usage: python -m tournaments.benchmarks.round_trips echo-client HOST:PORT STREAMS INDEX\n"
+        "       python -m tournaments.benchmarks.round_trips echo-run TRIPS SECONDS",
         file=sys.stderr,
     )
     return 2
