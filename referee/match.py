@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from referee.bot_process import BotProcess, start_bot
-from referee.engine.game import Outcome, Termination
+from referee.engine.game_base import Outcome, Termination
 from referee.engine.games import AnyGame, new_game
 from referee.engine.rules import Rules
 from referee.entries import Entry, unique_names

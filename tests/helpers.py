@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from referee.engine.actions import parse_action
 from referee.engine.cards import CardSet, mask_of, parse_card
-from referee.engine.game import new_deal
 from referee.engine.rules import Rules
 from referee.engine.tressette import TressetteDeal
+from referee.engine.tressette_game import new_deal
 
 
 def hand(text: str) -> CardSet:

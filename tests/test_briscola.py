@@ -9,8 +9,8 @@ import pytest
 
 from referee.engine.cards import CARD_NAMES, cards_of, parse_card
 from referee.engine.deals import deal_cards
-from referee.engine.game import GameState, new_deal
 from referee.engine.rules import preset
+from referee.engine.tressette_game import TressetteGame, new_deal
 from tests.helpers import hand, play
 
 BRISCOLA = preset("tressette-briscola")
@@ -67,7 +67,7 @@ def test_without_briscola_the_same_cards_follow_the_suit_led() -> None:
 
 
 def test_the_trump_is_the_dealers_last_card_and_everyone_sees_it() -> None:
-    state = GameState(BRISCOLA, "brisc-1", deals=1, record=True)
+    state = TressetteGame(BRISCOLA, "brisc-1", deals=1, record=True)
     dealt = deal_cards("tressette", "brisc-1", 1, state.deal.dealer, 4)
     assert state.deal.trump == dealt.last_card
     assert dealt.hands[dealt.dealer] >> dealt.last_card & 1, "the dealer holds it"
@@ -81,8 +81,8 @@ def test_the_trump_is_the_dealers_last_card_and_everyone_sees_it() -> None:
 
 
 def test_same_seed_same_cards_with_and_without_briscola() -> None:
-    a = GameState(preset("tressette"), "same", deals=1)
-    b = GameState(BRISCOLA, "same", deals=1)
+    a = TressetteGame(preset("tressette"), "same", deals=1)
+    b = TressetteGame(BRISCOLA, "same", deals=1)
     assert [a.deal.hand(s) for s in range(4)] == [b.deal.hand(s) for s in range(4)]
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from referee.engine.deals import Deal
-from referee.engine.game import GameState, Termination
+from referee.engine.game_base import Termination
 from referee.engine.rules import RulesError, preset
+from referee.engine.tressette_game import TressetteGame
 from tests.helpers import ONE_SUIT_EACH, hand
 from tournaments.results import pair_results, tallies
 from tournaments.storage import GameRow
@@ -28,13 +29,13 @@ def one_suit_deals(number: int, dealer: int) -> Deal:
     return Deal("ciapano", "x", number, dealer, tuple(hand(h) for h in ONE_SUIT_EACH), 0)
 
 
-def play_out(state: GameState) -> None:
+def play_out(state: TressetteGame) -> None:
     while not state.is_terminal():
         state.apply_action(max(a for a in state.legal_actions() if a < 40))
 
 
 def test_the_eldest_takes_everything_and_every_point_counts_against_it() -> None:
-    state = GameState(CIAPANO, "c", deals=1, deal_source=one_suit_deals, record=True)
+    state = TressetteGame(CIAPANO, "c", deals=1, deal_source=one_suit_deals, record=True)
     eldest = state.deal.eldest
     play_out(state)
     assert state.events is not None
@@ -56,7 +57,7 @@ def test_reaching_the_target_ends_the_game_and_the_lowest_wins() -> None:
         dealers.append(dealer)
         return one_suit_deals(number, dealer)
 
-    state = GameState(rules, "c", deal_source=deals)
+    state = TressetteGame(rules, "c", deal_source=deals)
     play_out(state)
     outcome = state.outcome
     assert outcome is not None and outcome.termination is Termination.TARGET_REACHED
@@ -70,7 +71,7 @@ def test_reaching_the_target_ends_the_game_and_the_lowest_wins() -> None:
 
 def test_a_single_lowest_total_wins() -> None:
     rules = CIAPANO.with_knobs(["target=11"])
-    state = GameState(rules, "c", deal_source=one_suit_deals)
+    state = TressetteGame(rules, "c", deal_source=one_suit_deals)
     play_out(state)
     outcome = state.outcome
     assert outcome is not None and outcome.deals == 1

@@ -495,10 +495,10 @@ def test_cli_presets_deal_as_their_family():
 
 
 def test_cli_matches_the_game_record():
-    from referee.engine.game import GameState
     from referee.engine.rules import preset
+    from referee.engine.tressette_game import TressetteGame
 
-    state = GameState(preset("tressette-a-tre"), "cli-record", record=True)
+    state = TressetteGame(preset("tressette-a-tre"), "cli-record", record=True)
     assert state.events is not None
     deal_line = state.events[1]
     out = json.loads(

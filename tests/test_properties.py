@@ -1,4 +1,4 @@
-"""Property tests: random rule sets, seeds and legal playouts through :class:`GameState`.
+"""Property tests: random rule sets, seeds and legal playouts through :class:`TressetteGame`.
 
 Every step checks card conservation, that the legal actions are non-empty and apply,
 that no observation holds another seat's hidden card, the deal scores, and that a
@@ -20,7 +20,6 @@ from referee.engine.cards import FULL_DECK, NUM_CARDS, SUIT_MASKS, CardSet, card
 from referee.engine.deals import Deal
 from referee.engine.declarations import declaration_points
 from referee.engine.errors import IllegalActionError
-from referee.engine.game import GameState, new_deal
 from referee.engine.rules import (
     CAPPOTTO_MODES,
     SIGNAL_MODES,
@@ -30,6 +29,7 @@ from referee.engine.rules import (
     preset,
 )
 from referee.engine.tressette import Observation, TressetteDeal
+from referee.engine.tressette_game import TressetteGame, new_deal
 from referee.records import dumps, replay, verify_lines
 
 PRESET_NAMES = (
@@ -87,7 +87,7 @@ def rule_sets(draw: st.DrawFn) -> Rules:
 
 seeds = st.text(min_size=0, max_size=12)
 deal_kinds = st.sampled_from(("seeded", "seeded", "shuffled", "one-suit"))
-"""How deals are made: from the seed, as in a real game, or by ``GameState``'s deal_source."""
+"""How deals are made: from the seed, as in a real game, or by ``TressetteGame``'s deal_source."""
 
 choice_seeds = st.integers(0, 2**32 - 1)
 deal_counts = st.integers(1, 3)
@@ -220,7 +220,7 @@ def replica(deal: TressetteDeal, actions: list[Action]) -> TressetteDeal:
     return copy
 
 
-def snapshot(state: GameState) -> tuple[Any, ...]:
+def snapshot(state: TressetteGame) -> tuple[Any, ...]:
     deal = state.deal
     return (
         state.deal_number,
@@ -272,10 +272,10 @@ def play_out(
     *,
     check_all_every: float = 0.0,
     source: DealSource | None = None,
-) -> GameState:
+) -> TressetteGame:
     """Play random legal actions to the end, checking the invariants at every step."""
     rng = random.Random(choice_seed)
-    state = GameState(rules, seed, deals=deals, record=True, deal_source=source)
+    state = TressetteGame(rules, seed, deals=deals, record=True, deal_source=source)
     deal_actions: list[Action] = []
     deal = state.deal
     totals = [0] * rules.sides
@@ -347,14 +347,14 @@ def test_illegal_actions_raise_and_change_nothing(
 ) -> None:
     """Stop a random game part way; every action not listed as legal is refused cleanly."""
     rng = random.Random(choice_seed)
-    full = GameState(rules, seed, deals=1)
+    full = TressetteGame(rules, seed, deals=1)
     length = 0
     while not full.is_terminal():
         legal = full.legal_actions()
         full.apply_action(legal[rng.randrange(len(legal))])
         length += 1
     rng = random.Random(choice_seed)
-    state = GameState(rules, seed, deals=1, record=True)
+    state = TressetteGame(rules, seed, deals=1, record=True)
     for _ in range(int(stop * length)):
         legal = state.legal_actions()
         state.apply_action(legal[rng.randrange(len(legal))])

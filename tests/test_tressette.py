@@ -10,9 +10,10 @@ from referee.engine.actions import action_name, parse_action
 from referee.engine.cards import cards_of, names
 from referee.engine.deals import Deal, first_dealer
 from referee.engine.errors import IllegalActionError, Reason
-from referee.engine.game import GameState, Termination
+from referee.engine.game_base import Termination
 from referee.engine.rules import preset
 from referee.engine.tressette import Phase, score_deal
+from referee.engine.tressette_game import TressetteGame
 from tests.helpers import ONE_SUIT_EACH, deal_from, hand, play, run_out_leading_own_suit
 
 TRESSETTE = preset("tressette")
@@ -403,7 +404,7 @@ def test_a_tre_widow_goes_to_the_last_trick():
 
 def test_a_tre_observation_hides_the_widow():
     rules = preset("tressette-a-tre")
-    state = GameState(rules, "widow")
+    state = TressetteGame(rules, "widow")
     widow = state.deal.widow
     assert len(cards_of(widow)) == 4
     for seat in range(3):
@@ -423,7 +424,7 @@ def one_suit_each(number: int, dealer: int) -> Deal:
     return Deal("tressette", "crafted", number, dealer, tuple(hand(h) for h in ONE_SUIT_EACH), 0)
 
 
-def declare_then_play_highest(state: GameState) -> None:
+def declare_then_play_highest(state: TressetteGame) -> None:
     while not state.is_terminal():
         legal = state.legal_actions()
         declares = [a for a in legal if 300 <= a < 320]
@@ -434,7 +435,7 @@ def test_a_tie_at_the_target_plays_one_more_deal():
     rules = dataclasses.replace(
         TRESSETTE, target=20, cappotto="none", cappotto_cancels_declarations=False
     )
-    state = GameState(rules, seed_with_first_dealer(3), deal_source=one_suit_each, record=True)
+    state = TressetteGame(rules, seed_with_first_dealer(3), deal_source=one_suit_each, record=True)
     # Whoever leads wins every trick: 11 + 6 declared against 6 declared.
     declare_then_play_highest(state)
     assert state.outcome is not None
@@ -451,7 +452,7 @@ def test_when_both_reach_the_target_the_higher_wins():
     rules = dataclasses.replace(
         TRESSETTE, target=6, cappotto="none", cappotto_cancels_declarations=False
     )
-    state = GameState(rules, seed_with_first_dealer(3), deal_source=one_suit_each)
+    state = TressetteGame(rules, seed_with_first_dealer(3), deal_source=one_suit_each)
     declare_then_play_highest(state)
     assert state.outcome is not None
     assert (state.outcome.deals, state.outcome.totals, state.outcome.winner) == (1, (17, 6), 0)
@@ -459,7 +460,7 @@ def test_when_both_reach_the_target_the_higher_wins():
 
 def test_fixed_number_of_deals():
     rules = dataclasses.replace(TRESSETTE, cappotto="none", cappotto_cancels_declarations=False)
-    state = GameState(rules, seed_with_first_dealer(3), deals=2, deal_source=one_suit_each)
+    state = TressetteGame(rules, seed_with_first_dealer(3), deals=2, deal_source=one_suit_each)
     declare_then_play_highest(state)
     assert state.outcome is not None
     assert state.outcome.termination == Termination.DEALS_PLAYED
@@ -468,7 +469,7 @@ def test_fixed_number_of_deals():
 
 
 def test_the_dealer_rotates():
-    state = GameState(TRESSETTE, "rotate")
+    state = TressetteGame(TRESSETTE, "rotate")
     first = state.deal.dealer
     for expected in range(1, 4):
         while state.deal_number == expected:
@@ -480,14 +481,14 @@ def test_the_dealer_rotates():
 def test_calling_out_right_wins_and_wrong_loses():
     rules = dataclasses.replace(TRESSETTE, call_out=True, target=3)
     seed = seed_with_first_dealer(3)
-    right = GameState(rules, seed, deal_source=one_suit_each, record=True)
+    right = TressetteGame(rules, seed, deal_source=one_suit_each, record=True)
     play_game_actions(right, "declare napoli-D", "call-out")
     assert right.outcome is not None
     assert (right.outcome.termination, right.outcome.winner) == (Termination.CALLED_OUT, 0)
     assert right.events is not None
     assert right.events[-2] == {"type": "call-out", "seat": 0, "claimed": 3, "correct": True}
 
-    wrong = GameState(rules, seed, deal_source=one_suit_each)
+    wrong = TressetteGame(rules, seed, deal_source=one_suit_each)
     play_game_actions(wrong, "call-out")
     assert wrong.outcome is not None
     assert (wrong.outcome.termination, wrong.outcome.winner) == (Termination.CALLED_OUT, 1)
@@ -504,13 +505,13 @@ def test_calling_out_only_when_leading_and_allowed():
     assert refused(deal, "call-out") == Reason.CALL_OUT_NOT_ALLOWED
 
 
-def play_game_actions(state: GameState, *actions: str) -> None:
+def play_game_actions(state: TressetteGame, *actions: str) -> None:
     for text in actions:
         state.apply_action(parse_action(text))
 
 
 def test_forfeit_ends_the_game_against_the_seat():
-    state = GameState(TRESSETTE, "forfeit", record=True)
+    state = TressetteGame(TRESSETTE, "forfeit", record=True)
     state.forfeit(3, Termination.TIMEOUT, "no answer in 1 s")
     assert state.outcome is not None
     assert (state.outcome.termination, state.outcome.winner) == (Termination.TIMEOUT, 0)

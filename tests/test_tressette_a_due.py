@@ -354,11 +354,11 @@ def test_random_deals_keep_the_invariants(
 
 def test_the_game_records_the_stock_and_every_draw() -> None:
     from referee.engine.deals import shuffled_deck
-    from referee.engine.game import GameState
     from referee.engine.rules import preset
+    from referee.engine.tressette_game import TressetteGame
 
     rules = preset("tressette-a-due")
-    state = GameState(rules, "due-rec", deals=1, record=True)
+    state = TressetteGame(rules, "due-rec", deals=1, record=True)
     rng = random.Random(5)
     while not state.is_terminal():
         state.apply_action(rng.choice(state.legal_actions()))
@@ -378,14 +378,14 @@ def test_the_game_records_the_stock_and_every_draw() -> None:
 
 
 def test_protocol_observations_name_only_own_played_and_drawn_cards() -> None:
-    from referee.engine.game import GameState
     from referee.engine.rules import preset
+    from referee.engine.tressette_game import TressetteGame
     from referee.proto import referee_pb2 as pb
     from referee.protocol import fill_observation
 
     rules = preset("tressette-a-due")
     for n in range(5):
-        state = GameState(rules, f"due-hide-{n}", deals=1)
+        state = TressetteGame(rules, f"due-hide-{n}", deals=1)
         rng = random.Random(n)
         while not state.is_terminal():
             deal = state.deal

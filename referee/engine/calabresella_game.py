@@ -24,7 +24,7 @@ from referee.engine.calabresella import (
 from referee.engine.calabresella_auction import BID_PASS, CONTRACT_NAMES, Contract, is_bid
 from referee.engine.cards import CARD_NAMES, CardSet, cards_of
 from referee.engine.deals import deal_cards
-from referee.engine.game import GameBase
+from referee.engine.game_base import GameBase
 
 CAPPOTTO_MULTIPLIERS = {"none": 1, "double": 2}
 """The ``cappotto`` knob in Calabresella: what one side winning every trick multiplies."""
@@ -127,7 +127,7 @@ class CalabresellaGame(GameBase[CalabresellaDeal, CalabresellaObservation]):
         if not self._end_if_over():
             self.deal = self._start_deal()
 
-    def _log_action(self, seat: int, action: Action, mark: int) -> None:
+    def _log_action(self, seat: int, action: Action, before: int) -> None:
         assert self.events is not None
         deal = self.deal
         line: dict[str, Any]

@@ -7,8 +7,9 @@ from typing import Any
 
 from referee.engine.calabresella_game import CalabresellaGame
 from referee.engine.deals import Deal
-from referee.engine.game import GameBase, GameState
+from referee.engine.game_base import GameBase
 from referee.engine.rules import Rules
+from referee.engine.tressette_game import TressetteGame
 
 AnyGame = GameBase[Any, Any]
 """A game of any family: the state API, the record and faults are the same for all."""
@@ -28,4 +29,6 @@ def new_game(
         if deal_source is not None:
             raise ValueError("calabresella deals come from the seed only")
         return CalabresellaGame(rules, seed, deals=deals, seats=seats, record=record)
-    return GameState(rules, seed, deals=deals, seats=seats, record=record, deal_source=deal_source)
+    return TressetteGame(
+        rules, seed, deals=deals, seats=seats, record=record, deal_source=deal_source
+    )

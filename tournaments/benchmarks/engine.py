@@ -10,8 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from referee.engine.deals import deal_cards
-from referee.engine.game import new_deal
 from referee.engine.rules import Rules
+from referee.engine.tressette_game import new_deal
 
 
 @dataclass(frozen=True)

@@ -48,7 +48,7 @@ import grpc
 import grpc.aio
 
 from referee.bot_process import BotProcess, start_bot
-from referee.engine.game import Termination
+from referee.engine.game_base import Termination
 from referee.engine.rules import Rules, preset
 from referee.entries import BUILT_IN_BOTS, Entry
 from referee.links import SlotLink

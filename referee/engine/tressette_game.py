@@ -1,0 +1,208 @@
+"""A game of the Tressette families: seeded deals, one after another, to the target.
+
+:class:`TressetteGame` deals each deal from the seed (see :mod:`referee.engine.deals`),
+rotates the dealer, adds up the scores and decides the outcome, as
+:class:`~referee.engine.game_base.GameBase` says; this module says how a Tressette deal
+starts, ends and is written into the record.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from referee.engine.actions import (
+    CALL_OUT,
+    END_DECLARATIONS,
+    NUM_PLAY_ACTIONS,
+    SIGNAL_NAMES,
+    Action,
+    is_declaration,
+)
+from referee.engine.cards import CARD_NAMES, CardSet, cards_of, names
+from referee.engine.deals import deal_cards
+from referee.engine.declarations import DECLARATION_CARDS, DECLARATION_NAMES, declaration_points
+from referee.engine.game_base import GameBase, Termination
+from referee.engine.rules import Rules
+from referee.engine.tressette import Observation, TressetteDeal
+from referee.engine.tressette_a_due import TressetteADueDeal
+from referee.engine.tressette_a_tre import TressetteATreDeal
+
+DEAL_CLASSES: dict[str, type[TressetteDeal]] = {
+    "tressette": TressetteDeal,
+    "tressette-a-tre": TressetteATreDeal,
+    "ciapano": TressetteDeal,
+    "tressette-a-due": TressetteADueDeal,
+}
+"""The deal class of each engine family."""
+
+
+def new_deal(
+    rules: Rules,
+    hands: Sequence[CardSet],
+    dealer: int,
+    widow: CardSet = 0,
+    totals: Sequence[int] | None = None,
+    trump: int | None = None,
+    stock: Sequence[int] = (),
+) -> TressetteDeal:
+    """A deal of the rules' game from given hands (``trump``: the briscola's shown card;
+    ``stock``: tressette a due's undealt cards in draw order)."""
+    if rules.game == "tressette-a-due":
+        return TressetteADueDeal(
+            rules, hands, dealer, stock=stock, widow=widow, totals=totals, trump=trump
+        )
+    return DEAL_CLASSES[rules.game](rules, hands, dealer, widow=widow, totals=totals, trump=trump)
+
+
+def _cards(mask: CardSet) -> list[str]:
+    return names(cards_of(mask))
+
+
+class TressetteGame(GameBase[TressetteDeal, Observation]):
+    """A game of the Tressette families (tressette, a tre, a due, ciapanò) over seeded deals."""
+
+    _trick_count = 0
+    _draws_logged = 0
+
+    def _before_action(self) -> int:
+        return len(self.deal.declared)  # the declarations made so far
+
+    # -- deals ---------------------------------------------------------------------------
+
+    def _start_deal(self) -> TressetteDeal:
+        self.deal_number += 1
+        rules = self.rules
+        if self.deal_number > 1:
+            self._dealer = (self._dealer + 1) % rules.players
+        if self._deal_source is not None:
+            dealt = self._deal_source(self.deal_number, self._dealer)
+        else:
+            dealt = deal_cards(rules.game, self.seed, self.deal_number, self._dealer, rules.players)
+        trump = dealt.last_card if rules.briscola else None
+        if trump is not None and not (0 <= trump < 40 and dealt.hands[dealt.dealer] >> trump & 1):
+            raise ValueError(f"the briscola's trump must be one of the dealer's cards, not {trump}")
+        deal = new_deal(
+            rules, dealt.hands, dealt.dealer, dealt.widow, self.totals, trump, dealt.stock
+        )
+        self._draws_logged = 0
+        self._trick_count = 0
+        if self.events is not None:
+            event: dict[str, Any] = {
+                "type": "deal",
+                "deal": self.deal_number,
+                "dealer": dealt.dealer,
+                "hands": [_cards(h) for h in dealt.hands],
+            }
+            if dealt.stock:
+                event["stock"] = [CARD_NAMES[c] for c in dealt.stock]
+            elif dealt.widow:
+                event["widow"] = _cards(dealt.widow)
+            if trump is not None:
+                event["trump"] = CARD_NAMES[trump]
+            self.events.append(event)
+            for seat, declaration in deal.declared:
+                self._log_declaration(seat, declaration)
+        return deal
+
+    def _end_deal(self) -> None:
+        deal = self.deal
+        rules = self.rules
+        if deal.call_out is not None:
+            call = deal.call_out
+            side = rules.side_of(call.seat)
+            winner = side if call.correct else self._best_side(exclude=side)
+            self._finish(Termination.CALLED_OUT, winner)
+            return
+        score = deal.score
+        assert score is not None
+        for side, points in enumerate(score.points):
+            self.totals[side] += points
+        if self.events is not None:
+            self.events.append(
+                {
+                    "type": "score",
+                    "deal": self.deal_number,
+                    "last_trick": score.last_trick,
+                    "thirds": list(score.thirds),
+                    "card_points": list(score.card_points),
+                    "declarations": list(score.declarations),
+                    "cappotto": score.cappotto,
+                    "points": list(score.points),
+                    "totals": list(self.totals),
+                }
+            )
+        if rules.lower_wins:
+            self._end_deal_lower_wins()
+            return
+        if not self._end_if_over():
+            self.deal = self._start_deal()  # below the target, or a tie at the top
+
+    def _end_deal_lower_wins(self) -> None:
+        """Ciapanò: once anyone reaches the target (or the deals are played), the lowest wins."""
+        low = min(self.totals)
+        lowest = [s for s, t in enumerate(self.totals) if t == low]
+        winner = lowest[0] if len(lowest) == 1 else None  # several share the lowest: a draw
+        if self.max_deals is not None:
+            if self.deal_number >= self.max_deals:
+                self._finish(Termination.DEALS_PLAYED, winner)
+                return
+        elif max(self.totals) >= self.rules.target:
+            self._finish(Termination.TARGET_REACHED, winner)
+            return
+        self.deal = self._start_deal()
+
+    # -- events ----------------------------------------------------------------------------
+
+    def _log_declaration(self, seat: int, declaration: int) -> None:
+        assert self.events is not None
+        self.events.append(
+            {
+                "type": "declare",
+                "seat": seat,
+                "declaration": DECLARATION_NAMES[declaration],
+                "cards": _cards(DECLARATION_CARDS[declaration]),
+                "points": declaration_points(declaration, self.rules.quattro_points),
+            }
+        )
+
+    def _log_action(self, seat: int, action: Action, before: int) -> None:
+        declared_before = before
+        assert self.events is not None
+        deal = self.deal
+        if action < NUM_PLAY_ACTIONS:
+            signal = SIGNAL_NAMES[action // 40]
+            self.events.append(
+                {
+                    "type": "play",
+                    "seat": seat,
+                    "card": CARD_NAMES[action % 40],
+                    "signal": signal or None,
+                }
+            )
+            winners = deal.trick_winners
+            if len(winners) > self._trick_count:
+                self._trick_count = len(winners)
+                self.events.append(
+                    {
+                        "type": "trick",
+                        "trick": self._trick_count,
+                        "winner": winners[-1],
+                    }
+                )
+                if isinstance(deal, TressetteADueDeal):
+                    draws = deal.draws()
+                    for s, card in draws[self._draws_logged :]:
+                        self.events.append({"type": "draw", "seat": s, "card": CARD_NAMES[card]})
+                    self._draws_logged = len(draws)
+        elif is_declaration(action):
+            for s, declaration in deal.declared[declared_before:]:
+                self._log_declaration(s, declaration)
+        elif action == END_DECLARATIONS:
+            self.events.append({"type": "end-declarations", "seat": seat})
+        elif action == CALL_OUT:
+            call = deal.call_out
+            assert call is not None
+            self.events.append(
+                {"type": "call-out", "seat": seat, "claimed": call.claimed, "correct": call.correct}
+            )
