@@ -34,7 +34,7 @@ from referee.bot_process import BotProcess, start_bot
 from referee.engine.actions import CALL_OUT, END_DECLARATIONS, NUM_PLAY_ACTIONS, is_declaration
 from referee.engine.calabresella import CALL_BASE, DISCARD_BASE, GIVE_BASE, SPLIT_BASE
 from referee.engine.calabresella_auction import BID_PASS
-from referee.engine.games import AnyGame, new_game
+from referee.engine.families import AnyGame, new_game
 from referee.engine.rules import Rules, RulesError, preset
 from referee.entries import Entry
 from referee.links import parse_request

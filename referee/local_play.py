@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import IO
 
+from referee.engine.families import AnyGame, new_game
 from referee.engine.game_base import Outcome
-from referee.engine.games import AnyGame, new_game
 from referee.engine.rules import Rules
 from referee.players import make_player
 from referee.records import RecordWriter

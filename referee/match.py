@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import IO, Any
 
 from referee.bot_process import BotProcess, start_bot
+from referee.engine.families import AnyGame, new_game
 from referee.engine.game_base import Outcome, Termination
-from referee.engine.games import AnyGame, new_game
 from referee.engine.rules import Rules
 from referee.entries import Entry, unique_names
 from referee.links import Incident, SlotLink, Wait

@@ -28,8 +28,8 @@ from referee.engine.cards import CardError, cards_of, parse_card
 from referee.engine.deals import SeedError, check_seed
 from referee.engine.declarations import DeclarationError, parse_declaration
 from referee.engine.errors import IllegalActionError
+from referee.engine.families import AnyGame, new_game
 from referee.engine.game_base import RECORD_FORMAT, Outcome, Termination
-from referee.engine.games import AnyGame, new_game
 from referee.engine.rules import Rules, RulesError
 
 FORFEIT_REASONS = (Termination.ILLEGAL_ACTION, Termination.TIMEOUT, Termination.CRASH)

@@ -8,6 +8,7 @@ A = 3, 3 2 K Q J = 1, the rest 0; the denari hold 8 thirds, the deck 32.
 
 from __future__ import annotations
 
+import dataclasses
 import random
 
 import pytest
@@ -42,7 +43,21 @@ from referee.engine.calabresella_auction import (
 )
 from referee.engine.cards import CARD_NAMES, FULL_DECK, CardSet, cards_of, parse_card
 from referee.engine.errors import IllegalActionError, Reason
+from referee.engine.rules import Rules, preset
 from tests.helpers import hand
+
+CALABRESELLA = preset("calabresella")
+
+
+def table(seats: int = 3, *, stramazzo: bool = False, cappotto_multiplier: int = 2) -> Rules:
+    """Calabresella's rules for a table of ``seats``, as the knobs say."""
+    return dataclasses.replace(
+        CALABRESELLA,
+        table_seats=seats,
+        stramazzo=stramazzo,
+        cappotto={1: "none", 2: "double"}[cappotto_multiplier],
+    )
+
 
 H0 = "3D 2D AD KD QD JD 7D 6D 5D 4D 5C 4C"
 H1 = "3C 2C AC KC QC JC 7C 6C 3S 2S AS KS"
@@ -58,14 +73,8 @@ def layout(
     hands = [0] * seats
     for i, text in enumerate((H0, H1, H2)):
         hands[(dealer + 1 + i) % seats] = hand(text)
-    return CalabresellaDeal(
-        hands,
-        dealer,
-        hand(MONTE),
-        seats=seats,
-        stramazzo=stramazzo,
-        cappotto_multiplier=cappotto_multiplier,
-    )
+    rules = table(seats, stramazzo=stramazzo, cappotto_multiplier=cappotto_multiplier)
+    return CalabresellaDeal(rules, hands, dealer, hand(MONTE))
 
 
 def action(text: str) -> int:
@@ -398,19 +407,19 @@ def test_four_at_the_table_the_dealer_sits_out():
 
 
 def test_four_at_the_table_from_a_seed():
-    deal = CalabresellaDeal.from_seed("four", 3, 0, seats=4)
+    deal = CalabresellaDeal.from_seed(table(4), "four", 3, 0)
     assert deal.hand(0) == 0 and deal.order == (1, 2, 3)
-    three = CalabresellaDeal.from_seed("four", 3, 2)
+    three = CalabresellaDeal.from_seed(table(), "four", 3, 2)
     assert [deal.hand(s) for s in (1, 2, 3)] == [three.hand(s) for s in (0, 1, 2)]
 
 
 def test_bad_deals_are_rejected():
     with pytest.raises(ValueError, match="4 cards"):
-        CalabresellaDeal([hand(H0), hand(H1), hand(H2)], 2, hand("7B 6B 5B"))
+        CalabresellaDeal(table(), [hand(H0), hand(H1), hand(H2)], 2, hand("7B 6B 5B"))
     with pytest.raises(ValueError, match="seat 1"):
-        CalabresellaDeal([hand(H0), hand(H0), hand(H2)], 2, hand(MONTE))
+        CalabresellaDeal(table(), [hand(H0), hand(H0), hand(H2)], 2, hand(MONTE))
     with pytest.raises(ValueError, match="hands"):
-        CalabresellaDeal([hand(H0), hand(H1), hand(H2)], 0, hand(MONTE), seats=4)
+        CalabresellaDeal(table(4), [hand(H0), hand(H1), hand(H2)], 0, hand(MONTE))
 
 
 # -- properties over random playouts ---------------------------------------------------------
@@ -474,7 +483,7 @@ def _observed(deal: CalabresellaDeal, seat: int) -> CardSet:
 def test_no_observation_leaks_hidden_cards(
     seed: int, contract: Contract, bidder: int, seats: int, choices: random.Random
 ):
-    deal = CalabresellaDeal.from_seed(str(seed), 1, seed % seats, seats=seats)
+    deal = CalabresellaDeal.from_seed(table(seats), str(seed), 1, seed % seats)
     log: list[int] = []
     _drive_auction(deal, contract, bidder)
     assert deal.contract is contract
@@ -515,7 +524,7 @@ def _cards_in_play(deal: CalabresellaDeal) -> int:
     seed=st.integers(0, 10**6), number=st.integers(1, 50), choices=st.randoms(use_true_random=False)
 )
 def test_random_playouts_keep_the_invariants(seed: int, number: int, choices: random.Random):
-    deal = CalabresellaDeal.from_seed(str(seed), number, number % 3, stramazzo=True)
+    deal = CalabresellaDeal.from_seed(table(stramazzo=True), str(seed), number, number % 3)
     steps = 0
     while not deal.is_terminal():
         assert _cards_in_play(deal) == FULL_DECK
@@ -552,7 +561,7 @@ def test_random_playouts_keep_the_invariants(seed: int, number: int, choices: ra
 @settings(max_examples=40, deadline=None)
 @given(seed=st.integers(0, 10**6), choices=st.randoms(use_true_random=False))
 def test_random_auctions_end_as_the_rules_say(seed: int, choices: random.Random):
-    deal = CalabresellaDeal.from_seed(str(seed), 1, seed % 3)
+    deal = CalabresellaDeal.from_seed(table(), str(seed), 1, seed % 3)
     while deal.phase is Phase.AUCTION:
         deal.apply_action(choices.choice(deal.legal_actions()))
     bids = deal.auction.bids

@@ -12,7 +12,7 @@ import pytest
 from referee.engine.calabresella_auction import BID_PASS, CONTRACT_NAMES, Contract
 from referee.engine.calabresella_game import CalabresellaGame
 from referee.engine.cards import CARD_NAMES
-from referee.engine.games import new_game
+from referee.engine.families import new_game
 from referee.engine.rules import RulesError, preset
 from referee.proto import referee_pb2 as pb
 from referee.protocol import fill_observation, legal_messages, public_event

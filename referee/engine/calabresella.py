@@ -52,8 +52,8 @@ from referee.engine.calabresella_auction import (
     is_bid,
 )
 from referee.engine.cards import CARD_NAMES, NUM_CARDS, SUIT_MASKS, SUIT_NAMES, CardSet, cards_of
-from referee.engine.deals import deal_cards
-from referee.engine.rules import STANDARD_CARD_VALUES
+from referee.engine.deals import Deal, deal_cards
+from referee.engine.rules import Rules
 
 Action = int
 
@@ -71,6 +71,10 @@ GAME = "calabresella"
 
 HAND_SIZE = 12
 TRICKS = 12
+HANDS = 3
+"""Hands dealt: three of 12, whatever the table; with four at the table the dealer sits out."""
+CAPPOTTO_MULTIPLIERS = {"none": 1, "double": 2}
+"""The ``cappotto`` knob in Calabresella: what one side winning every trick multiplies."""
 SOLOIST, DEFENDERS = 0, 1
 """Side indices in ``captured`` and ``thirds``."""
 
@@ -90,6 +94,22 @@ class Phase(IntEnum):
     PLAY = 5
     OVER = 6
     """Scored, or redealt after all passed."""
+
+
+def deal_calabresella(rules: Rules, seed: str, number: int, dealer: int) -> Deal:
+    """Deal ``number`` of ``seed``: three hands of 12 from the eldest, the 4 left the monte
+    (the ``widow`` of the result). The one way Calabresella is dealt: games, ``tavolo
+    deal`` and the tests all come here.
+
+    The generator deals three hands from the seat after its dealer; with dealer 2 of 3 its
+    first hand is the eldest's. The eldest is the seat after the table's dealer, and with
+    four at the table the dealer gets no cards.
+    """
+    dealt = deal_cards(GAME, seed, number, HANDS - 1, HANDS)
+    hands = [0] * rules.players
+    for i in range(HANDS):
+        hands[(dealer + 1 + i) % rules.players] = dealt.hands[i]
+    return dealt._replace(dealer=dealer, hands=tuple(hands))
 
 
 def call_action(card: int) -> Action:
@@ -198,29 +218,24 @@ class CalabresellaObservation:
 class CalabresellaDeal:
     """One deal: legal actions, applying them, scoring. No I/O, no randomness."""
 
-    def __init__(
-        self,
-        hands: Sequence[CardSet],
-        dealer: int,
-        monte: CardSet,
-        *,
-        seats: int = 3,
-        stramazzo: bool = False,
-        cappotto_multiplier: int = 2,
-        card_values: Sequence[int] = STANDARD_CARD_VALUES,
-    ) -> None:
-        """``hands`` has one set per seat (the dealer's empty when ``seats`` is 4).
+    def __init__(self, rules: Rules, hands: Sequence[CardSet], dealer: int, monte: CardSet) -> None:
+        """``hands`` has one set per seat (the dealer's empty when four are at the table).
 
-        ``card_values``: thirds per rank ``3 2 A K Q J 7 6 5 4``.
+        The rules give the table's size (``table_seats``), ``stramazzo``, what winning every
+        trick multiplies (``cappotto``) and the cards' values (``card_values``).
         """
+        seats = rules.players
         if seats not in (3, 4):
             raise ValueError(f"calabresella is played by 3 or 4 at the table, not {seats}")
         if len(hands) != seats:
             raise ValueError(f"{seats} seats need {seats} hands, got {len(hands)}")
         if not 0 <= dealer < seats:
             raise ValueError(f"dealer {dealer} is not a seat of {seats}")
-        if len(card_values) != 10:
-            raise ValueError("card_values needs 10 thirds, one per rank")
+        if rules.cappotto not in CAPPOTTO_MULTIPLIERS:
+            raise ValueError(f"calabresella's cappotto is none or double, not {rules.cappotto!r}")
+        stramazzo = rules.stramazzo
+        cappotto_multiplier = CAPPOTTO_MULTIPLIERS[rules.cappotto]
+        card_values = rules.card_values
         self.seats = seats
         self.dealer = dealer
         self.order = tuple((dealer + 1 + i) % seats for i in range(3))
@@ -272,33 +287,10 @@ class CalabresellaDeal:
             raise ValueError("the hands and the monte must make up the 40-card deck")
 
     @classmethod
-    def from_seed(
-        cls,
-        seed: str,
-        number: int,
-        dealer: int,
-        *,
-        seats: int = 3,
-        stramazzo: bool = False,
-        cappotto_multiplier: int = 2,
-    ) -> CalabresellaDeal:
-        """Deal ``number`` of ``seed`` (``deal_cards`` with 3 players; its widow is the monte).
-
-        The eldest gets the generator's first hand, the next active seat the second, and so
-        on; with 3 seats this is exactly ``deal_cards(GAME, seed, number, dealer, 3)``.
-        """
-        dealt = deal_cards(GAME, seed, number, 2, 3)
-        hands = [0] * seats
-        for i in range(3):
-            hands[(dealer + 1 + i) % seats] = dealt.hands[i]
-        return cls(
-            hands,
-            dealer,
-            dealt.widow,
-            seats=seats,
-            stramazzo=stramazzo,
-            cappotto_multiplier=cappotto_multiplier,
-        )
+    def from_seed(cls, rules: Rules, seed: str, number: int, dealer: int) -> CalabresellaDeal:
+        """Deal ``number`` of ``seed``, as a game deals it (:func:`deal_calabresella`)."""
+        dealt = deal_calabresella(rules, seed, number, dealer)
+        return cls(rules, dealt.hands, dealer, dealt.widow)
 
     # -- the state API ---------------------------------------------------------------
 

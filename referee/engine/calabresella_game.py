@@ -20,14 +20,11 @@ from referee.engine.calabresella import (
     SPLIT_BASE,
     CalabresellaDeal,
     CalabresellaObservation,
+    deal_calabresella,
 )
 from referee.engine.calabresella_auction import BID_PASS, CONTRACT_NAMES, Contract, is_bid
 from referee.engine.cards import CARD_NAMES, CardSet, cards_of
-from referee.engine.deals import deal_cards
 from referee.engine.game_base import GameBase
-
-CAPPOTTO_MULTIPLIERS = {"none": 1, "double": 2}
-"""The ``cappotto`` knob in Calabresella: what one side winning every trick multiplies."""
 
 
 def bid_text(action: Action) -> str:
@@ -64,22 +61,9 @@ class CalabresellaGame(GameBase[CalabresellaDeal, CalabresellaObservation]):
         self._redeal = False
         self._tricks_logged = 0
         dealer = self._dealer
-        # deal_cards deals from the seat after its dealer: with dealer 2 of 3 the first hand
-        # is the eldest's, whatever the table's size.
-        dealt = deal_cards(rules.game, self.seed, self.deal_number, 2, 3)
-        hands = [0] * rules.players
-        for i in range(3):
-            hands[(dealer + 1 + i) % rules.players] = dealt.hands[i]
-        multiplier = CAPPOTTO_MULTIPLIERS[rules.cappotto]
-        deal = CalabresellaDeal(
-            hands,
-            dealer,
-            dealt.widow,
-            seats=rules.players,
-            stramazzo=rules.stramazzo,
-            cappotto_multiplier=multiplier,
-            card_values=rules.card_values,
-        )
+        dealt = deal_calabresella(rules, self.seed, self.deal_number, dealer)
+        hands = list(dealt.hands)
+        deal = CalabresellaDeal(rules, hands, dealer, dealt.widow)
         if self.events is not None:
             self.events.append(
                 {

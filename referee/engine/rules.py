@@ -10,10 +10,11 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-GAMES = ("tressette", "tressette-a-tre", "ciapano", "tressette-a-due", "calabresella")
-"""Engine families. The deal generator hashes this name."""
+if TYPE_CHECKING:
+    from referee.engine.families import Family
+
 
 SIGNAL_MODES = ("any", "leader", "muto")
 STRISCIO_MEANINGS = ("more", "more_no_honours")
@@ -33,8 +34,9 @@ class Rules:
     """The complete rule set of one game. Defaults are the ``tressette`` preset."""
 
     game: str = "tressette"
-    """Engine family: ``tressette`` (4 seats, partners 0+2 and 1+3), ``tressette-a-tre``
-    (3 seats, each alone) or ``ciapano`` (4 seats, each alone, points count against)."""
+    """The game family (``referee.engine.families``): ``tressette`` (4 seats, partners 0+2
+    and 1+3), ``tressette-a-tre`` (3 seats, each alone), ``ciapano`` (4 seats, each alone,
+    points count against), ``tressette-a-due`` (2 seats) or ``calabresella``."""
     target: int = 41
     """Game points a side needs; checked at the end of each deal."""
     card_values: tuple[int, ...] = STANDARD_CARD_VALUES
@@ -73,23 +75,27 @@ class Rules:
     """Calabresella: one side taking every card point without every trick triples the deal."""
 
     @property
+    def family(self) -> Family:
+        """The game family these rules are played by."""
+        # Imported here: the families' game classes import this module.
+        from referee.engine.families import family
+
+        return family(self.game)
+
+    @property
     def players(self) -> int:
         """Seats at the table."""
-        if self.game == "tressette-a-due":
-            return 2
-        if self.game == "calabresella":
-            return self.table_seats
-        return 3 if self.game == "tressette-a-tre" else 4
+        return self.family.players(self)
 
     @property
     def partnerships(self) -> bool:
         """Whether seats play in two sides of two."""
-        return self.game == "tressette"
+        return self.family.partnerships
 
     @property
     def lower_wins(self) -> bool:
         """Ciapanò: points count against; reaching the target loses and the lowest total wins."""
-        return self.game == "ciapano"
+        return self.family.lower_wins
 
     @property
     def sides(self) -> int:
@@ -99,7 +105,7 @@ class Rules:
     @property
     def hand_size(self) -> int:
         """Cards dealt to each seat."""
-        return 12 if self.game in ("tressette-a-tre", "calabresella") else 10
+        return self.family.hand_size
 
     def side_of(self, seat: int) -> int:
         """The scoring side of a seat."""
@@ -167,7 +173,6 @@ _FIELDS = {f.name: f for f in dataclasses.fields(Rules)}
 _LATER_KNOBS = ("briscola", "table_seats", "stramazzo")
 """Knobs added after record format 1, in the order they were added."""
 _CHOICES: dict[str, tuple[str, ...]] = {
-    "game": GAMES,
     "signals": SIGNAL_MODES,
     "striscio_meaning": STRISCIO_MEANINGS,
     "cappotto": CAPPOTTO_MODES,
@@ -186,6 +191,14 @@ def _check_knob(key: str, value: Any) -> Any:
         known = ", ".join(_FIELDS)
         raise RulesError(f"unknown knob {key!r}; knobs are: {known}")
     default = _FIELDS[key].default
+    if key == "game":
+        from referee.engine.families import FAMILIES  # the families import this module
+
+        if value not in FAMILIES:
+            raise RulesError(
+                f"knob 'game' cannot be {value!r}; choose one of {', '.join(FAMILIES)}"
+            )
+        return value
     if key in _CHOICES:
         if value not in _CHOICES[key]:
             raise RulesError(

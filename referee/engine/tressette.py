@@ -320,7 +320,10 @@ class TressetteDeal:
         widow: CardSet = 0,
         totals: Sequence[int] | None = None,
         trump: int | None = None,
+        stock: Sequence[int] = (),
     ) -> None:
+        if stock:
+            raise ValueError(f"{rules.game} has no stock to draw from (tressette a due has)")
         tables = rules_tables(rules)
         players = tables.players
         if len(hands) != players:

@@ -26,15 +26,6 @@ from referee.engine.game_base import GameBase, Termination
 from referee.engine.rules import Rules
 from referee.engine.tressette import Observation, TressetteDeal
 from referee.engine.tressette_a_due import TressetteADueDeal
-from referee.engine.tressette_a_tre import TressetteATreDeal
-
-DEAL_CLASSES: dict[str, type[TressetteDeal]] = {
-    "tressette": TressetteDeal,
-    "tressette-a-tre": TressetteATreDeal,
-    "ciapano": TressetteDeal,
-    "tressette-a-due": TressetteADueDeal,
-}
-"""The deal class of each engine family."""
 
 
 def new_deal(
@@ -48,11 +39,8 @@ def new_deal(
 ) -> TressetteDeal:
     """A deal of the rules' game from given hands (``trump``: the briscola's shown card;
     ``stock``: tressette a due's undealt cards in draw order)."""
-    if rules.game == "tressette-a-due":
-        return TressetteADueDeal(
-            rules, hands, dealer, stock=stock, widow=widow, totals=totals, trump=trump
-        )
-    return DEAL_CLASSES[rules.game](rules, hands, dealer, widow=widow, totals=totals, trump=trump)
+    deal_class: type[TressetteDeal] = rules.family.deal_class
+    return deal_class(rules, hands, dealer, widow=widow, totals=totals, trump=trump, stock=stock)
 
 
 def _cards(mask: CardSet) -> list[str]:

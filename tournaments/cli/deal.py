@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from referee.engine.cards import CARD_NAMES, cards_of, names
-from referee.engine.deals import SeedError, check_seed, deal_cards, dealer_of
+from referee.engine.deals import SeedError, check_seed, dealer_of
 from tournaments.cli.common import GAME_HELP, RULE_HELP, fail, load_rules
 
 
@@ -27,19 +27,10 @@ def deal(
         fail(str(exc))
     if number < 1:
         fail(f"--deal must be 1 or more, got {number}")
-    players = rules.players
-    dealer = dealer_of(rules.game, seed, number, players)
-    calabresella = rules.game == "calabresella"
-    # Calabresella deals 3 hands of 12 from the eldest whatever the table (the dealer sits
-    # out when four play), and its 4 left over are the monte.
-    dealt = deal_cards(
-        rules.game, seed, number, 2 if calabresella else dealer, 3 if calabresella else players
-    )
+    dealer = dealer_of(rules.game, seed, number, rules.players)
+    # The family deals as its games do (Calabresella: three hands from the eldest).
+    dealt = rules.family.deal(rules, seed, number, dealer)
     hands = list(dealt.hands)
-    if calabresella:
-        hands = [0] * players
-        for i in range(3):
-            hands[(dealer + 1 + i) % players] = dealt.hands[i]
     out: dict[str, Any] = {
         "game": rules.game,
         "seed": seed,
@@ -48,7 +39,7 @@ def deal(
         "hands": [names(cards_of(h)) for h in hands],
     }
     if dealt.widow:
-        out["monte" if calabresella else "widow"] = names(cards_of(dealt.widow))
+        out[rules.family.leftover] = names(cards_of(dealt.widow))
     if rules.briscola:
         out["trump"] = CARD_NAMES[dealt.last_card]
     if as_json:

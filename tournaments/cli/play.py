@@ -12,7 +12,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from tabulate import tabulate
 
 from referee.engine.deals import SeedError, check_seed
-from referee.engine.games import AnyGame
+from referee.engine.families import AnyGame
 from referee.engine.rules import Rules
 from referee.entries import EntryError, parse_entry
 from referee.local_play import EntriesError, play_game, seat_names

@@ -1,0 +1,156 @@
+"""The game families, each declared once, and looked up here by everything else.
+
+A family is the code that plays a game: its seats and sides, its hand, how its deals are
+dealt from a seed, its game class and the codec of its action ids. A preset
+(``referee.engine.rules``) names a family in ``Rules.game``; the rules' seat facts, the
+engine, the protocol, the records, conformance and ``tavolo deal`` all ask
+:func:`family`. Adding a game family is one :class:`Family` in :data:`FAMILIES`, and the
+family's own files (docs/architecture.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from referee.engine.action_codec import CALABRESELLA_CODEC, TRESSETTE_CODEC, ActionCodec
+from referee.engine.calabresella import CalabresellaDeal, deal_calabresella
+from referee.engine.calabresella_game import CalabresellaGame
+from referee.engine.deals import Deal, deal_cards
+from referee.engine.game_base import GameBase
+from referee.engine.tressette import TressetteDeal
+from referee.engine.tressette_a_due import TressetteADueDeal
+from referee.engine.tressette_a_tre import TressetteATreDeal
+from referee.engine.tressette_game import TressetteGame
+
+if TYPE_CHECKING:
+    from referee.engine.rules import Rules
+
+AnyGame = GameBase[Any, Any]
+"""A game of any family: the state API, the record and faults are the same for all."""
+DealSource = Callable[[int, int], Deal]
+"""``(deal number, dealer) -> Deal``: given deals in place of the seeded ones."""
+
+
+def deal_in_packets(rules: Rules, seed: str, number: int, dealer: int) -> Deal:
+    """The Tressette families' deal: packets from the seat after the dealer, to every seat."""
+    return deal_cards(rules.game, seed, number, dealer, rules.players)
+
+
+@dataclass(frozen=True)
+class Family:
+    """Everything that makes a game family what it is."""
+
+    name: str
+    """``Rules.game``; the deal generator hashes it, so it never changes."""
+    players: Callable[[Rules], int]
+    """Seats at the table, for these rules."""
+    partnerships: bool
+    """Whether seats play in two sides of two (0+2, 1+3); else each seat is its own side."""
+    lower_wins: bool
+    """Whether points count against (ciapanò): the lowest total wins."""
+    hand_size: int
+    """Cards dealt to each seat that plays a deal."""
+    codec: ActionCodec
+    """How its action ids are read and written."""
+    deal_class: type[Any]
+    """One deal: ``deal_class(rules, hands, dealer, ...)``."""
+    deal: Callable[[Rules, str, int, int], Deal]
+    """``(rules, seed, number, dealer)``: deal ``number``'s cards by seat, as the game deals."""
+    game: Callable[..., AnyGame]
+    """The game class: ``game(rules, seed, deals=, seats=, record=, deal_source=)``."""
+    given_deals: bool = True
+    """Whether its game takes ``deal_source`` (hands given instead of seeded)."""
+    leftover: str = "widow"
+    """What the cards left undealt are called (tressette a tre's widow, the monte)."""
+
+
+FAMILIES: Mapping[str, Family] = {
+    f.name: f
+    for f in (
+        Family(
+            "tressette",
+            players=lambda rules: 4,
+            partnerships=True,
+            lower_wins=False,
+            hand_size=10,
+            codec=TRESSETTE_CODEC,
+            deal_class=TressetteDeal,
+            deal=deal_in_packets,
+            game=TressetteGame,
+        ),
+        Family(
+            "tressette-a-tre",
+            players=lambda rules: 3,
+            partnerships=False,
+            lower_wins=False,
+            hand_size=12,
+            codec=TRESSETTE_CODEC,
+            deal_class=TressetteATreDeal,
+            deal=deal_in_packets,
+            game=TressetteGame,
+        ),
+        Family(
+            "ciapano",
+            players=lambda rules: 4,
+            partnerships=False,
+            lower_wins=True,
+            hand_size=10,
+            codec=TRESSETTE_CODEC,
+            deal_class=TressetteDeal,
+            deal=deal_in_packets,
+            game=TressetteGame,
+        ),
+        Family(
+            "tressette-a-due",
+            players=lambda rules: 2,
+            partnerships=False,
+            lower_wins=False,
+            hand_size=10,
+            codec=TRESSETTE_CODEC,
+            deal_class=TressetteADueDeal,
+            deal=deal_in_packets,
+            game=TressetteGame,
+        ),
+        Family(
+            "calabresella",
+            players=lambda rules: rules.table_seats,
+            partnerships=False,
+            lower_wins=False,
+            hand_size=12,
+            codec=CALABRESELLA_CODEC,
+            deal_class=CalabresellaDeal,
+            deal=deal_calabresella,
+            game=CalabresellaGame,
+            given_deals=False,
+            leftover="monte",
+        ),
+    )
+}
+"""Every family, by name."""
+
+
+def family(name: str) -> Family:
+    """The family named ``name``; KeyError for no such family."""
+    return FAMILIES[name]
+
+
+def new_game(
+    rules: Rules,
+    seed: str,
+    *,
+    deals: int | None = None,
+    seats: Sequence[str] | None = None,
+    record: bool = False,
+    deal_source: DealSource | None = None,
+) -> AnyGame:
+    """A new game of ``rules.game`` (see :class:`~referee.engine.game_base.GameBase`)."""
+    chosen = family(rules.game)
+    if deal_source is None:
+        return chosen.game(rules, seed, deals=deals, seats=seats, record=record)
+    if not chosen.given_deals:
+        raise ValueError(f"{rules.game} deals come from the seed only")
+    return chosen.game(
+        rules, seed, deals=deals, seats=seats, record=record, deal_source=deal_source
+    )
