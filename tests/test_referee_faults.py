@@ -7,7 +7,8 @@ told clearly (a gRPC status naming the reason, or an ActionRejected / ErrorEvent
 a machine-readable reason), that the record says what happened (``rejected``,
 ``incident`` or ``forfeit`` lines) and verifies, and, for many, that a second match
 played at the same time on the same referee finishes normally and the referee still
-answers health checks.
+answers health checks. The ``stage`` fixture (``Stage``) carries that scaffolding: the
+referee, the bystander match beside the scenario, and the closing checks.
 """
 
 from __future__ import annotations
@@ -16,8 +17,10 @@ import asyncio
 import shlex
 import subprocess
 import sys
+from collections.abc import Awaitable, Callable, Coroutine
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import grpc
 import grpc.aio
@@ -27,7 +30,7 @@ from referee.engine.errors import Reason
 from referee.engine.rules import Rules
 from referee.entries import parse_entry
 from referee.links import FLOOD_LIMIT, TicketBook
-from referee.match import FaultPolicy
+from referee.match import FaultPolicy, Limits
 from referee.proto import referee_pb2 as pb
 from referee.records import verify_file
 from referee.service import MAX_MESSAGE_BYTES, Referee
@@ -51,6 +54,8 @@ from tests.bots.scripted import OVERSIZE_BYTES, Options, run_bot
 
 PLAY_METHOD = "/tavolo.v1.RefereeService/Play"
 
+T = TypeVar("T")
+
 
 # -- helpers -----------------------------------------------------------------------------
 
@@ -61,6 +66,105 @@ async def with_bystander(referee: Referee, tmp_path: Path, scenario: Any) -> tup
         scenario, normal_table(referee, tmp_path / "bystander.jsonl")
     )
     return result, bystander
+
+
+@dataclass
+class Stage:
+    """One test's scaffolding: a real referee, matches recorded under ``tmp_path``
+    (``record.jsonl``, bot logs in ``logs/``), and the checks that close a scenario."""
+
+    tmp_path: Path
+
+    @property
+    def record(self) -> Path:
+        return self.tmp_path / "record.jsonl"
+
+    @property
+    def log_dir(self) -> Path:
+        return self.tmp_path / "logs"
+
+    def run(
+        self,
+        scenario: Callable[[Referee], Awaitable[T]],
+        *,
+        bystander: bool = True,
+        alive: bool = True,
+        then: Callable[[Referee], Awaitable[None]] | None = None,
+        timeout: float = 90,
+    ) -> T:
+        """Start a real referee and ``await scenario(referee)`` on it, in ``run``.
+
+        With ``bystander``, a normal match is played beside the scenario on the same
+        referee and must end normally (``assert_normal``); with ``alive``, the referee
+        must then still answer health checks (``assert_alive``); ``then`` runs last, on
+        the same referee.
+        """
+
+        async def staged() -> T:
+            async with serving() as referee:
+                result: T
+                if bystander:
+                    result, table = await with_bystander(referee, self.tmp_path, scenario(referee))
+                    assert_normal(table)
+                else:
+                    result = await scenario(referee)
+                if alive:
+                    await assert_alive(referee)
+                if then is not None:
+                    await then(referee)
+                return result
+
+        return run(staged(), timeout)
+
+    def match(
+        self,
+        referee: Referee,
+        mode: str,
+        *args: str | int,
+        rules: Rules | None = None,
+        match_limits: Limits = FAST,
+        seed: str = "faults",
+    ) -> Coroutine[Any, Any, Table]:
+        """A match of the scripted bot in ``mode`` (entry 0) against built-in random bots."""
+        entry = scripted(mode, self.log_dir, *args)
+        return play(
+            referee,
+            (entry, parse_entry("random")),
+            self.record,
+            rules=rules,
+            limits=match_limits,
+            seed=seed,
+        )
+
+    async def remote(self, referee: Referee) -> tuple[asyncio.Task[Table], dict[str, str]]:
+        """Start a match of a ``remote`` entry (slots 0 and 1) against random; wait for
+        its tickets, by label."""
+        tickets: dict[str, str] = {}
+        task = asyncio.ensure_future(
+            play(
+                referee,
+                (parse_entry("remote"), parse_entry("random")),
+                self.record,
+                on_ticket=lambda label, ticket: tickets.__setitem__(label, ticket),
+                limits=limits(connect_timeout=10),
+            )
+        )
+        while len(tickets) < 2:
+            await asyncio.sleep(0.01)
+        return task, tickets
+
+    def logs(self) -> dict[int, BotLog]:
+        """The logs of the scripted bot processes, by slot."""
+        return read_logs(self.log_dir)
+
+    def log(self, slot: int) -> BotLog:
+        """The log of the scripted bot process that played ``slot``."""
+        return self.logs()[slot]
+
+
+@pytest.fixture
+def stage(tmp_path: Path) -> Stage:
+    return Stage(tmp_path)
 
 
 async def one_message(address: str, request: pb.PlayRequest) -> grpc.aio.AioRpcError:
@@ -90,45 +194,6 @@ def errors(log: BotLog) -> list[pb.ErrorEvent]:
     return log.events("error")
 
 
-def faulty_match(
-    referee: Referee,
-    tmp_path: Path,
-    mode: str,
-    *args: str | int,
-    rules: Rules | None = None,
-    match_limits: Any = FAST,
-    seed: str = "faults",
-) -> Any:
-    """A match of the scripted bot in ``mode`` (entry 0) against built-in random bots."""
-    entry = scripted(mode, tmp_path / "logs", *args)
-    return play(
-        referee,
-        (entry, parse_entry("random")),
-        tmp_path / "record.jsonl",
-        rules=rules,
-        limits=match_limits,
-        seed=seed,
-    )
-
-
-async def remote_match(
-    referee: Referee, tmp_path: Path, tickets: dict[str, str]
-) -> asyncio.Task[Table]:
-    """Start a match of a ``remote`` entry (slots 0 and 1) against random; wait for tickets."""
-    task = asyncio.ensure_future(
-        play(
-            referee,
-            (parse_entry("remote"), parse_entry("random")),
-            tmp_path / "record.jsonl",
-            on_ticket=lambda label, ticket: tickets.__setitem__(label, ticket),
-            limits=limits(connect_timeout=10),
-        )
-    )
-    while len(tickets) < 2:
-        await asyncio.sleep(0.01)
-    return task
-
-
 async def until(predicate: Any, timeout: float = 10) -> None:
     loop = asyncio.get_running_loop()
     end = loop.time() + timeout
@@ -140,122 +205,99 @@ async def until(predicate: Any, timeout: float = 10) -> None:
 # -- tickets -------------------------------------------------------------------------------
 
 
-def test_unknown_ticket_is_unauthenticated(tmp_path: Path) -> None:
-    async def scenario() -> None:
-        async with serving() as referee:
+def test_unknown_ticket_is_unauthenticated(stage: Stage) -> None:
+    async def scenario(referee: Referee) -> None:
+        await asyncio.sleep(0.2)  # while the other table plays
+        error = await one_message(referee.address, hello("no-such-ticket"))
+        assert error.code() == grpc.StatusCode.UNAUTHENTICATED
+        assert "unknown_ticket" in (error.details() or "")
+        # The ticket names no seat of any table, so no record can mention it; the table
+        # that was playing meanwhile saw nothing (stage.run checks the bystander).
 
-            async def intruder() -> grpc.aio.AioRpcError:
-                await asyncio.sleep(0.2)  # while the other table plays
-                return await one_message(referee.address, hello("no-such-ticket"))
-
-            error, bystander = await with_bystander(referee, tmp_path, intruder())
-            assert error.code() == grpc.StatusCode.UNAUTHENTICATED
-            assert "unknown_ticket" in (error.details() or "")
-            # The ticket names no seat of any table, so no record can mention it; the table
-            # that was playing meanwhile saw nothing.
-            assert_normal(bystander)
-            await assert_alive(referee)
-
-    run(scenario())
+    stage.run(scenario)
 
 
-def test_used_ticket_is_refused_once_its_match_is_over(tmp_path: Path) -> None:
-    async def scenario() -> None:
-        async with serving() as referee:
-            tickets: dict[str, str] = {}
-            task = await remote_match(referee, tmp_path, tickets)
-            logs = [BotLog(), BotLog()]
-            await asyncio.gather(
-                *(
-                    run_bot(referee.address, tickets[f"remote#{k + 1}"], Options(), logs[k].add)
-                    for k in range(2)
-                )
+def test_used_ticket_is_refused_once_its_match_is_over(stage: Stage) -> None:
+    async def scenario(referee: Referee) -> None:
+        task, tickets = await stage.remote(referee)
+        logs = [BotLog(), BotLog()]
+        await asyncio.gather(
+            *(
+                run_bot(referee.address, tickets[f"remote#{k + 1}"], Options(), logs[k].add)
+                for k in range(2)
             )
-            table = await task
-            assert_normal(table)
-            for log in logs:
-                assert log.statuses == [("OK", "")]
-                assert log.events("match_over")
-            error = await one_message(referee.address, hello(tickets["remote#1"]))
-            assert error.code() == grpc.StatusCode.ALREADY_EXISTS
-            assert "ticket_used" in (error.details() or "")
-            # The record was finished with the match; the refusal changed nothing in it.
-            table.verify()
-            await assert_alive(referee)
+        )
+        table = await task
+        assert_normal(table)
+        for log in logs:
+            assert log.statuses == [("OK", "")]
+            assert log.events("match_over")
+        error = await one_message(referee.address, hello(tickets["remote#1"]))
+        assert error.code() == grpc.StatusCode.ALREADY_EXISTS
+        assert "ticket_used" in (error.details() or "")
+        # The record was finished with the match; the refusal changed nothing in it.
+        table.verify()
 
-    run(scenario())
+    stage.run(scenario, bystander=False)
 
 
-def test_second_connection_for_a_seat_is_refused_and_the_first_plays_on(tmp_path: Path) -> None:
-    async def scenario() -> None:
-        async with serving() as referee:
+def test_second_connection_for_a_seat_is_refused_and_the_first_plays_on(stage: Stage) -> None:
+    async def scenario(referee: Referee) -> None:
+        task, tickets = await stage.remote(referee)
+        logs = [BotLog(), BotLog()]
+        first = asyncio.ensure_future(
+            run_bot(referee.address, tickets["remote#1"], Options(), logs[0].add)
+        )
+        await until(lambda: logs[0].slot is not None)
+        error = await one_message(referee.address, hello(tickets["remote#1"]))
+        second = run_bot(referee.address, tickets["remote#2"], Options(), logs[1].add)
+        await asyncio.gather(first, second)
+        table = await task
+        assert error.code() == grpc.StatusCode.ALREADY_EXISTS
+        assert "seat_taken" in (error.details() or "")
+        # The first connection was not disturbed: it played its seat to MatchOver.
+        assert logs[0].statuses == [("OK", "")]
+        assert logs[0].events("match_over")
+        assert not rejections(logs[0]) and not errors(logs[0])
+        assert [o.termination.value for o in table.result.outcomes] == ["deals_played"] * 2
+        game1 = table.games()[0]
+        assert of_type(game1, "incident", seat=table.seat_of(0, 1), kind="second_connection")
+        assert not of_type(table.lines(), "forfeit")
+        table.verify()
 
-            async def contested() -> tuple[Table, list[BotLog], grpc.aio.AioRpcError]:
-                tickets: dict[str, str] = {}
-                task = await remote_match(referee, tmp_path, tickets)
-                logs = [BotLog(), BotLog()]
-                first = asyncio.ensure_future(
-                    run_bot(referee.address, tickets["remote#1"], Options(), logs[0].add)
-                )
-                await until(lambda: logs[0].slot is not None)
-                error = await one_message(referee.address, hello(tickets["remote#1"]))
-                second = run_bot(referee.address, tickets["remote#2"], Options(), logs[1].add)
-                await asyncio.gather(first, second)
-                return await task, logs, error
-
-            (table, logs, error), bystander = await with_bystander(referee, tmp_path, contested())
-            assert error.code() == grpc.StatusCode.ALREADY_EXISTS
-            assert "seat_taken" in (error.details() or "")
-            # The first connection was not disturbed: it played its seat to MatchOver.
-            assert logs[0].statuses == [("OK", "")]
-            assert logs[0].events("match_over")
-            assert not rejections(logs[0]) and not errors(logs[0])
-            assert [o.termination.value for o in table.result.outcomes] == ["deals_played"] * 2
-            game1 = table.games()[0]
-            assert of_type(game1, "incident", seat=table.seat_of(0, 1), kind="second_connection")
-            assert not of_type(table.lines(), "forfeit")
-            table.verify()
-            assert_normal(bystander)
-            await assert_alive(referee)
-
-    run(scenario())
+    stage.run(scenario)
 
 
 # -- actions ---------------------------------------------------------------------------------
 
 
-def test_answer_to_a_stale_request_is_rejected_and_recorded(tmp_path: Path) -> None:
-    async def scenario() -> None:
-        async with serving() as referee:
-            table, bystander = await with_bystander(
-                referee, tmp_path, faulty_match(referee, tmp_path, "stale", "--slot", 0)
-            )
-            log = read_logs(tmp_path / "logs")[0]
-            stale = [r for r in rejections(log) if r.reason == "stale_request"]
-            assert len(stale) == 1
-            answered = log.decisions()
-            # The bot answered request n, then sent that same answer again for request n+1.
-            repeats = [
-                d
-                for i, d in enumerate(answered)
-                if any(e.request_id == d.request_id for e in answered[:i])
-            ]
-            assert [(d.request_id, d.action_id) for d in repeats] == [
-                (stale[0].request_id, stale[0].action_id)
-            ]
-            assert stale[0].message
-            seat = table.seat_of(0, 1)
-            incidents = of_type(table.games()[0], "incident", seat=seat, kind="stale_request")
-            assert len(incidents) == 1
-            assert str(stale[0].request_id) in incidents[0]["detail"]
-            # A stale answer costs no attempt and ends nothing.
-            assert not of_type(table.lines(), "rejected")
-            assert [o.termination.value for o in table.result.outcomes] == ["deals_played"] * 2
-            table.verify()
-            assert_normal(bystander)
-            await assert_alive(referee)
+def test_answer_to_a_stale_request_is_rejected_and_recorded(stage: Stage) -> None:
+    async def scenario(referee: Referee) -> None:
+        table = await stage.match(referee, "stale", "--slot", 0)
+        log = stage.log(0)
+        stale = [r for r in rejections(log) if r.reason == "stale_request"]
+        assert len(stale) == 1
+        answered = log.decisions()
+        # The bot answered request n, then sent that same answer again for request n+1.
+        repeats = [
+            d
+            for i, d in enumerate(answered)
+            if any(e.request_id == d.request_id for e in answered[:i])
+        ]
+        assert [(d.request_id, d.action_id) for d in repeats] == [
+            (stale[0].request_id, stale[0].action_id)
+        ]
+        assert stale[0].message
+        seat = table.seat_of(0, 1)
+        incidents = of_type(table.games()[0], "incident", seat=seat, kind="stale_request")
+        assert len(incidents) == 1
+        assert str(stale[0].request_id) in incidents[0]["detail"]
+        # A stale answer costs no attempt and ends nothing.
+        assert not of_type(table.lines(), "rejected")
+        assert [o.termination.value for o in table.result.outcomes] == ["deals_played"] * 2
+        table.verify()
 
-    run(scenario())
+    stage.run(scenario)
 
 
 ILLEGAL = [
@@ -271,45 +313,38 @@ ILLEGAL = [
 
 @pytest.mark.parametrize(("mode", "rules", "reason"), ILLEGAL)
 def test_illegal_action_is_rejected_and_recorded(
-    tmp_path: Path, mode: str, rules: Rules, reason: str
+    stage: Stage, mode: str, rules: Rules, reason: str
 ) -> None:
-    async def scenario() -> None:
-        async with serving() as referee:
-            table, bystander = await with_bystander(
-                referee,
-                tmp_path,
-                faulty_match(referee, tmp_path, mode, "--slot", 0, rules=rules),
-            )
-            log = read_logs(tmp_path / "logs")[0]
-            [rejected] = rejections(log)
-            assert rejected.reason == reason
-            assert rejected.message
-            assert rejected.attempts_left == FAST.max_attempts - 1
-            bad = [d for d in log.decisions() if d.request_id == rejected.request_id]
-            assert [d.action_id for d in bad] == [rejected.action_id]
-            legal = next(r for r in log.requests() if r.request_id == rejected.request_id)
-            assert rejected.action_id not in {a.id for a in legal.legal_actions}
-            game = table.games()[0]
-            seat = table.seat_of(0, 1)
-            lines = of_type(game, "rejected")
-            assert lines == [
-                {
-                    "type": "rejected",
-                    "seat": seat,
-                    "action_id": rejected.action_id,
-                    "reason": reason,
-                }
-            ]
-            # The seat then played a legal action and both games ended normally.
-            after = game[game.index(lines[0]) + 1]
-            assert after["seat"] == seat and after["type"] in ("play", "declare")
-            assert [o.termination.value for o in table.result.outcomes] == ["deals_played"] * 2
-            assert log.statuses == [("OK", "")]
-            table.verify()
-            assert_normal(bystander)
-            await assert_alive(referee)
+    async def scenario(referee: Referee) -> None:
+        table = await stage.match(referee, mode, "--slot", 0, rules=rules)
+        log = stage.log(0)
+        [rejected] = rejections(log)
+        assert rejected.reason == reason
+        assert rejected.message
+        assert rejected.attempts_left == FAST.max_attempts - 1
+        bad = [d for d in log.decisions() if d.request_id == rejected.request_id]
+        assert [d.action_id for d in bad] == [rejected.action_id]
+        legal = next(r for r in log.requests() if r.request_id == rejected.request_id)
+        assert rejected.action_id not in {a.id for a in legal.legal_actions}
+        game = table.games()[0]
+        seat = table.seat_of(0, 1)
+        lines = of_type(game, "rejected")
+        assert lines == [
+            {
+                "type": "rejected",
+                "seat": seat,
+                "action_id": rejected.action_id,
+                "reason": reason,
+            }
+        ]
+        # The seat then played a legal action and both games ended normally.
+        after = game[game.index(lines[0]) + 1]
+        assert after["seat"] == seat and after["type"] in ("play", "declare")
+        assert [o.termination.value for o in table.result.outcomes] == ["deals_played"] * 2
+        assert log.statuses == [("OK", "")]
+        table.verify()
 
-    run(scenario())
+    stage.run(scenario)
 
 
 @pytest.mark.parametrize(
@@ -318,80 +353,70 @@ def test_illegal_action_is_rejected_and_recorded(
     ids=["default", "declare-first", "call-out-leader-signals"],
 )
 def test_every_action_id_is_refused_with_a_reason_and_nothing_breaks(
-    tmp_path: Path, rules: Rules
+    stage: Stage, rules: Rules
 ) -> None:
-    async def scenario() -> None:
-        async with serving() as referee:
-            table = await faulty_match(
-                referee,
-                tmp_path,
-                "every-id",
-                "--slot",
-                0,
-                "--times",
-                3,
-                rules=rules,
-                match_limits=limits(max_attempts=400),
-            )
-            log = read_logs(tmp_path / "logs")[0]
-            told = rejections(log)
-            assert len(told) > 3 * 250
-            assert {r.reason for r in told} <= {reason.value for reason in Reason}
-            assert all(r.message for r in told)
-            lines = of_type(table.lines(), "rejected")
-            assert [(line["action_id"], line["reason"]) for line in lines] == [
-                (r.action_id, r.reason) for r in told
-            ]
-            assert {o.termination.value for o in table.result.outcomes} <= NORMAL_ENDS
-            assert log.statuses == [("OK", "")]
-            table.verify()
-            await assert_alive(referee)
+    async def scenario(referee: Referee) -> None:
+        table = await stage.match(
+            referee,
+            "every-id",
+            "--slot",
+            0,
+            "--times",
+            3,
+            rules=rules,
+            match_limits=limits(max_attempts=400),
+        )
+        log = stage.log(0)
+        told = rejections(log)
+        assert len(told) > 3 * 250
+        assert {r.reason for r in told} <= {reason.value for reason in Reason}
+        assert all(r.message for r in told)
+        lines = of_type(table.lines(), "rejected")
+        assert [(line["action_id"], line["reason"]) for line in lines] == [
+            (r.action_id, r.reason) for r in told
+        ]
+        assert {o.termination.value for o in table.result.outcomes} <= NORMAL_ENDS
+        assert log.statuses == [("OK", "")]
+        table.verify()
 
-    run(scenario())
+    stage.run(scenario, bystander=False)
 
 
-def test_action_after_its_deadline_forfeits_and_the_late_answer_is_stale(tmp_path: Path) -> None:
-    async def scenario() -> None:
-        async with serving() as referee:
-            sleep = FAST.deadline_ms + 100
-            table, bystander = await with_bystander(
-                referee,
-                tmp_path,
-                faulty_match(referee, tmp_path, "late", "--slot", 0, "--sleep-ms", sleep),
-            )
-            log = read_logs(tmp_path / "logs")[0]
-            first = log.requests()[0]
-            assert first.deadline_ms == FAST.deadline_ms
-            [error] = errors(log)
-            assert error.reason == "timeout"
-            assert str(first.request_id) in error.message
-            # The answer came after the deadline: it was refused as stale.
-            assert log.decisions()[0].request_id == first.request_id
-            stale = [r for r in rejections(log) if r.reason == "stale_request"]
-            assert [r.request_id for r in stale] == [first.request_id]
-            game1, game2 = table.games()
-            [forfeit] = of_type(game1, "forfeit")
-            assert forfeit["seat"] == table.seat_of(0, 1)
-            assert forfeit["reason"] == "timeout"
-            assert not of_type(game2, "forfeit")
-            assert game1[-1]["termination"] == "timeout"
-            assert of_type(
-                table.lines(),
-                "incident",
-                kind="stale_request",
-                detail=f"request {first.request_id} is not open",
-            )
-            # The match went on: game 2 was played to its end.
-            assert [o.termination.value for o in table.result.outcomes] == [
-                "timeout",
-                "deals_played",
-            ]
-            assert table.result.stats[0].timeouts == 1
-            table.verify()
-            assert_normal(bystander)
-            await assert_alive(referee)
+def test_action_after_its_deadline_forfeits_and_the_late_answer_is_stale(stage: Stage) -> None:
+    async def scenario(referee: Referee) -> None:
+        sleep = FAST.deadline_ms + 100
+        table = await stage.match(referee, "late", "--slot", 0, "--sleep-ms", sleep)
+        log = stage.log(0)
+        first = log.requests()[0]
+        assert first.deadline_ms == FAST.deadline_ms
+        [error] = errors(log)
+        assert error.reason == "timeout"
+        assert str(first.request_id) in error.message
+        # The answer came after the deadline: it was refused as stale.
+        assert log.decisions()[0].request_id == first.request_id
+        stale = [r for r in rejections(log) if r.reason == "stale_request"]
+        assert [r.request_id for r in stale] == [first.request_id]
+        game1, game2 = table.games()
+        [forfeit] = of_type(game1, "forfeit")
+        assert forfeit["seat"] == table.seat_of(0, 1)
+        assert forfeit["reason"] == "timeout"
+        assert not of_type(game2, "forfeit")
+        assert game1[-1]["termination"] == "timeout"
+        assert of_type(
+            table.lines(),
+            "incident",
+            kind="stale_request",
+            detail=f"request {first.request_id} is not open",
+        )
+        # The match went on: game 2 was played to its end.
+        assert [o.termination.value for o in table.result.outcomes] == [
+            "timeout",
+            "deals_played",
+        ]
+        assert table.result.stats[0].timeouts == 1
+        table.verify()
 
-    run(scenario())
+    stage.run(scenario)
 
 
 # -- malformed traffic -------------------------------------------------------------------------
@@ -418,106 +443,85 @@ def test_action_after_its_deadline_forfeits_and_the_late_answer_is_stale(tmp_pat
     ],
 )
 def test_a_stream_must_open_with_a_good_hello(
-    tmp_path: Path, first: pb.PlayRequest, code: grpc.StatusCode, reason: str
+    stage: Stage, first: pb.PlayRequest, code: grpc.StatusCode, reason: str
 ) -> None:
-    async def scenario() -> None:
-        async with serving() as referee:
-            error = await one_message(referee.address, first)
-            assert error.code() == code
-            assert (error.details() or "").startswith(reason + ":")
-            await assert_alive(referee)
+    async def scenario(referee: Referee) -> None:
+        error = await one_message(referee.address, first)
+        assert error.code() == code
+        assert (error.details() or "").startswith(reason + ":")
 
-    run(scenario())
+    stage.run(scenario, bystander=False)
 
 
-def test_a_second_hello_from_a_seated_bot_ends_its_stream(tmp_path: Path) -> None:
-    async def scenario() -> None:
-        async with serving() as referee:
-            table = await faulty_match(referee, tmp_path, "hello-again", "--slot", 0)
-            log = read_logs(tmp_path / "logs")[0]
-            [(code, details)] = log.statuses
-            assert code == "INVALID_ARGUMENT"
-            assert details.startswith("repeated_hello:")
-            game1 = table.games()[0]
-            seat = table.seat_of(0, 1)
-            [forfeit] = of_type(game1, "forfeit")
-            assert (forfeit["seat"], forfeit["reason"]) == (seat, "crash")
-            table.verify()
-            await assert_alive(referee)
+def test_a_second_hello_from_a_seated_bot_ends_its_stream(stage: Stage) -> None:
+    async def scenario(referee: Referee) -> None:
+        table = await stage.match(referee, "hello-again", "--slot", 0)
+        log = stage.log(0)
+        [(code, details)] = log.statuses
+        assert code == "INVALID_ARGUMENT"
+        assert details.startswith("repeated_hello:")
+        game1 = table.games()[0]
+        seat = table.seat_of(0, 1)
+        [forfeit] = of_type(game1, "forfeit")
+        assert (forfeit["seat"], forfeit["reason"]) == (seat, "crash")
+        table.verify()
 
-    run(scenario())
+    stage.run(scenario, bystander=False)
 
 
-def test_oversize_hello_is_resource_exhausted(tmp_path: Path) -> None:
-    async def scenario() -> None:
-        async with serving() as referee:
+def test_oversize_hello_is_resource_exhausted(stage: Stage) -> None:
+    async def scenario(referee: Referee) -> None:
+        await asyncio.sleep(0.2)
+        assert OVERSIZE_BYTES > MAX_MESSAGE_BYTES
+        error = await one_message(referee.address, hello("t" * OVERSIZE_BYTES))
+        assert error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert "larger than max" in (error.details() or "")
 
-            async def intruder() -> grpc.aio.AioRpcError:
-                await asyncio.sleep(0.2)
-                assert OVERSIZE_BYTES > MAX_MESSAGE_BYTES
-                return await one_message(referee.address, hello("t" * OVERSIZE_BYTES))
-
-            error, bystander = await with_bystander(referee, tmp_path, intruder())
-            assert error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
-            assert "larger than max" in (error.details() or "")
-            assert_normal(bystander)
-            await assert_alive(referee)
-
-    run(scenario())
+    stage.run(scenario)
 
 
-def test_oversize_message_from_a_seated_bot_ends_its_stream(tmp_path: Path) -> None:
-    async def scenario() -> None:
-        async with serving() as referee:
-            table, bystander = await with_bystander(
-                referee, tmp_path, faulty_match(referee, tmp_path, "oversize", "--slot", 0)
-            )
-            log = read_logs(tmp_path / "logs")[0]
-            [(code, details)] = log.statuses
-            assert code == "RESOURCE_EXHAUSTED"
-            assert "larger than max" in details
-            game1 = table.games()[0]
-            seat = table.seat_of(0, 1)
-            assert of_type(game1, "incident", seat=seat, kind="disconnect")
-            [forfeit] = of_type(game1, "forfeit")
-            assert (forfeit["seat"], forfeit["reason"]) == (seat, "crash")
-            table.verify()
-            assert_normal(bystander)
-            await assert_alive(referee)
+def test_oversize_message_from_a_seated_bot_ends_its_stream(stage: Stage) -> None:
+    async def scenario(referee: Referee) -> None:
+        table = await stage.match(referee, "oversize", "--slot", 0)
+        log = stage.log(0)
+        [(code, details)] = log.statuses
+        assert code == "RESOURCE_EXHAUSTED"
+        assert "larger than max" in details
+        game1 = table.games()[0]
+        seat = table.seat_of(0, 1)
+        assert of_type(game1, "incident", seat=seat, kind="disconnect")
+        [forfeit] = of_type(game1, "forfeit")
+        assert (forfeit["seat"], forfeit["reason"]) == (seat, "crash")
+        table.verify()
 
-    run(scenario())
+    stage.run(scenario)
 
 
-def test_garbage_bytes_get_an_error_status_and_the_referee_stays_up(tmp_path: Path) -> None:
-    async def scenario() -> None:
-        async with serving() as referee:
+def test_garbage_bytes_get_an_error_status_and_the_referee_stays_up(stage: Stage) -> None:
+    async def scenario(referee: Referee) -> None:
+        await asyncio.sleep(0.2)
+        async with grpc.aio.insecure_channel(referee.address) as channel:
+            call = channel.stream_stream(
+                PLAY_METHOD,
+                request_serializer=lambda b: b,
+                response_deserializer=lambda b: b,
+            )()
+            await call.write(b"\xff\x00garbage")
+            with pytest.raises(grpc.aio.AioRpcError):
+                while await call.read() is not grpc.aio.EOF:
+                    pass
+            code, details = await call.code(), await call.details()
+        assert code not in (grpc.StatusCode.OK, grpc.StatusCode.UNAVAILABLE)
+        assert details
 
-            async def garbage() -> tuple[grpc.StatusCode, str]:
-                await asyncio.sleep(0.2)
-                async with grpc.aio.insecure_channel(referee.address) as channel:
-                    call = channel.stream_stream(
-                        PLAY_METHOD,
-                        request_serializer=lambda b: b,
-                        response_deserializer=lambda b: b,
-                    )()
-                    await call.write(b"\xff\x00garbage")
-                    with pytest.raises(grpc.aio.AioRpcError):
-                        while await call.read() is not grpc.aio.EOF:
-                            pass
-                    return await call.code(), await call.details()
+    async def further_match(referee: Referee) -> None:
+        # And it still plays a further match (after the bystander and the health check).
+        assert_normal(await normal_table(referee, stage.tmp_path / "after.jsonl", seed="after"))
 
-            (code, details), bystander = await with_bystander(referee, tmp_path, garbage())
-            assert code not in (grpc.StatusCode.OK, grpc.StatusCode.UNAVAILABLE)
-            assert details
-            assert_normal(bystander)
-            await assert_alive(referee)
-            # And it still plays a further match.
-            assert_normal(await normal_table(referee, tmp_path / "after.jsonl", seed="after"))
-
-    run(scenario())
+    stage.run(scenario, then=further_match)
 
 
-def flood_match(referee: Referee, tmp_path: Path) -> Any:
+def flood_match(stage: Stage, referee: Referee) -> Coroutine[Any, Any, Table]:
     """The flooding bot (entry 0) against bots that connect a second late.
 
     The flood (right after the Welcome) is over long before the first deal, so the
@@ -526,230 +530,185 @@ def flood_match(referee: Referee, tmp_path: Path) -> Any:
     return play(
         referee,
         (
-            scripted("flood", tmp_path / "logs", "--slot", 0, "--count", FLOOD_LIMIT + 1),
-            scripted("play", tmp_path / "others", "--connect-delay-ms", 1000),
+            scripted("flood", stage.log_dir, "--slot", 0, "--count", FLOOD_LIMIT + 1),
+            scripted("play", stage.tmp_path / "others", "--connect-delay-ms", 1000),
         ),
-        tmp_path / "record.jsonl",
+        stage.record,
     )
 
 
-def test_flood_is_cut_off_with_resource_exhausted(tmp_path: Path) -> None:
-    async def scenario() -> None:
-        async with serving() as referee:
-            table, bystander = await with_bystander(
-                referee, tmp_path, flood_match(referee, tmp_path)
-            )
-            log = read_logs(tmp_path / "logs")[0]
-            # Exactly one message too many: the bot writes nothing after the cut, so the
-            # status it reads is the referee's (gRPC clients that go on writing into an
-            # aborted stream may see INTERNAL "Internal error from Core" instead).
-            assert len(log.sent) == FLOOD_LIMIT + 1
-            [(code, details)] = log.statuses
-            assert code == "RESOURCE_EXHAUSTED"
-            assert details.startswith("flood:")
-            label = table.match.links[0][0].label
-            assert (label, "flood", f"more than {FLOOD_LIMIT} unasked messages") in (
-                table.result.incidents
-            )
-            [forfeit] = of_type(table.games()[0], "forfeit")
-            assert (forfeit["seat"], forfeit["reason"]) == (table.seat_of(0, 1), "crash")
-            table.verify()
-            assert_normal(bystander)
-            await assert_alive(referee)
+def test_flood_is_cut_off_with_resource_exhausted(stage: Stage) -> None:
+    async def scenario(referee: Referee) -> None:
+        table = await flood_match(stage, referee)
+        log = stage.log(0)
+        # Exactly one message too many: the bot writes nothing after the cut, so the
+        # status it reads is the referee's (gRPC clients that go on writing into an
+        # aborted stream may see INTERNAL "Internal error from Core" instead).
+        assert len(log.sent) == FLOOD_LIMIT + 1
+        [(code, details)] = log.statuses
+        assert code == "RESOURCE_EXHAUSTED"
+        assert details.startswith("flood:")
+        label = table.match.links[0][0].label
+        assert (label, "flood", f"more than {FLOOD_LIMIT} unasked messages") in (
+            table.result.incidents
+        )
+        [forfeit] = of_type(table.games()[0], "forfeit")
+        assert (forfeit["seat"], forfeit["reason"]) == (table.seat_of(0, 1), "crash")
+        table.verify()
 
-    run(scenario())
+    stage.run(scenario)
 
 
-def test_flood_is_in_the_record(tmp_path: Path) -> None:
-    async def scenario() -> None:
-        async with serving() as referee:
-            table = await flood_match(referee, tmp_path)
-            seat = table.seat_of(0, 1)
-            assert of_type(table.games()[0], "incident", seat=seat, kind="flood")
+def test_flood_is_in_the_record(stage: Stage) -> None:
+    async def scenario(referee: Referee) -> None:
+        table = await flood_match(stage, referee)
+        seat = table.seat_of(0, 1)
+        assert of_type(table.games()[0], "incident", seat=seat, kind="flood")
 
-    run(scenario())
+    stage.run(scenario, bystander=False, alive=False)
 
 
-def test_flood_of_stale_answers_during_a_request_is_cut_off(tmp_path: Path) -> None:
+def test_flood_of_stale_answers_during_a_request_is_cut_off(stage: Stage) -> None:
     """Regression: answers to wrong request ids while a request was open were never counted
     as unasked, so 100 of them gave 100 stale_request rejections and incident lines."""
 
-    async def scenario() -> None:
-        async with serving() as referee:
-            table, bystander = await with_bystander(
-                referee,
-                tmp_path,
-                faulty_match(
-                    referee, tmp_path, "flood-stale", "--slot", 0, "--count", FLOOD_LIMIT + 1
-                ),
-            )
-            log = read_logs(tmp_path / "logs")[0]
-            assert len(log.decisions()) == FLOOD_LIMIT + 1
-            [(code, details)] = log.statuses
-            assert code == "RESOURCE_EXHAUSTED"
-            assert details.startswith("flood:")
-            game1 = table.games()[0]
-            seat = table.seat_of(0, 1)
-            assert len(of_type(game1, "incident", kind="stale_request")) <= FLOOD_LIMIT
-            assert of_type(game1, "incident", seat=seat, kind="flood")
-            [forfeit] = of_type(game1, "forfeit")
-            assert (forfeit["seat"], forfeit["reason"]) == (seat, "crash")
-            table.verify()
-            assert_normal(bystander)
-            await assert_alive(referee)
+    async def scenario(referee: Referee) -> None:
+        table = await stage.match(referee, "flood-stale", "--slot", 0, "--count", FLOOD_LIMIT + 1)
+        log = stage.log(0)
+        assert len(log.decisions()) == FLOOD_LIMIT + 1
+        [(code, details)] = log.statuses
+        assert code == "RESOURCE_EXHAUSTED"
+        assert details.startswith("flood:")
+        game1 = table.games()[0]
+        seat = table.seat_of(0, 1)
+        assert len(of_type(game1, "incident", kind="stale_request")) <= FLOOD_LIMIT
+        assert of_type(game1, "incident", seat=seat, kind="flood")
+        [forfeit] = of_type(game1, "forfeit")
+        assert (forfeit["seat"], forfeit["reason"]) == (seat, "crash")
+        table.verify()
 
-    run(scenario())
+    stage.run(scenario)
 
 
 # -- bots that fail ----------------------------------------------------------------------------
 
 
-def test_bot_that_never_connects_forfeits_with_crash(tmp_path: Path) -> None:
-    async def scenario() -> None:
-        async with serving() as referee:
-            table, bystander = await with_bystander(
-                referee,
-                tmp_path,
-                faulty_match(
-                    referee, tmp_path, "never-connect", match_limits=limits(connect_timeout=1.5)
-                ),
-            )
-            assert [o.termination.value for o in table.result.outcomes] == ["crash", "crash"]
-            for number, game in enumerate(table.games(), 1):
-                [forfeit] = of_type(game, "forfeit")
-                assert forfeit["reason"] == "crash"
-                assert forfeit["detail"].startswith("never connected")
-                assert forfeit["seat"] in (table.seat_of(0, number), table.seat_of(1, number))
-                # Nobody acted for the absent entry's seats.
-                absent = {table.seat_of(0, number), table.seat_of(1, number)}
-                assert not [line for line in of_type(game, "play") if line["seat"] in absent]
-            kinds = {(label, kind) for label, kind, _ in table.result.incidents}
-            labels = [link.label for link in table.match.links[0]]
-            assert kinds == {(label, "never_connected") for label in labels}
-            assert table.result.stats[0].crashes == 2
-            table.verify()
-            assert_normal(bystander)
-            await assert_alive(referee)
+def test_bot_that_never_connects_forfeits_with_crash(stage: Stage) -> None:
+    async def scenario(referee: Referee) -> None:
+        table = await stage.match(
+            referee, "never-connect", match_limits=limits(connect_timeout=1.5)
+        )
+        assert [o.termination.value for o in table.result.outcomes] == ["crash", "crash"]
+        for number, game in enumerate(table.games(), 1):
+            [forfeit] = of_type(game, "forfeit")
+            assert forfeit["reason"] == "crash"
+            assert forfeit["detail"].startswith("never connected")
+            assert forfeit["seat"] in (table.seat_of(0, number), table.seat_of(1, number))
+            # Nobody acted for the absent entry's seats.
+            absent = {table.seat_of(0, number), table.seat_of(1, number)}
+            assert not [line for line in of_type(game, "play") if line["seat"] in absent]
+        kinds = {(label, kind) for label, kind, _ in table.result.incidents}
+        labels = [link.label for link in table.match.links[0]]
+        assert kinds == {(label, "never_connected") for label in labels}
+        assert table.result.stats[0].crashes == 2
+        table.verify()
 
-    run(scenario())
+    stage.run(scenario)
 
 
-def test_bot_that_goes_silent_forfeits_with_timeout(tmp_path: Path) -> None:
-    async def scenario() -> None:
-        async with serving() as referee:
-            table, bystander = await with_bystander(
-                referee, tmp_path, faulty_match(referee, tmp_path, "silent", "--times", 99)
-            )
-            logs = read_logs(tmp_path / "logs")
-            assert [o.termination.value for o in table.result.outcomes] == ["timeout", "timeout"]
-            told = [e for log in logs.values() for e in errors(log)]
-            assert [e.reason for e in told] == ["timeout", "timeout"]
-            assert not [d for log in logs.values() for d in log.decisions()]
-            for game in table.games():
-                [forfeit] = of_type(game, "forfeit")
-                assert forfeit["reason"] == "timeout"
-                assert f"within {FAST.deadline_ms} ms" in forfeit["detail"]
-            table.verify()
-            assert_normal(bystander)
-            await assert_alive(referee)
+def test_bot_that_goes_silent_forfeits_with_timeout(stage: Stage) -> None:
+    async def scenario(referee: Referee) -> None:
+        table = await stage.match(referee, "silent", "--times", 99)
+        logs = stage.logs()
+        assert [o.termination.value for o in table.result.outcomes] == ["timeout", "timeout"]
+        told = [e for log in logs.values() for e in errors(log)]
+        assert [e.reason for e in told] == ["timeout", "timeout"]
+        assert not [d for log in logs.values() for d in log.decisions()]
+        for game in table.games():
+            [forfeit] = of_type(game, "forfeit")
+            assert forfeit["reason"] == "timeout"
+            assert f"within {FAST.deadline_ms} ms" in forfeit["detail"]
+        table.verify()
 
-    run(scenario())
+    stage.run(scenario)
 
 
-def test_bot_process_exiting_mid_deal_forfeits_with_its_exit_status(tmp_path: Path) -> None:
-    async def scenario() -> None:
-        async with serving() as referee:
-            canary = "scripted-bot-last-words-4711"
-            table, bystander = await with_bystander(
-                referee,
-                tmp_path,
-                faulty_match(referee, tmp_path, "exit", "--slot", 0, "--at", 3, "--say", canary),
-            )
-            game1 = table.games()[0]
-            seat = table.seat_of(0, 1)
-            [forfeit] = of_type(game1, "forfeit")
-            assert (forfeit["seat"], forfeit["reason"]) == (seat, "crash")
-            assert "exit status 3" in forfeit["detail"]
-            assert canary in forfeit["detail"]  # the tail of its stderr
-            # Mid-deal: the seat had acted twice in the deal before it exited.
-            acted = [line for line in game1 if line.get("seat") == seat]
-            assert [line["type"] in ("play", "declare") for line in acted[:2]] == [True, True]
-            assert of_type(game1, "deal") and not of_type(game1, "score")
-            assert table.result.outcomes[0].termination.value == "crash"
-            table.verify()
-            assert_normal(bystander)
-            await assert_alive(referee)
+def test_bot_process_exiting_mid_deal_forfeits_with_its_exit_status(stage: Stage) -> None:
+    async def scenario(referee: Referee) -> None:
+        canary = "scripted-bot-last-words-4711"
+        table = await stage.match(referee, "exit", "--slot", 0, "--at", 3, "--say", canary)
+        game1 = table.games()[0]
+        seat = table.seat_of(0, 1)
+        [forfeit] = of_type(game1, "forfeit")
+        assert (forfeit["seat"], forfeit["reason"]) == (seat, "crash")
+        assert "exit status 3" in forfeit["detail"]
+        assert canary in forfeit["detail"]  # the tail of its stderr
+        # Mid-deal: the seat had acted twice in the deal before it exited.
+        acted = [line for line in game1 if line.get("seat") == seat]
+        assert [line["type"] in ("play", "declare") for line in acted[:2]] == [True, True]
+        assert of_type(game1, "deal") and not of_type(game1, "score")
+        assert table.result.outcomes[0].termination.value == "crash"
+        table.verify()
 
-    run(scenario())
+    stage.run(scenario)
 
 
-def test_forfeit_ends_the_game_but_the_match_goes_on(tmp_path: Path) -> None:
-    async def scenario() -> None:
-        async with serving() as referee:
-            attempts = FAST.max_attempts
-            table, bystander = await with_bystander(
-                referee,
-                tmp_path,
-                faulty_match(referee, tmp_path, "not-in-hand", "--slot", 0, "--times", attempts),
-            )
-            game1, game2 = table.games()
-            assert of_type(game1, "forfeit", seat=table.seat_of(0, 1), reason="illegal_action")
-            assert game1[-1]["type"] == "result"
-            assert game1[-1]["termination"] == "illegal_action"
-            assert not of_type(game2, "forfeit")
-            assert game2[-1]["termination"] == "deals_played"
-            assert len(of_type(game2, "play")) == 40
-            assert [o.termination.value for o in table.result.outcomes] == [
-                "illegal_action",
-                "deals_played",
-            ]
-            log = read_logs(tmp_path / "logs")[0]
-            assert log.events("game_over")[0].forfeit_seat == table.seat_of(0, 1)
-            assert log.events("game_over")[1].forfeit_seat == -1
-            assert log.statuses == [("OK", "")]
-            table.verify()
-            assert_normal(bystander)
-            await assert_alive(referee)
+def test_forfeit_ends_the_game_but_the_match_goes_on(stage: Stage) -> None:
+    async def scenario(referee: Referee) -> None:
+        attempts = FAST.max_attempts
+        table = await stage.match(referee, "not-in-hand", "--slot", 0, "--times", attempts)
+        game1, game2 = table.games()
+        assert of_type(game1, "forfeit", seat=table.seat_of(0, 1), reason="illegal_action")
+        assert game1[-1]["type"] == "result"
+        assert game1[-1]["termination"] == "illegal_action"
+        assert not of_type(game2, "forfeit")
+        assert game2[-1]["termination"] == "deals_played"
+        assert len(of_type(game2, "play")) == 40
+        assert [o.termination.value for o in table.result.outcomes] == [
+            "illegal_action",
+            "deals_played",
+        ]
+        log = stage.log(0)
+        assert log.events("game_over")[0].forfeit_seat == table.seat_of(0, 1)
+        assert log.events("game_over")[1].forfeit_seat == -1
+        assert log.statuses == [("OK", "")]
+        table.verify()
 
-    run(scenario())
+    stage.run(scenario)
 
 
-def test_on_fault_random_plays_for_the_seat_and_records_an_incident(tmp_path: Path) -> None:
-    async def scenario() -> None:
-        async with serving() as referee:
-            sleep = FAST.deadline_ms + 100
-            table = await faulty_match(
-                referee,
-                tmp_path,
-                "late",
-                "--slot",
-                0,
-                "--sleep-ms",
-                sleep,
-                match_limits=limits(on_fault=FaultPolicy.RANDOM),
-            )
-            log = read_logs(tmp_path / "logs")[0]
-            [error] = errors(log)
-            assert error.reason == "timeout"
-            game1 = table.games()[0]
-            seat = table.seat_of(0, 1)
-            [incident] = of_type(game1, "incident", kind="timeout")
-            assert incident["seat"] == seat
-            assert "the referee played at random" in incident["detail"]
-            after = game1[game1.index(incident) + 1]
-            assert after["seat"] == seat and after["type"] in ("play", "declare")
-            assert not of_type(table.lines(), "forfeit")
-            assert [o.termination.value for o in table.result.outcomes] == ["deals_played"] * 2
-            table.verify()
-            await assert_alive(referee)
+def test_on_fault_random_plays_for_the_seat_and_records_an_incident(stage: Stage) -> None:
+    async def scenario(referee: Referee) -> None:
+        sleep = FAST.deadline_ms + 100
+        table = await stage.match(
+            referee,
+            "late",
+            "--slot",
+            0,
+            "--sleep-ms",
+            sleep,
+            match_limits=limits(on_fault=FaultPolicy.RANDOM),
+        )
+        log = stage.log(0)
+        [error] = errors(log)
+        assert error.reason == "timeout"
+        game1 = table.games()[0]
+        seat = table.seat_of(0, 1)
+        [incident] = of_type(game1, "incident", kind="timeout")
+        assert incident["seat"] == seat
+        assert "the referee played at random" in incident["detail"]
+        after = game1[game1.index(incident) + 1]
+        assert after["seat"] == seat and after["type"] in ("play", "declare")
+        assert not of_type(table.lines(), "forfeit")
+        assert [o.termination.value for o in table.result.outcomes] == ["deals_played"] * 2
+        table.verify()
 
-    run(scenario())
+    stage.run(scenario, bystander=False)
 
 
-def reconnect_match(referee: Referee, tmp_path: Path, times: int) -> Any:
-    return faulty_match(
+def reconnect_match(stage: Stage, referee: Referee, times: int) -> Coroutine[Any, Any, Table]:
+    return stage.match(
         referee,
-        tmp_path,
         "reconnect",
         "--slot",
         0,
@@ -761,27 +720,25 @@ def reconnect_match(referee: Referee, tmp_path: Path, times: int) -> Any:
     )
 
 
-def test_dropped_connection_that_reconnects_within_grace_carries_on(tmp_path: Path) -> None:
+def test_dropped_connection_that_reconnects_within_grace_carries_on(stage: Stage) -> None:
     """Also a regression test: the referee used to re-send the pending request and then ask
     a new one, so a bot answering what it was sent got a stale_request."""
 
-    async def scenario() -> None:
-        async with serving() as referee:
-            table = await reconnect_match(referee, tmp_path, 1)
-            log = read_logs(tmp_path / "logs")[0]
-            assert log.drops == 1
-            assert len(log.events("welcome")) == 2
-            game1 = table.games()[0]
-            seat = table.seat_of(0, 1)
-            kinds = [line["kind"] for line in of_type(game1, "incident", seat=seat)]
-            assert kinds == ["disconnect", "reconnect"]
-            assert not of_type(table.lines(), "forfeit")
-            assert [o.termination.value for o in table.result.outcomes] == ["deals_played"] * 2
-            assert not rejections(log)
-            table.verify()
-            await assert_alive(referee)
+    async def scenario(referee: Referee) -> None:
+        table = await reconnect_match(stage, referee, 1)
+        log = stage.log(0)
+        assert log.drops == 1
+        assert len(log.events("welcome")) == 2
+        game1 = table.games()[0]
+        seat = table.seat_of(0, 1)
+        kinds = [line["kind"] for line in of_type(game1, "incident", seat=seat)]
+        assert kinds == ["disconnect", "reconnect"]
+        assert not of_type(table.lines(), "forfeit")
+        assert [o.termination.value for o in table.result.outcomes] == ["deals_played"] * 2
+        assert not rejections(log)
+        table.verify()
 
-    run(scenario())
+    stage.run(scenario, bystander=False)
 
 
 class OneWriteAtATime:
@@ -827,69 +784,61 @@ def test_a_slot_never_writes_twice_at_once_on_reconnection() -> None:
 # -- the retry rule ----------------------------------------------------------------------------
 
 
-def test_illegal_then_legal_action_within_one_decision(tmp_path: Path) -> None:
-    async def scenario() -> None:
-        async with serving() as referee:
-            table = await faulty_match(referee, tmp_path, "not-in-hand", "--slot", 0)
-            log = read_logs(tmp_path / "logs")[0]
-            first, retry = log.requests()[:2]
-            assert first.attempts_left == FAST.max_attempts
-            [rejected] = rejections(log)
-            assert rejected.request_id == first.request_id
-            assert rejected.attempts_left == retry.attempts_left == FAST.max_attempts - 1
-            # The retry is the same decision: same seat, same hand, same legal actions.
-            assert retry.request_id != first.request_id
-            assert retry.observation == first.observation
-            assert list(retry.legal_actions) == list(first.legal_actions)
-            [bad, good] = log.decisions()[:2]
-            assert good.request_id == retry.request_id
-            assert good.action_id in {a.id for a in retry.legal_actions}
-            game1 = table.games()[0]
-            seat = table.seat_of(0, 1)
-            [line] = of_type(game1, "rejected")
-            assert line == {
-                "type": "rejected",
-                "seat": seat,
-                "action_id": bad.action_id,
-                "reason": "card_not_in_hand",
-            }
-            after = game1[game1.index(line) + 1]
-            assert after["seat"] == seat and after["type"] in ("play", "declare")
-            assert table.result.stats[0].illegal == 1
-            assert [o.termination.value for o in table.result.outcomes] == ["deals_played"] * 2
-            table.verify()
+def test_illegal_then_legal_action_within_one_decision(stage: Stage) -> None:
+    async def scenario(referee: Referee) -> None:
+        table = await stage.match(referee, "not-in-hand", "--slot", 0)
+        log = stage.log(0)
+        first, retry = log.requests()[:2]
+        assert first.attempts_left == FAST.max_attempts
+        [rejected] = rejections(log)
+        assert rejected.request_id == first.request_id
+        assert rejected.attempts_left == retry.attempts_left == FAST.max_attempts - 1
+        # The retry is the same decision: same seat, same hand, same legal actions.
+        assert retry.request_id != first.request_id
+        assert retry.observation == first.observation
+        assert list(retry.legal_actions) == list(first.legal_actions)
+        [bad, good] = log.decisions()[:2]
+        assert good.request_id == retry.request_id
+        assert good.action_id in {a.id for a in retry.legal_actions}
+        game1 = table.games()[0]
+        seat = table.seat_of(0, 1)
+        [line] = of_type(game1, "rejected")
+        assert line == {
+            "type": "rejected",
+            "seat": seat,
+            "action_id": bad.action_id,
+            "reason": "card_not_in_hand",
+        }
+        after = game1[game1.index(line) + 1]
+        assert after["seat"] == seat and after["type"] in ("play", "declare")
+        assert table.result.stats[0].illegal == 1
+        assert [o.termination.value for o in table.result.outcomes] == ["deals_played"] * 2
+        table.verify()
 
-    run(scenario())
+    stage.run(scenario, bystander=False, alive=False)
 
 
-def test_max_attempts_illegal_actions_forfeit_with_illegal_action(tmp_path: Path) -> None:
-    async def scenario() -> None:
-        async with serving() as referee:
-            table, bystander = await with_bystander(
-                referee,
-                tmp_path,
-                faulty_match(referee, tmp_path, "not-in-hand", "--slot", 0, "--times", 99),
-            )
-            log = read_logs(tmp_path / "logs")[0]
-            attempts = FAST.max_attempts
-            requests = log.requests()[:attempts]
-            assert [r.attempts_left for r in requests] == list(range(attempts, 0, -1))
-            told = rejections(log)[:attempts]
-            assert [r.reason for r in told] == ["card_not_in_hand"] * attempts
-            assert [r.attempts_left for r in told] == list(range(attempts - 1, -1, -1))
-            assert errors(log)[0].reason == "illegal_action"
-            game1 = table.games()[0]
-            seat = table.seat_of(0, 1)
-            assert len(of_type(game1, "rejected", seat=seat, reason="card_not_in_hand")) == attempts
-            [forfeit] = of_type(game1, "forfeit")
-            assert (forfeit["seat"], forfeit["reason"]) == (seat, "illegal_action")
-            assert f"{attempts} illegal actions" in forfeit["detail"]
-            assert game1[-1]["termination"] == "illegal_action"
-            table.verify()
-            assert_normal(bystander)
-            await assert_alive(referee)
+def test_max_attempts_illegal_actions_forfeit_with_illegal_action(stage: Stage) -> None:
+    async def scenario(referee: Referee) -> None:
+        table = await stage.match(referee, "not-in-hand", "--slot", 0, "--times", 99)
+        log = stage.log(0)
+        attempts = FAST.max_attempts
+        requests = log.requests()[:attempts]
+        assert [r.attempts_left for r in requests] == list(range(attempts, 0, -1))
+        told = rejections(log)[:attempts]
+        assert [r.reason for r in told] == ["card_not_in_hand"] * attempts
+        assert [r.attempts_left for r in told] == list(range(attempts - 1, -1, -1))
+        assert errors(log)[0].reason == "illegal_action"
+        game1 = table.games()[0]
+        seat = table.seat_of(0, 1)
+        assert len(of_type(game1, "rejected", seat=seat, reason="card_not_in_hand")) == attempts
+        [forfeit] = of_type(game1, "forfeit")
+        assert (forfeit["seat"], forfeit["reason"]) == (seat, "illegal_action")
+        assert f"{attempts} illegal actions" in forfeit["detail"]
+        assert game1[-1]["termination"] == "illegal_action"
+        table.verify()
 
-    run(scenario())
+    stage.run(scenario)
 
 
 # -- the real ``tavolo play`` path ---------------------------------------------------------------
