@@ -1,7 +1,10 @@
 // The example bot as a program: reads TAVOLO_REFEREE and TAVOLO_TICKET, plays, exits.
+#include <memory>
+
 #include "example_bot.hpp"
 
 int main() {
-  ExampleBot bot;  // no randomness: the same match plays the same way (TAVOLO_SEED unused)
-  return tavolo::run(bot);
+  // One bot per ticket. It uses no randomness, so the same match plays the same way
+  // (a bot that draws would seed from stream.seed, or stream.game_seed(n) for game n).
+  return tavolo::run([](const tavolo::StreamInfo&) { return std::make_unique<ExampleBot>(); });
 }

@@ -71,11 +71,36 @@ bool transient(grpc::StatusCode code) {
          code == grpc::StatusCode::INTERNAL || code == grpc::StatusCode::ABORTED;
 }
 
+// The reason word the referee's status details start with ("ticket_used: ...").
+std::string reason_of(const std::string& details) {
+  return trim(details.substr(0, details.find(':')).c_str());
+}
+
+// Whether a stream that ended with `status` is opened again (within
+// TAVOLO_RECONNECT_SECONDS): a broken connection, or ALREADY_EXISTS "seat_taken: ..."
+// (another connection holds the seat, e.g. the referee has not yet noticed a drop). Every
+// other refusal ends the stream at once: "ticket_used" (the match of this ticket is over),
+// PERMISSION_DENIED "wrong_socket" or "process_gone", UNAUTHENTICATED "unknown_ticket",
+// and the rest.
+bool retryable(const grpc::Status& status) {
+  if (status.error_code() == grpc::StatusCode::ALREADY_EXISTS)
+    return reason_of(status.error_message()) == "seat_taken";
+  return transient(status.error_code());
+}
+
 std::string hint(grpc::StatusCode code, const std::string& details) {
-  if (details.rfind("ticket_used", 0) == 0) return " (the match of this ticket is over)";
+  const std::string reason = reason_of(details);
+  if (reason == "ticket_used") return " (the match of this ticket is over)";
+  if (reason == "seat_taken") return " (another connection is playing this ticket)";
+  if (reason == "wrong_socket")
+    return " (this ticket works only on the socket the referee made for its bot)";
+  if (reason == "process_gone") return " (the bot process this ticket was made for has ended)";
+  if (reason == "unknown_ticket") return " (the referee does not know this ticket)";
   switch (code) {
     case grpc::StatusCode::UNAUTHENTICATED: return " (the referee does not know this ticket)";
-    case grpc::StatusCode::ALREADY_EXISTS: return " (another connection is playing this ticket)";
+    case grpc::StatusCode::PERMISSION_DENIED: return " (the referee does not accept this ticket here)";
+    case grpc::StatusCode::ALREADY_EXISTS:
+      return " (another connection is playing this ticket, or its match is over)";
     case grpc::StatusCode::INVALID_ARGUMENT: return " (the referee refused a message of this bot)";
     case grpc::StatusCode::FAILED_PRECONDITION: return " (the referee cannot play this ticket now)";
     case grpc::StatusCode::RESOURCE_EXHAUSTED: return " (the referee is over a limit)";
@@ -89,19 +114,13 @@ std::string seconds_text(double s) {
   return out.str();
 }
 
-// The bot a stream plays with, and the lock that serialises calls to it.
-struct Seat {
-  Bot* bot;
-  std::mutex* lock;
-};
-
-// One ticket's stream, reconnected while the match is not over.
+// One ticket's stream, with its own bot, reconnected while the match is not over.
 class Stream {
  public:
-  Stream(std::shared_ptr<grpc::Channel> channel, Seat seat, std::string ticket, int index,
+  Stream(std::shared_ptr<grpc::Channel> channel, Bot& bot, std::string ticket, int index,
          std::string label, const Settings& settings)
       : stub_(v1::RefereeService::NewStub(std::move(channel))),
-        seat_(seat),
+        bot_(bot),
         ticket_(std::move(ticket)),
         index_(index),
         label_(std::move(label)),
@@ -124,9 +143,7 @@ class Stream {
       }
       const auto code = status.error_code();
       const std::string outcome = code_name(code) + ": " + status.error_message();
-      // Right after a break the referee may still hold the old stream of this ticket.
-      const bool in_use = code == grpc::StatusCode::ALREADY_EXISTS && ever_established;
-      if (!transient(code) && !in_use) {
+      if (!retryable(status)) {
         tell("the referee at " + settings_.referee + " ended the stream: " + outcome + hint(code, status.error_message()));
         return kExitFailed;
       }
@@ -140,8 +157,11 @@ class Stream {
       const auto pause = std::chrono::duration_cast<Clock::duration>(
           std::chrono::duration<double>(delay));
       if (now + pause > *give_up_at) {
-        tell(std::string(ever_established ? "lost the referee" : "cannot reach the referee") +
-             " at " + settings_.referee + " (" + outcome + "); gave up after retrying for " +
+        const char* what = code == grpc::StatusCode::ALREADY_EXISTS
+                               ? "another connection kept the seat of this ticket"
+                           : ever_established ? "lost the referee"
+                                              : "cannot reach the referee";
+        tell(std::string(what) + " at " + settings_.referee + " (" + outcome + "); gave up after retrying for " +
              seconds_text(window) + " s (TAVOLO_RECONNECT_SECONDS)");
         return kExitFailed;
       }
@@ -182,8 +202,7 @@ class Stream {
   // Pass the events to the bot and fill `answer` if the response asks for a decision.
   // False when the bot failed (the stream must stop).
   bool handle(const v1::PlayResponse& response, std::optional<v1::PlayRequest>& answer) {
-    std::lock_guard<std::mutex> guard(*seat_.lock);
-    Bot& bot = *seat_.bot;
+    Bot& bot = bot_;
     const bool has_request = response.has_request();
     const std::uint64_t request_id = response.request().request_id();
     // After a reconnection the referee re-sends the open request with its events: the bot
@@ -246,7 +265,7 @@ class Stream {
   }
 
   std::unique_ptr<v1::RefereeService::Stub> stub_;
-  Seat seat_;
+  Bot& bot_;
   std::string ticket_;
   int index_;
   std::string label_;
@@ -275,14 +294,15 @@ std::shared_ptr<grpc::Channel> make_channel(const Settings& settings) {
   return grpc::CreateCustomChannel(settings.referee, credentials, args);
 }
 
-int run_seats(const std::vector<Seat>& seats, const Settings& settings) {
+// Plays ticket i with *bots[i], each stream on its own thread (the caller's for one ticket).
+int run_bots(const std::vector<Bot*>& bots, const Settings& settings) {
   auto channel = make_channel(settings);
   const int count = static_cast<int>(settings.tickets.size());
   std::vector<std::unique_ptr<Stream>> streams;
   for (int i = 0; i < count; ++i) {
     std::string label =
         count > 1 ? "ticket " + std::to_string(i + 1) + "/" + std::to_string(count) + ": " : "";
-    streams.push_back(std::make_unique<Stream>(channel, seats[i], settings.tickets[i], i,
+    streams.push_back(std::make_unique<Stream>(channel, *bots[i], settings.tickets[i], i,
                                                std::move(label), settings));
   }
   if (count == 1) return streams[0]->play();
@@ -363,15 +383,29 @@ Settings settings_from_env() {
       throw ConfigError("TAVOLO_RECONNECT_SECONDS must be seconds >= 0, not '" + reconnect + "'");
     settings.reconnect_seconds = value;
   }
+  if (const char* seed = std::getenv("TAVOLO_SEED")) settings.seed = seed;  // as given
   return settings;
 }
 
-std::uint64_t seed_from_env(std::uint64_t fallback) {
-  const char* text = std::getenv("TAVOLO_SEED");
-  if (!text || !*text) return fallback;
+std::string StreamInfo::game_seed(std::uint32_t game) const {
+  return tavolo::game_seed(seed, game);
+}
+
+std::string stream_seed(const std::string& seed, const std::string& ticket, int index,
+                        int count) {
+  std::string text = seed.empty() ? ticket : seed;
+  if (count > 1) text += "/" + std::to_string(index);
+  return text;
+}
+
+std::string game_seed(const std::string& stream_seed, std::uint32_t game) {
+  return stream_seed + "/game/" + std::to_string(game);
+}
+
+std::uint64_t seed_number(std::string_view text) {
   std::uint64_t hash = 14695981039346656037ull;  // FNV-1a
-  for (const char* p = text; *p; ++p) {
-    hash ^= static_cast<unsigned char>(*p);
+  for (char c : text) {
+    hash ^= static_cast<unsigned char>(c);
     hash *= 1099511628211ull;
   }
   return hash;
@@ -379,50 +413,79 @@ std::uint64_t seed_from_env(std::uint64_t fallback) {
 
 int run(Bot& bot, const Settings& settings) {
   if (!check_settings(settings)) return kExitUsage;
+  if (settings.tickets.size() > 1) {
+    say("run(Bot&) plays one ticket, and TAVOLO_TICKET holds " +
+        std::to_string(settings.tickets.size()) +
+        ": give tavolo::run a bot factory instead (one bot per ticket)");
+    return kExitUsage;
+  }
   quiet_grpc_logs();
-  std::mutex lock;
-  std::vector<Seat> seats(settings.tickets.size(), Seat{&bot, &lock});
-  return run_seats(seats, settings);
+  return run_bots({&bot}, settings);
 }
 
 int run(const BotFactory& make_bot, const Settings& settings) {
   if (!check_settings(settings)) return kExitUsage;
+  if (!make_bot) {
+    say("run() was given an empty bot factory");
+    return kExitUsage;
+  }
   quiet_grpc_logs();
-  std::vector<std::unique_ptr<Bot>> bots;
-  std::vector<std::mutex> locks(settings.tickets.size());
-  std::vector<Seat> seats;
-  for (std::size_t i = 0; i < settings.tickets.size(); ++i) {
+  const int count = static_cast<int>(settings.tickets.size());
+  std::vector<std::unique_ptr<Bot>> owned;
+  std::vector<Bot*> bots;
+  for (int i = 0; i < count; ++i) {
+    StreamInfo info;
+    info.ticket = settings.tickets[i];
+    info.index = i;
+    info.count = count;
+    info.seed = stream_seed(settings.seed, settings.tickets[i], i, count);
     try {
-      bots.push_back(make_bot());
+      owned.push_back(make_bot(info));
     } catch (const std::exception& e) {
       say(std::string("making the bot threw an exception: ") + e.what());
       return kExitFailed;
+    } catch (...) {
+      say("making the bot threw an exception (not a std::exception)");
+      return kExitFailed;
     }
-    if (!bots.back()) {
+    if (!owned.back()) {
       say("the bot factory returned no bot");
       return kExitFailed;
     }
-    seats.push_back(Seat{bots.back().get(), &locks[i]});
+    bots.push_back(owned.back().get());
   }
-  return run_seats(seats, settings);
+  return run_bots(bots, settings);
 }
 
-int run(Bot& bot) {
+int run(const PlainBotFactory& make_bot, const Settings& settings) {
+  if (!make_bot) return run(BotFactory(), settings);
+  return run(BotFactory([&](const StreamInfo&) { return make_bot(); }), settings);
+}
+
+namespace {
+
+template <typename Play>
+int with_env_settings(const Play& play) {
   try {
-    return run(bot, settings_from_env());
+    return play(settings_from_env());
   } catch (const ConfigError& e) {
     say(e.what());
     return kExitUsage;
   }
+}
+
+}  // namespace
+
+int run(Bot& bot) {
+  return with_env_settings([&](const Settings& s) { return run(bot, s); });
 }
 
 int run(const BotFactory& make_bot) {
-  try {
-    return run(make_bot, settings_from_env());
-  } catch (const ConfigError& e) {
-    say(e.what());
-    return kExitUsage;
-  }
+  return with_env_settings([&](const Settings& s) { return run(make_bot, s); });
+}
+
+int run(const PlainBotFactory& make_bot) {
+  return with_env_settings([&](const Settings& s) { return run(make_bot, s); });
 }
 
 }  // namespace tavolo

@@ -1,16 +1,23 @@
-// Unit tests of the card helpers, Turn, the example bot's choices on hand-made requests, and
-// run() against a fake referee on a Unix-domain socket (unix:/path) and on TCP (host:port).
+// Unit tests of the card helpers, Turn, the example bot's choices on hand-made requests,
+// run() against a fake referee on a Unix-domain socket (unix:/path) and on TCP (host:port),
+// and the contract every SDK keeps: which ticket refusals end a stream at once and which
+// are retried, one bot per ticket, and the seed texts.
 // Run: cmake -S . -B build-tests -DTAVOLO_BUILD_TESTS=ON && cmake --build build-tests -j 2
 //      && ctest --test-dir build-tests --output-on-failure
 #include <grpcpp/grpcpp.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <iostream>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "example_bot.hpp"
@@ -300,6 +307,329 @@ void test_referee_addresses() {
   unsetenv("TAVOLO_TICKET");
 }
 
+// --- the contract -------------------------------------------------------------------------
+
+using PlayStream = grpc::ServerReaderWriter<v1::PlayResponse, v1::PlayRequest>;
+
+// A referee whose every stream follows `script`, given the attempt number (1 for the first
+// stream it sees) and the ticket of the Hello; it counts the streams opened.
+class ScriptedReferee final : public v1::RefereeService::Service {
+ public:
+  using Script = std::function<grpc::Status(int attempt, const std::string& ticket, PlayStream*)>;
+  explicit ScriptedReferee(Script script) : script_(std::move(script)) {}
+
+  grpc::Status Play(grpc::ServerContext*, PlayStream* stream) override {
+    const int attempt = ++attempts;
+    v1::PlayRequest hello;
+    if (!stream->Read(&hello) || !hello.has_hello())
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "no_hello: bad hello");
+    return script_(attempt, hello.hello().ticket(), stream);
+  }
+
+  std::atomic<int> attempts{0};
+
+ private:
+  Script script_;
+};
+
+// The fake on a fresh port of 127.0.0.1; *address is its host:port.
+std::unique_ptr<grpc::Server> serve_scripted(ScriptedReferee& referee, std::string* address) {
+  int port = 0;
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+  builder.RegisterService(&referee);
+  auto server = builder.BuildAndStart();
+  *address = "127.0.0.1:" + std::to_string(port);
+  return server;
+}
+
+void send_welcome(const std::string& ticket, PlayStream* stream) {
+  v1::PlayResponse welcome;
+  welcome.add_events()->mutable_welcome()->set_match_id(ticket);  // for the bot to check
+  stream->Write(welcome);
+}
+
+// Welcome (its match id is the ticket), one request, the right answer, MatchOver.
+grpc::Status one_request_match(const std::string& ticket, PlayStream* stream) {
+  send_welcome(ticket, stream);
+  v1::PlayResponse out;
+  out.mutable_request()->set_request_id(5);
+  out.mutable_request()->set_deadline_ms(1000);
+  add_play(*out.mutable_request(), "6C");
+  stream->Write(out);
+  v1::PlayRequest in;
+  if (!stream->Read(&in) || in.decision().request_id() != 5 ||
+      in.decision().action_id() != static_cast<std::uint32_t>(card_id("6C")))
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "bad decision");
+  v1::PlayResponse over;
+  over.add_events()->mutable_match_over()->set_match_id(ticket);
+  stream->Write(over);
+  return grpc::Status::OK;
+}
+
+Settings settings_for(const std::string& referee, std::vector<std::string> tickets,
+                      const std::string& seed, double reconnect_seconds) {
+  Settings settings;
+  settings.referee = referee;
+  settings.tickets = std::move(tickets);
+  settings.seed = seed;
+  settings.reconnect_seconds = reconnect_seconds;
+  return settings;
+}
+
+// What run() returned, the SDK's lines on stderr (without "tavolo-cpp: "), and how long
+// it took.
+struct Outcome {
+  int code = -1;
+  std::vector<std::string> lines;
+  double seconds = 0;
+};
+
+Outcome capture(const std::function<int()>& play) {
+  Outcome outcome;
+  std::fflush(stderr);
+  FILE* file = std::tmpfile();
+  const int saved = dup(2);
+  dup2(fileno(file), 2);
+  const auto started = std::chrono::steady_clock::now();
+  outcome.code = play();
+  outcome.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  std::fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
+  std::rewind(file);
+  std::string line;
+  for (int c; (c = std::fgetc(file)) != EOF;) {
+    if (c != '\n') {
+      line += static_cast<char>(c);
+      continue;
+    }
+    const std::string prefix = "tavolo-cpp: ";
+    if (line.rfind(prefix, 0) == 0) outcome.lines.push_back(line.substr(prefix.size()));
+    line.clear();
+  }
+  std::fclose(file);
+  return outcome;
+}
+
+// (a bot's serial number, the match id of its Welcome, how often it chose), logged at
+// MatchOver by every RecordingBot.
+struct Played {
+  std::mutex lock;
+  std::vector<std::tuple<int, std::string, int>> bots;
+};
+
+class RecordingBot : public Bot {
+ public:
+  RecordingBot(Played& log, int serial) : log_(log), serial_(serial) {}
+  int choose(const Turn& turn) override {
+    ++chosen_;
+    return static_cast<int>(turn.legal()[0].id());
+  }
+  void on_event(const Event& event) override {
+    if (event.has_welcome()) welcome_ = event.welcome().match_id();
+  }
+  void on_match_over() override {
+    std::lock_guard<std::mutex> guard(log_.lock);
+    log_.bots.emplace_back(serial_, welcome_, chosen_);
+  }
+
+ private:
+  Played& log_;
+  int serial_;
+  std::string welcome_;
+  int chosen_ = 0;
+};
+
+const char* const kTicketUsed = "ticket_used: this ticket has been used and its seat is closed";
+const char* const kSeatTaken = "seat_taken: a connection for this seat is already open";
+
+void test_ticket_refusals_end_the_stream_at_once() {
+  const std::vector<std::pair<grpc::StatusCode, std::string>> cases = {
+      {grpc::StatusCode::ALREADY_EXISTS, kTicketUsed},
+      {grpc::StatusCode::PERMISSION_DENIED,
+       "wrong_socket: this ticket works only on its own slot's socket"},
+      {grpc::StatusCode::PERMISSION_DENIED,
+       "process_gone: the bot process this ticket was made for has ended"},
+      {grpc::StatusCode::UNAUTHENTICATED, "unknown_ticket: unknown ticket"},
+  };
+  const std::vector<std::string> names = {"ALREADY_EXISTS", "PERMISSION_DENIED",
+                                          "PERMISSION_DENIED", "UNAUTHENTICATED"};
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const auto& [code, details] = cases[i];
+    ScriptedReferee referee([&](int, const std::string&, PlayStream*) {
+      return grpc::Status(code, details);
+    });
+    std::string address;
+    auto server = serve_scripted(referee, &address);
+    Played log;
+    const Outcome got = capture([&] {
+      return run([&](const StreamInfo&) { return std::make_unique<RecordingBot>(log, 0); },
+                 settings_for(address, {"tk"}, "", 5));
+    });
+    const std::string want =
+        "the referee at " + address + " ended the stream: " + names[i] + ": " + details + " (";
+    CHECK(got.code == kExitFailed);
+    CHECK(referee.attempts == 1);  // no retry
+    CHECK(got.seconds < 2);
+    CHECK(got.lines.size() == 1 && got.lines[0].rfind(want, 0) == 0);
+    if (referee.attempts != 1 || got.lines.size() != 1)
+      std::cerr << details << ": " << referee.attempts << " attempts, " << got.lines.size()
+                << " lines\n";
+    server->Shutdown();
+  }
+}
+
+void test_ticket_used_after_a_drop_ends_the_stream() {
+  ScriptedReferee referee([](int attempt, const std::string& ticket, PlayStream* stream) {
+    if (attempt > 1) return grpc::Status(grpc::StatusCode::ALREADY_EXISTS, kTicketUsed);
+    send_welcome(ticket, stream);
+    return grpc::Status(grpc::StatusCode::UNAVAILABLE, "gone");  // the line drops
+  });
+  std::string address;
+  auto server = serve_scripted(referee, &address);
+  Played log;
+  const Outcome got = capture([&] {
+    return run([&](const StreamInfo&) { return std::make_unique<RecordingBot>(log, 0); },
+               settings_for(address, {"tk"}, "", 5));
+  });
+  CHECK(got.code == kExitFailed);
+  CHECK(referee.attempts == 2);  // one reconnection, then no retry
+  CHECK(got.lines.size() == 1 &&
+        got.lines[0].find("ALREADY_EXISTS: ticket_used: ") != std::string::npos);
+  server->Shutdown();
+}
+
+void test_seat_taken_is_retried() {
+  ScriptedReferee referee([](int attempt, const std::string& ticket, PlayStream* stream) {
+    // Refused twice, even before this process ever had a working stream.
+    if (attempt <= 2) return grpc::Status(grpc::StatusCode::ALREADY_EXISTS, kSeatTaken);
+    return one_request_match(ticket, stream);
+  });
+  std::string address;
+  auto server = serve_scripted(referee, &address);
+  Played log;
+  const Outcome got = capture([&] {
+    return run([&](const StreamInfo&) { return std::make_unique<RecordingBot>(log, 0); },
+               settings_for(address, {"tk"}, "", 5));
+  });
+  CHECK(got.code == kExitOk);
+  CHECK(referee.attempts == 3);
+  CHECK(got.lines.empty());
+  CHECK(log.bots.size() == 1 && log.bots[0] == std::make_tuple(0, std::string("tk"), 1));
+  server->Shutdown();
+}
+
+void test_seat_taken_gives_up_after_the_reconnect_window() {
+  ScriptedReferee referee([](int, const std::string&, PlayStream*) {
+    return grpc::Status(grpc::StatusCode::ALREADY_EXISTS, kSeatTaken);
+  });
+  std::string address;
+  auto server = serve_scripted(referee, &address);
+  Played log;
+  const Outcome got = capture([&] {
+    return run([&](const StreamInfo&) { return std::make_unique<RecordingBot>(log, 0); },
+               settings_for(address, {"tk"}, "", 0.7));
+  });
+  CHECK(got.code == kExitFailed);
+  CHECK(referee.attempts >= 3);
+  // Retries 0.1 s apart, doubling: it stops when the next one would be past the window.
+  CHECK(got.seconds > 0.25 && got.seconds < 3);
+  CHECK(got.lines.size() == 1 &&
+        got.lines[0].find("ALREADY_EXISTS: seat_taken: ") != std::string::npos &&
+        got.lines[0].find("gave up after retrying") != std::string::npos);
+  server->Shutdown();
+}
+
+void test_one_bot_per_ticket() {
+  ScriptedReferee referee([](int, const std::string& ticket, PlayStream* stream) {
+    return one_request_match(ticket, stream);
+  });
+  std::string address;
+  auto server = serve_scripted(referee, &address);
+  const std::vector<std::string> tickets = {"ta", "tb", "tc"};
+  for (const std::string seed : {"", "s"}) {
+    Played log;
+    std::vector<StreamInfo> infos;
+    const Outcome got = capture([&] {
+      return run(
+          [&](const StreamInfo& info) {
+            infos.push_back(info);
+            return std::make_unique<RecordingBot>(log, static_cast<int>(infos.size()) - 1);
+          },
+          settings_for(address, tickets, seed, 5));
+    });
+    CHECK(got.code == kExitOk && got.lines.empty());
+    CHECK(infos.size() == 3);  // one factory call per ticket
+    std::sort(log.bots.begin(), log.bots.end());
+    CHECK(log.bots.size() == 3);
+    for (std::size_t i = 0; i < tickets.size() && i < infos.size() && i < log.bots.size(); ++i) {
+      // Each stream's own ticket, not the first one, when TAVOLO_SEED is unset.
+      const std::string base = seed.empty() ? tickets[i] : seed;
+      CHECK(infos[i].ticket == tickets[i] && infos[i].index == static_cast<int>(i) &&
+            infos[i].count == 3);
+      CHECK(infos[i].seed == base + "/" + std::to_string(i));
+      // Bot i played ticket i's stream, and only it.
+      CHECK(log.bots[i] == std::make_tuple(static_cast<int>(i), tickets[i], 1));
+    }
+  }
+  // A factory that needs nothing of the stream works too.
+  Played log;
+  const Outcome got = capture([&] {
+    return run(PlainBotFactory([&] { return std::make_unique<RecordingBot>(log, 7); }),
+               settings_for(address, {"ta"}, "", 5));
+  });
+  CHECK(got.code == kExitOk && log.bots.size() == 1);
+  server->Shutdown();
+}
+
+void test_one_bot_cannot_play_several_tickets() {
+  ScriptedReferee referee([](int, const std::string& ticket, PlayStream* stream) {
+    return one_request_match(ticket, stream);
+  });
+  std::string address;
+  auto server = serve_scripted(referee, &address);
+  Played log;
+  RecordingBot bot(log, 0);
+  const Outcome got = capture([&] { return run(bot, settings_for(address, {"ta", "tb"}, "", 5)); });
+  CHECK(got.code == kExitUsage);
+  CHECK(referee.attempts == 0);  // nothing played
+  CHECK(got.lines.size() == 1 && got.lines[0].find("bot factory") != std::string::npos);
+  // One ticket is fine.
+  const Outcome one = capture([&] { return run(bot, settings_for(address, {"ta"}, "", 5)); });
+  CHECK(one.code == kExitOk && referee.attempts == 1);
+  server->Shutdown();
+}
+
+void test_seeds() {
+  setenv("TAVOLO_REFEREE", "127.0.0.1:1", 1);
+  setenv("TAVOLO_TICKET", "ta,tb", 1);
+  unsetenv("TAVOLO_SEED");
+  CHECK(settings_from_env().seed.empty());
+  setenv("TAVOLO_SEED", " my seed ", 1);
+  CHECK(settings_from_env().seed == " my seed ");  // as given
+  unsetenv("TAVOLO_SEED");
+  unsetenv("TAVOLO_REFEREE");
+  unsetenv("TAVOLO_TICKET");
+
+  CHECK(stream_seed("", "ta", 0, 1) == "ta");
+  CHECK(stream_seed("", "tb", 1, 2) == "tb/1");
+  CHECK(stream_seed("s", "ta", 0, 1) == "s");
+  CHECK(stream_seed("s", "ta", 0, 2) == "s/0");
+  CHECK(stream_seed("s", "tb", 1, 2) == "s/1");
+  StreamInfo info;
+  info.ticket = "tb";
+  info.index = 1;
+  info.count = 2;
+  info.seed = "s/1";
+  CHECK(info.game_seed(3) == "s/1/game/3");
+  CHECK(game_seed("tk", 0) == "tk/game/0");
+  CHECK(seed_number("") == 14695981039346656037ull);  // FNV-1a
+  CHECK(seed_number("a") == 0xaf63dc4c8601ec8cull);
+  CHECK(seed_number("s/1/game/3") != seed_number("s/1/game/4"));
+}
+
 }  // namespace
 
 int main() {
@@ -315,6 +645,15 @@ int main() {
       {"referee addresses: host:port or unix:/path", test_referee_addresses},
       {"run over a Unix-domain socket", test_run_over_unix_socket},
       {"run over TCP", test_run_over_tcp},
+      {"ticket_used, wrong_socket, process_gone, unknown_ticket: no retry",
+       test_ticket_refusals_end_the_stream_at_once},
+      {"ticket_used after a drop: no retry", test_ticket_used_after_a_drop_ends_the_stream},
+      {"seat_taken is retried", test_seat_taken_is_retried},
+      {"seat_taken gives up after the reconnect window",
+       test_seat_taken_gives_up_after_the_reconnect_window},
+      {"one bot per ticket", test_one_bot_per_ticket},
+      {"run(Bot&) refuses several tickets", test_one_bot_cannot_play_several_tickets},
+      {"seeds: settings, streams, games", test_seeds},
   };
   for (const auto& [name, test] : tests) {
     const int before = failures;

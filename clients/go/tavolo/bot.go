@@ -40,13 +40,28 @@ type StreamInfo struct {
 	Ticket string
 	// Index is the ticket's position in TAVOLO_TICKET, from 0; Count how many there are.
 	Index, Count int
-	// Seed is the text to seed any randomness with: TAVOLO_SEED (the ticket if unset),
-	// with "/<Index>" appended when the process plays several tickets.
+	// Seed is the text to seed any randomness with: TAVOLO_SEED, or this stream's own
+	// Ticket when it is unset (or empty), with "/<Index>" appended when the process plays
+	// several tickets.
 	Seed string
 }
 
 // Rand is a random source seeded from info.Seed: the same seed, the same numbers.
 func (info StreamInfo) Rand() *rand.Rand { return NewRand(info.Seed) }
+
+// GameSeed is the seed text of game n (GameStarted.Game) of this stream: "<Seed>/game/<n>".
+// Seeding each game afresh from it (NewRand(info.GameSeed(n))) makes a game play the same
+// way whether the match ran from its start or was resumed at that game by a new process.
+func (info StreamInfo) GameSeed(game uint32) string { return GameSeed(info.Seed, game) }
+
+// GameRand is a random source for game n of this stream: NewRand(info.GameSeed(n)).
+func (info StreamInfo) GameRand(game uint32) *rand.Rand { return NewRand(info.GameSeed(game)) }
+
+// GameSeed is the seed text of game n of a stream whose seed text is streamSeed:
+// "<streamSeed>/game/<n>", as the Python SDK's built-in random bot uses it.
+func GameSeed(streamSeed string, game uint32) string {
+	return streamSeed + "/game/" + strconv.FormatUint(uint64(game), 10)
+}
 
 // NewBot makes the Bot for one ticket.
 type NewBot func(info StreamInfo) Bot
@@ -57,6 +72,8 @@ func NewRand(seed string) *rand.Rand {
 	return rand.New(rand.NewPCG(binary.LittleEndian.Uint64(sum[:8]), binary.LittleEndian.Uint64(sum[8:16])))
 }
 
+// streamSeed is the seed text of stream index of count: seed (TAVOLO_SEED), or the
+// stream's own ticket when seed is "", then "/<index>" when there are several streams.
 func streamSeed(seed, ticket string, index, count int) string {
 	if seed == "" {
 		seed = ticket

@@ -14,8 +14,10 @@
 // TAVOLO_RECONNECT_SECONDS. It opens RefereeService.Play,
 // sends the Hello, passes events to the optional EventHandler and MatchOverHandler hooks,
 // answers each DecisionRequest with the id Choose returns, reconnects a broken stream with
-// the same ticket, and exits 0 after MatchOver, 1 when a stream fails (one line on stderr),
-// 2 when a setting is missing.
+// the same ticket (and retries ALREADY_EXISTS "seat_taken"; every other refusal, such as
+// "ticket_used", "wrong_socket", "process_gone" or "unknown_ticket", ends the stream at
+// once), and exits 0 after MatchOver, 1 when a stream fails (one line on stderr), 2 when a
+// setting is missing. StreamInfo.Seed and StreamInfo.GameSeed give the seed texts.
 //
 // Cards are text, rank then suit ("3D", "QB", "AS"): see Ranks, Suits, Strength, Points,
 // Beats and WinningCard. The protocol messages are the generated types of

@@ -46,7 +46,7 @@ type Config struct {
 	Referee   string        // host:port, or unix:/path of a Unix-domain socket (TAVOLO_REFEREE)
 	Tickets   []string      // one stream each (TAVOLO_TICKET, comma-separated)
 	TLSCAFile string        // PEM root certificate: use TLS (TAVOLO_TLS_CA); "" for plaintext
-	Seed      string        // TAVOLO_SEED; "" means each ticket
+	Seed      string        // TAVOLO_SEED as given ("" when unset: each stream seeds from its own ticket)
 	Reconnect time.Duration // how long to retry a broken stream (TAVOLO_RECONNECT_SECONDS)
 	Stderr    io.Writer     // where the one-line reports go (os.Stderr if nil)
 	Name      string        // prefix of those lines (the program's name if "")
@@ -256,12 +256,48 @@ func transient(code codes.Code) bool {
 	return false
 }
 
+// retryable tells whether a stream that ended with st is opened again (within
+// TAVOLO_RECONNECT_SECONDS): a broken connection, or ALREADY_EXISTS "seat_taken: ..."
+// (another connection holds the seat, e.g. the referee has not yet noticed a drop).
+// Every other refusal ends the stream at once: "ticket_used: ..." (the match of this
+// ticket is over), PERMISSION_DENIED "wrong_socket: ..." or "process_gone: ...",
+// UNAUTHENTICATED "unknown_ticket: ...", and the rest.
+func retryable(st *status.Status) bool {
+	if st.Code() == codes.AlreadyExists {
+		return reasonOf(st.Message()) == "seat_taken"
+	}
+	return transient(st.Code())
+}
+
+// reasonOf is the reason word the referee's status details start with ("ticket_used").
+func reasonOf(details string) string {
+	reason, _, _ := strings.Cut(details, ":")
+	return strings.TrimSpace(reason)
+}
+
+// hints say, by reason word (or else by status code), what a refusal means.
+var reasonHints = map[string]string{
+	"ticket_used":    "the match of this ticket is over",
+	"seat_taken":     "another connection is playing this ticket",
+	"wrong_socket":   "this ticket works only on the socket the referee made for its bot",
+	"process_gone":   "the bot process this ticket was made for has ended",
+	"unknown_ticket": "the referee does not know this ticket",
+}
+
 var hints = map[codes.Code]string{
 	codes.Unauthenticated:    "the referee does not know this ticket",
+	codes.PermissionDenied:   "the referee does not accept this ticket here",
 	codes.AlreadyExists:      "another connection is playing this ticket, or its match is over",
 	codes.InvalidArgument:    "the referee refused a message of this bot",
 	codes.FailedPrecondition: "the referee cannot play this ticket now",
 	codes.ResourceExhausted:  "the referee is over a limit",
+}
+
+func hintFor(st *status.Status) string {
+	if hint, ok := reasonHints[reasonOf(st.Message())]; ok {
+		return hint
+	}
+	return hints[st.Code()]
 }
 
 func (s *stream) run(ctx context.Context, info StreamInfo, newBot NewBot) (code int) {
@@ -295,11 +331,9 @@ func (s *stream) run(ctx context.Context, info StreamInfo, newBot NewBot) (code 
 			return ExitFailed
 		}
 		st := status.Convert(err)
-		// Right after a break the referee may still hold this ticket's old stream.
-		inUse := st.Code() == codes.AlreadyExists && everEstablished && strings.HasPrefix(st.Message(), "seat_taken")
-		if !transient(st.Code()) && !inUse {
+		if !retryable(st) {
 			line := fmt.Sprintf("the referee at %s ended the stream: %s: %s", s.referee, codeName(st.Code()), st.Message())
-			if hint := hints[st.Code()]; hint != "" {
+			if hint := hintFor(st); hint != "" {
 				line += " (" + hint + ")"
 			}
 			s.say(line)
@@ -312,7 +346,10 @@ func (s *stream) run(ctx context.Context, info StreamInfo, newBot NewBot) (code 
 		}
 		if now.Add(delay).After(giveUpAt) {
 			what := "cannot reach the referee"
-			if everEstablished {
+			switch {
+			case st.Code() == codes.AlreadyExists:
+				what = "another connection kept the seat of this ticket"
+			case everEstablished:
 				what = "lost the referee"
 			}
 			s.say(fmt.Sprintf("%s at %s (%s: %s); gave up after retrying for %v (TAVOLO_RECONNECT_SECONDS)",

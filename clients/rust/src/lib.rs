@@ -21,6 +21,8 @@
 //! ```
 
 pub mod cards;
+#[cfg(test)]
+mod fake_referee;
 mod runner;
 #[cfg(feature = "tls")]
 mod tls;
@@ -37,7 +39,7 @@ pub use pb::event::Event;
 pub use pb::{Action, ActionKind, Observation, Signal};
 pub use runner::{
     ConfigError, EXIT_FAILED, EXIT_OK, EXIT_USAGE, PROTOCOL_VERSION, RefereeAddress, Settings,
-    StreamInfo, run, run_with,
+    StreamInfo, game_seed, run, run_with, stream_seed,
 };
 pub use turn::{TrickCard, Turn, card_of, is_play};
 

@@ -85,7 +85,8 @@ pub struct Settings {
     pub referee: String,
     /// One stream per ticket.
     pub tickets: Vec<String>,
-    /// `TAVOLO_SEED`, or the first ticket when unset.
+    /// `TAVOLO_SEED` as given; empty when unset (then each stream seeds from its own
+    /// ticket: see [`StreamInfo::seed`]).
     pub seed: String,
     /// PEM root certificate; None for plaintext.
     pub tls_ca: Option<Vec<u8>>,
@@ -121,7 +122,7 @@ impl Settings {
                 "no ticket: set TAVOLO_TICKET (several tickets: comma-separated)".into(),
             ));
         }
-        let seed = get("TAVOLO_SEED").unwrap_or_else(|| tickets[0].clone());
+        let seed = get("TAVOLO_SEED").unwrap_or_default();
         let ca_path = var("TAVOLO_TLS_CA");
         let tls_ca = if ca_path.is_empty() {
             None
@@ -160,18 +161,48 @@ pub struct StreamInfo {
     /// From 0, in `TAVOLO_TICKET` order.
     pub index: usize,
     pub count: usize,
-    /// Seed text for this bot's randomness: `TAVOLO_SEED` (default: the first ticket), with
-    /// `/<index>` appended when the process plays several tickets.
+    /// Seed text for this bot's randomness: `TAVOLO_SEED`, or this stream's own ticket
+    /// when it is unset (or empty), with `/<index>` appended when the process plays several
+    /// tickets. See [`stream_seed`].
     pub seed: String,
+}
+
+impl StreamInfo {
+    /// The seed text of game `game` (`GameStarted::game`) of this stream:
+    /// `<seed>/game/<game>`. Seeding each game afresh from it makes a game play the same
+    /// way whether the match ran from its start or was resumed at that game.
+    pub fn game_seed(&self, game: u32) -> String {
+        game_seed(&self.seed, game)
+    }
+}
+
+/// The seed text of stream `index` of `count`: `seed` (`TAVOLO_SEED`), or the stream's own
+/// `ticket` when `seed` is empty, then `/<index>` when there are several streams.
+pub fn stream_seed(seed: &str, ticket: &str, index: usize, count: usize) -> String {
+    let base = if seed.is_empty() { ticket } else { seed };
+    if count > 1 {
+        format!("{base}/{index}")
+    } else {
+        base.to_string()
+    }
+}
+
+/// The seed text of game `game` of a stream whose seed text is `stream_seed`:
+/// `<stream_seed>/game/<game>`, as the Python SDK's built-in random bot uses it.
+pub fn game_seed(stream_seed: &str, game: u32) -> String {
+    format!("{stream_seed}/game/{game}")
 }
 
 /// One line on stderr; whitespace (newlines in gRPC details) folded to single spaces.
 fn say(line: &str) {
     let line = line.split_whitespace().collect::<Vec<_>>().join(" ");
+    #[cfg(test)]
+    tests::SAID.with(|said| said.borrow_mut().push(line.clone()));
     eprintln!("tavolo_bot: {line}");
 }
 
-/// Plays every ticket of `TAVOLO_TICKET`, each with a bot from `make`; the exit code:
+/// Plays every ticket of `TAVOLO_TICKET`, each with its own bot: `make` is called once
+/// per ticket, with that stream's [`StreamInfo`]. The exit code:
 /// 0 when every stream ended after `MatchOver`, 1 when one failed, 2 for bad settings.
 pub fn run<B: Bot>(make: impl FnMut(&StreamInfo) -> B) -> ExitCode {
     match Settings::from_env() {
@@ -207,16 +238,11 @@ pub fn run_with<B: Bot>(settings: Settings, mut make: impl FnMut(&StreamInfo) ->
     let count = settings.tickets.len();
     let mut streams = Vec::with_capacity(count);
     for (index, ticket) in settings.tickets.iter().enumerate() {
-        let seed = if count > 1 {
-            format!("{}/{index}", settings.seed)
-        } else {
-            settings.seed.clone()
-        };
         let info = StreamInfo {
             ticket: ticket.clone(),
             index,
             count,
-            seed,
+            seed: stream_seed(&settings.seed, ticket, index, count),
         };
         let label = if count > 1 {
             format!("ticket {}/{count}: ", index + 1)
@@ -308,11 +334,43 @@ fn transient(code: Code) -> bool {
     )
 }
 
+/// The reason word the referee's status details start with (`ticket_used: ...`).
+fn reason_of(details: &str) -> &str {
+    details.split(':').next().unwrap_or("").trim()
+}
+
+/// Whether a stream that ended with `status` is opened again (within
+/// `TAVOLO_RECONNECT_SECONDS`): a broken connection, or `ALREADY_EXISTS` `seat_taken: ...`
+/// (another connection holds the seat, e.g. the referee has not yet noticed a drop). Every
+/// other refusal ends the stream at once: `ticket_used` (the match of this ticket is over),
+/// `PERMISSION_DENIED` `wrong_socket` or `process_gone`, `UNAUTHENTICATED`
+/// `unknown_ticket`, and the rest.
+fn retryable(status: &Status) -> bool {
+    let code = status.code();
+    if code == Code::AlreadyExists {
+        return reason_of(status.message()) == "seat_taken";
+    }
+    // A broken connection shows as UNKNOWN from tonic itself (with the transport error as
+    // source), unlike an UNKNOWN sent by the referee.
+    let broken = code == Code::Unknown && std::error::Error::source(status).is_some();
+    transient(code) || broken
+}
+
 fn hint(code: Code, message: &str) -> &'static str {
+    match reason_of(message) {
+        "ticket_used" => return " (the match of this ticket is over)",
+        "seat_taken" => return " (another connection is playing this ticket)",
+        "wrong_socket" => {
+            return " (this ticket works only on the socket the referee made for its bot)";
+        }
+        "process_gone" => return " (the bot process this ticket was made for has ended)",
+        "unknown_ticket" => return " (the referee does not know this ticket)",
+        _ => {}
+    }
     match code {
         Code::Unauthenticated => " (the referee does not know this ticket)",
-        Code::AlreadyExists if message.starts_with("ticket_used") => " (its match is over)",
-        Code::AlreadyExists => " (another connection is playing this ticket)",
+        Code::PermissionDenied => " (the referee does not accept this ticket here)",
+        Code::AlreadyExists => " (another connection is playing this ticket, or its match is over)",
         Code::InvalidArgument => " (the referee refused a message of this bot)",
         Code::FailedPrecondition => " (the referee cannot play this ticket now)",
         Code::ResourceExhausted => " (the referee is over a limit)",
@@ -383,16 +441,8 @@ impl<B: Bot> Stream<B> {
                 Err(_) if self.match_over => return EXIT_OK, // how it ended no longer matters
                 Err(status) => {
                     let code = status.code();
-                    // Right after a break the referee may still hold this ticket's old stream.
-                    let in_use = code == Code::AlreadyExists
-                        && ever_established
-                        && !status.message().starts_with("ticket_used");
                     let text = format!("{}: {}", code_name(code), status.message());
-                    // A broken connection shows as UNKNOWN from tonic itself (with the
-                    // transport error as source), unlike an UNKNOWN sent by the referee.
-                    let broken =
-                        code == Code::Unknown && std::error::Error::source(&status).is_some();
-                    if !transient(code) && !in_use && !broken {
+                    if !retryable(&status) {
                         self.say(&format!(
                             "the referee at {} ended the stream: {text}{}",
                             self.referee,
@@ -410,7 +460,9 @@ impl<B: Bot> Stream<B> {
                 delay = FIRST_DELAY;
             }
             if now + delay > give_up_at.unwrap_or(now) {
-                let what = if ever_established {
+                let what = if outcome.starts_with("ALREADY_EXISTS") {
+                    "another connection kept the seat of this ticket"
+                } else if ever_established {
                     "lost the referee"
                 } else {
                     "cannot reach the referee"
@@ -517,6 +569,232 @@ impl<B: Bot> Stream<B> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fake_referee::{self, Step};
+    use std::cell::RefCell;
+    use std::sync::{Arc, Mutex};
+
+    thread_local! {
+        /// What `say` printed on this thread (the runtime of `run_with` runs on the
+        /// caller's thread, so a test sees its own lines only).
+        pub(super) static SAID: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
+    }
+
+    fn take_said() -> Vec<String> {
+        SAID.with(|said| std::mem::take(&mut *said.borrow_mut()))
+    }
+
+    /// (a bot's serial number, the match id of its Welcome, how often it chose).
+    type Played = Arc<Mutex<Vec<(usize, String, usize)>>>;
+
+    /// A bot that plays the first legal action and logs what it played at MatchOver.
+    struct Recorder {
+        serial: usize,
+        welcome: String,
+        chosen: usize,
+        log: Played,
+    }
+
+    impl Bot for Recorder {
+        fn choose(&mut self, turn: &Turn<'_>) -> u32 {
+            self.chosen += 1;
+            turn.legal()[0].id
+        }
+        fn on_event(&mut self, event: &Event) {
+            if let Event::Welcome(w) = event {
+                self.welcome = w.match_id.clone();
+            }
+        }
+        fn on_match_over(&mut self) {
+            let entry = (self.serial, self.welcome.clone(), self.chosen);
+            self.log.lock().unwrap().push(entry);
+        }
+    }
+
+    fn recorder(log: &Played, serial: usize) -> Recorder {
+        Recorder {
+            serial,
+            welcome: String::new(),
+            chosen: 0,
+            log: log.clone(),
+        }
+    }
+
+    fn settings_for(referee: &str, tickets: &[&str], seed: &str, reconnect: f64) -> Settings {
+        Settings {
+            referee: referee.to_string(),
+            tickets: tickets.iter().map(|t| t.to_string()).collect(),
+            seed: seed.to_string(),
+            tls_ca: None,
+            reconnect: Duration::from_secs_f64(reconnect),
+        }
+    }
+
+    const TICKET_USED: &str = "ticket_used: this ticket has been used and its seat is closed";
+    const SEAT_TAKEN: &str = "seat_taken: a connection for this seat is already open";
+
+    #[test]
+    fn ticket_refusals_end_the_stream_at_once() {
+        for (code, details) in [
+            (Code::AlreadyExists, TICKET_USED),
+            (
+                Code::PermissionDenied,
+                "wrong_socket: this ticket works only on its own slot's socket",
+            ),
+            (
+                Code::PermissionDenied,
+                "process_gone: the bot process this ticket was made for has ended",
+            ),
+            (Code::Unauthenticated, "unknown_ticket: unknown ticket"),
+        ] {
+            let fake = fake_referee::serve(move |_, _| vec![Step::End(code, details.into())]);
+            let log = Played::default();
+            take_said();
+            let started = std::time::Instant::now();
+            let settings = settings_for(&fake.address, &["tk"], "", 5.0);
+            let exit = run_with(settings, |_| recorder(&log, 0));
+            let said = take_said();
+            assert_eq!(exit, EXIT_FAILED, "{details}");
+            assert_eq!(fake.attempts(), 1, "{details}: retried");
+            assert!(started.elapsed() < Duration::from_secs(2), "{details}");
+            let want = format!(
+                "the referee at {} ended the stream: {}: {details} (",
+                fake.address,
+                code_name(code)
+            );
+            assert!(said.len() == 1 && said[0].starts_with(&want), "{said:?}");
+        }
+    }
+
+    #[test]
+    fn ticket_used_after_a_drop_ends_the_stream() {
+        let fake = fake_referee::serve(|n, ticket| {
+            if n == 1 {
+                vec![
+                    fake_referee::welcome(ticket),
+                    Step::End(Code::Unavailable, "gone".into()),
+                ]
+            } else {
+                vec![Step::End(Code::AlreadyExists, TICKET_USED.into())]
+            }
+        });
+        let log = Played::default();
+        take_said();
+        let exit = run_with(settings_for(&fake.address, &["tk"], "", 5.0), |_| {
+            recorder(&log, 0)
+        });
+        let said = take_said();
+        assert_eq!(exit, EXIT_FAILED);
+        assert_eq!(fake.attempts(), 2, "one reconnection, then no retry");
+        assert!(
+            said.len() == 1 && said[0].contains("ALREADY_EXISTS: ticket_used: "),
+            "{said:?}"
+        );
+    }
+
+    #[test]
+    fn seat_taken_is_retried() {
+        let fake = fake_referee::serve(|n, ticket| {
+            if n <= 2 {
+                // Even before this process ever had a working stream.
+                vec![Step::End(Code::AlreadyExists, SEAT_TAKEN.into())]
+            } else {
+                fake_referee::one_request_match(ticket)
+            }
+        });
+        let log = Played::default();
+        take_said();
+        let exit = run_with(settings_for(&fake.address, &["tk"], "", 5.0), |_| {
+            recorder(&log, 0)
+        });
+        assert_eq!(take_said(), Vec::<String>::new());
+        assert_eq!(exit, EXIT_OK);
+        assert_eq!(fake.attempts(), 3);
+        assert_eq!(*log.lock().unwrap(), [(0, "tk".to_string(), 1)]);
+    }
+
+    #[test]
+    fn seat_taken_gives_up_after_the_reconnect_window() {
+        let fake =
+            fake_referee::serve(|_, _| vec![Step::End(Code::AlreadyExists, SEAT_TAKEN.into())]);
+        let log = Played::default();
+        take_said();
+        let started = std::time::Instant::now();
+        let exit = run_with(settings_for(&fake.address, &["tk"], "", 0.7), |_| {
+            recorder(&log, 0)
+        });
+        let elapsed = started.elapsed();
+        let said = take_said();
+        assert_eq!(exit, EXIT_FAILED);
+        assert!(fake.attempts() >= 3, "{} attempts", fake.attempts());
+        // Retries 0.1 s apart, doubling: it stops when the next one would be past the window.
+        assert!(
+            elapsed > Duration::from_millis(250) && elapsed < Duration::from_secs(3),
+            "{elapsed:?}"
+        );
+        assert!(
+            said.len() == 1
+                && said[0].contains("ALREADY_EXISTS: seat_taken: ")
+                && said[0].contains("gave up after retrying"),
+            "{said:?}"
+        );
+    }
+
+    #[test]
+    fn one_bot_per_ticket() {
+        let fake = fake_referee::serve(|_, ticket| fake_referee::one_request_match(ticket));
+        let tickets = ["ta", "tb", "tc"];
+        for seed in ["", "s"] {
+            let log = Played::default();
+            let mut infos = Vec::new();
+            take_said();
+            let exit = run_with(settings_for(&fake.address, &tickets, seed, 5.0), |info| {
+                infos.push(info.clone());
+                recorder(&log, infos.len() - 1)
+            });
+            assert_eq!(take_said(), Vec::<String>::new());
+            assert_eq!(exit, EXIT_OK);
+            assert_eq!(infos.len(), 3, "one factory call per ticket");
+            let mut played = log.lock().unwrap().clone();
+            played.sort();
+            for (i, ticket) in tickets.iter().enumerate() {
+                // Each stream's own ticket, not the first one, when TAVOLO_SEED is unset.
+                let base = if seed.is_empty() { *ticket } else { seed };
+                assert_eq!(infos[i].ticket, *ticket);
+                assert_eq!((infos[i].index, infos[i].count), (i, 3));
+                assert_eq!(infos[i].seed, format!("{base}/{i}"));
+                // Bot i played ticket i's stream, and only it.
+                assert_eq!(played[i], (i, ticket.to_string(), 1), "seed {seed:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn seed_settings() {
+        let base = [("TAVOLO_REFEREE", "h:1"), ("TAVOLO_TICKET", "ta,tb")];
+        let unset = Settings::from_lookup(lookup(&base)).unwrap();
+        assert_eq!(unset.seed, "");
+        let mut vars = base.to_vec();
+        vars.push(("TAVOLO_SEED", " my seed "));
+        let set = Settings::from_lookup(lookup(&vars)).unwrap();
+        assert_eq!(set.seed, " my seed ", "TAVOLO_SEED as given");
+    }
+
+    #[test]
+    fn stream_and_game_seeds() {
+        assert_eq!(stream_seed("", "ta", 0, 1), "ta");
+        assert_eq!(stream_seed("", "tb", 1, 2), "tb/1");
+        assert_eq!(stream_seed("s", "ta", 0, 1), "s");
+        assert_eq!(stream_seed("s", "ta", 0, 2), "s/0");
+        assert_eq!(stream_seed("s", "tb", 1, 2), "s/1");
+        let info = StreamInfo {
+            ticket: "tb".into(),
+            index: 1,
+            count: 2,
+            seed: "s/1".into(),
+        };
+        assert_eq!(info.game_seed(3), "s/1/game/3");
+        assert_eq!(game_seed("tk", 0), "tk/game/0");
+    }
 
     fn lookup(vars: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
         let vars: Vec<(String, String)> = vars
@@ -534,7 +812,7 @@ mod tests {
         ]))
         .unwrap();
         assert_eq!(s.tickets, ["a", "b"]);
-        assert_eq!(s.seed, "a");
+        assert_eq!(s.seed, ""); // TAVOLO_SEED unset
         assert_eq!(s.reconnect, DEFAULT_RECONNECT);
         assert!(Settings::from_lookup(lookup(&[("TAVOLO_TICKET", "a")])).is_err());
         assert!(Settings::from_lookup(lookup(&[("TAVOLO_REFEREE", "h:1")])).is_err());

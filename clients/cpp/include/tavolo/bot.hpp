@@ -6,6 +6,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tavolo/turn.hpp"
@@ -38,7 +39,32 @@ struct Settings {
   std::vector<std::string> tickets;  // one stream each
   std::string tls_ca_pem;            // PEM root certificate; empty means plaintext
   double reconnect_seconds = 10.0;   // how long to keep reconnecting after the stream breaks
+  std::string seed;                  // TAVOLO_SEED as given; empty when unset
 };
+
+// What a new bot learns about the stream (the ticket) it will play.
+struct StreamInfo {
+  std::string ticket;  // the secret of this player slot: do not print it
+  int index = 0;       // the ticket's position in TAVOLO_TICKET, from 0
+  int count = 1;       // how many tickets the process plays
+  // Seed text for this bot's randomness: TAVOLO_SEED, or this stream's own ticket when it
+  // is unset (or empty), with "/<index>" appended when the process plays several tickets.
+  std::string seed;
+  // The seed text of game `game` (GameStarted.game) of this stream: "<seed>/game/<game>".
+  // Seeding each game afresh from it makes a game play the same way whether the match ran
+  // from its start or was resumed at that game by a new process.
+  std::string game_seed(std::uint32_t game) const;
+};
+
+// The seed text of stream `index` of `count`: `seed` (TAVOLO_SEED), or the stream's own
+// `ticket` when `seed` is empty, then "/<index>" when there are several streams.
+std::string stream_seed(const std::string& seed, const std::string& ticket, int index, int count);
+// The seed text of game `game` of a stream whose seed text is `stream_seed`:
+// "<stream_seed>/game/<game>", as the Python SDK's built-in random bot uses it.
+std::string game_seed(const std::string& stream_seed, std::uint32_t game);
+// A 64-bit number from a seed text (FNV-1a), e.g. for std::mt19937_64: the same text, the
+// same number on every platform.
+std::uint64_t seed_number(std::string_view text);
 
 // Missing or malformed settings.
 class ConfigError : public std::runtime_error {
@@ -47,21 +73,27 @@ class ConfigError : public std::runtime_error {
 };
 
 // Settings from TAVOLO_REFEREE (host:port, or unix:/path or unix:///path), TAVOLO_TICKET
-// (comma-separated), TAVOLO_TLS_CA and TAVOLO_RECONNECT_SECONDS; throws ConfigError.
+// (comma-separated), TAVOLO_TLS_CA, TAVOLO_RECONNECT_SECONDS and TAVOLO_SEED; throws
+// ConfigError.
 Settings settings_from_env();
 
-// A 64-bit seed from TAVOLO_SEED (FNV-1a of its text), or `fallback` when it is unset.
-std::uint64_t seed_from_env(std::uint64_t fallback = 0);
+// Makes the bot of one stream. run() calls it once per ticket, before any stream starts:
+// each stream has a bot of its own, used only from that stream's thread.
+using BotFactory = std::function<std::unique_ptr<Bot>(const StreamInfo& stream)>;
+// The same, for bots that need nothing of the stream.
+using PlainBotFactory = std::function<std::unique_ptr<Bot>()>;
 
-// Play every ticket with this one bot; the process exit code (kExitOk/kExitFailed/kExitUsage).
-// With several tickets each stream runs on its own thread and the calls to the bot are
-// serialised (Turn::stream_index() tells the tickets apart).
-int run(Bot& bot);
-int run(Bot& bot, const Settings& settings);
-
-// One fresh bot per ticket, for bots that keep per-match state.
-using BotFactory = std::function<std::unique_ptr<Bot>()>;
+// Play every ticket, each with its own bot from `make_bot`, each on its own thread; the
+// process exit code (kExitOk/kExitFailed/kExitUsage). Settings from the environment, or
+// given.
 int run(const BotFactory& make_bot);
 int run(const BotFactory& make_bot, const Settings& settings);
+int run(const PlainBotFactory& make_bot);
+int run(const PlainBotFactory& make_bot, const Settings& settings);
+
+// Play a single ticket with this bot. With several tickets in TAVOLO_TICKET it plays
+// nothing: one line on stderr, and kExitUsage (give run() a factory instead).
+int run(Bot& bot);
+int run(Bot& bot, const Settings& settings);
 
 }  // namespace tavolo
