@@ -31,8 +31,7 @@ import grpc
 import grpc.aio
 
 from referee.bot_process import BotProcess, start_bot
-from referee.engine.actions import CALL_OUT, END_DECLARATIONS, NUM_PLAY_ACTIONS, is_declaration
-from referee.engine.calabresella import CALL_BASE, DISCARD_BASE, GIVE_BASE, SPLIT_BASE
+from referee.engine.actions import NUM_PLAY_ACTIONS
 from referee.engine.calabresella_auction import BID_PASS
 from referee.engine.families import AnyGame, new_game
 from referee.engine.rules import Rules, RulesError, preset
@@ -47,10 +46,8 @@ GAMES = (
     "tressette-a-due", "calabresella",
 )  # fmt: skip
 """Every game a bot may be seated at: each kind of action is asked in each."""
-KINDS = ("lead", "follow", "declare", "end-declarations", "call-out")
-"""Kinds of decision asked: leading a trick, following, and the three other action kinds."""
-CALABRESELLA_KINDS = ("bid", "call", "give", "discard", "split", "lead", "follow")
-"""Calabresella's kinds: the auction and the steps of its contracts, then play."""
+PLAY_KINDS = ("lead", "follow")
+"""A play is asked twice: leading a trick, and following."""
 _CONTRACT_FOR = {"call": 1, "give": 1, "discard": 2, "split": 5, "lead": 3, "follow": 3}
 """The contract (bid - BID_PASS) whose steps reach each kind soonest."""
 REFUSAL_REASON = "conformance_refusal"
@@ -83,37 +80,20 @@ class Position:
     """Calabresella: the monte's cards, which name the cards of split actions."""
 
 
-_RANGES = {
-    "bid": (BID_PASS, BID_PASS + 6),
-    "call": (CALL_BASE, CALL_BASE + 40),
-    "give": (GIVE_BASE, GIVE_BASE + 40),
-    "discard": (DISCARD_BASE, DISCARD_BASE + 40),
-    "split": (SPLIT_BASE, SPLIT_BASE + 16),
-}
-
-
 def _kind_present(kind: str, state: AnyGame, legal: tuple[int, ...]) -> bool:
-    if kind in _RANGES:
-        low, high = _RANGES[kind]
-        return any(low <= a < high for a in legal)
-    if kind == "declare":
-        return any(is_declaration(a) for a in legal)
-    if kind == "end-declarations":
-        return END_DECLARATIONS in legal
-    if kind == "call-out":
-        return CALL_OUT in legal
-    plays = any(a < NUM_PLAY_ACTIONS for a in legal)
-    leading = not state.observation(state.current_player() or 0).trick
-    return plays and leading == (kind == "lead")
+    codec = state.rules.family.codec
+    if kind in PLAY_KINDS:
+        plays = any(codec.decode(a).kind == "play" for a in legal)
+        leading = not state.observation(state.current_player() or 0).trick
+        return plays and leading == (kind == "lead")
+    return any(codec.decode(a).kind == kind for a in legal)
 
 
 def kinds_of(game: str) -> tuple[str, ...]:
     """The kinds of decision ``game`` can ask: no declarations when its rules have none, no
     call-out where the rules refuse the knob (ciapanò)."""
     rules = preset(game)
-    if rules.game == "calabresella":
-        return CALABRESELLA_KINDS
-    kinds = list(KINDS)
+    kinds = [k for kind in rules.family.kinds for k in (PLAY_KINDS if kind == "play" else (kind,))]
     if not rules.declarations:
         kinds = [k for k in kinds if k not in ("declare", "end-declarations")]
     try:
@@ -333,7 +313,9 @@ class Session:
         request.request_id = request_id
         request.deadline_ms = deadline
         request.observation.CopyFrom(position.observation)
-        request.legal_actions.extend(legal_messages(position.legal, position.monte))
+        request.legal_actions.extend(
+            legal_messages(position.rules.family.codec, position.legal, position.monte)
+        )
         request.attempts_left = attempts
         started = time.monotonic()
         await context.write(response.SerializeToString())

@@ -716,7 +716,9 @@ class Match:
             quattro_points=self.rules.quattro_points,
             totals=state.totals,
         )
-        request.legal_actions.extend(legal_messages(legal, monte_of(state.deal)))
+        request.legal_actions.extend(
+            legal_messages(self.rules.family.codec, legal, monte_of(state.deal))
+        )
         request.attempts_left = attempts
         # The round trip is timed from the send, as a bare echo stream would be.
         started = time.monotonic()

@@ -11,26 +11,15 @@ import functools
 from collections.abc import Sequence
 from typing import Any
 
-from referee.engine.actions import (
-    CALL_OUT,
-    END_DECLARATIONS,
-    NUM_PLAY_ACTIONS,
-    SIGNAL_NAMES,
-    Action,
-    action_name,
-    is_declaration,
+from referee.engine.action_codec import (
+    CALABRESELLA_CODEC,
+    TRESSETTE_CODEC,
+    ActionCodec,
 )
-from referee.engine.calabresella import (
-    CALL_BASE,
-    DISCARD_BASE,
-    GIVE_BASE,
-    SPLIT_BASE,
-    CalabresellaObservation,
-)
+from referee.engine.actions import SIGNAL_NAMES, Action
+from referee.engine.calabresella import CalabresellaObservation
 from referee.engine.calabresella import Phase as CalabresellaPhase
-from referee.engine.calabresella import action_name as calabresella_action_name
-from referee.engine.calabresella_auction import BID_PASS, CONTRACT_NAMES
-from referee.engine.calabresella_game import bid_text
+from referee.engine.calabresella_auction import CONTRACT_NAMES
 from referee.engine.cards import CARD_NAMES, cards_of
 from referee.engine.declarations import DECLARATION_CARDS, DECLARATION_NAMES, declaration_points
 from referee.engine.tressette import Observation
@@ -41,48 +30,35 @@ PROTOCOL_VERSION = 1
 _SIGNALS = {name: i for i, name in enumerate(SIGNAL_NAMES) if name}
 
 
+_KINDS = {
+    "play": pb.ACTION_KIND_PLAY,
+    "declare": pb.ACTION_KIND_DECLARE,
+    "end-declarations": pb.ACTION_KIND_END_DECLARATIONS,
+    "call-out": pb.ACTION_KIND_CALL_OUT,
+    "bid": pb.ACTION_KIND_BID,
+    "call": pb.ACTION_KIND_CALL,
+    "give": pb.ACTION_KIND_GIVE,
+    "discard": pb.ACTION_KIND_DISCARD,
+    "split": pb.ACTION_KIND_SPLIT,
+}
+"""The protocol's ``ActionKind`` of each kind of :mod:`referee.engine.action_codec`."""
+
+
 @functools.cache
-def action_message(action: Action) -> pb.Action:
-    """The protocol form of an engine action (shared: protobuf copies it into a parent)."""
-    if 0 <= action < NUM_PLAY_ACTIONS:
-        return pb.Action(
-            id=action,
-            kind=pb.ACTION_KIND_PLAY,
-            card=CARD_NAMES[action % 40],
-            signal=action // 40,  # type: ignore[arg-type]
-            text=action_name(action),
-        )
-    if is_declaration(action):
-        return pb.Action(
-            id=action,
-            kind=pb.ACTION_KIND_DECLARE,
-            declaration=DECLARATION_NAMES[action - 300],
-            text=action_name(action),
-        )
-    if action in (END_DECLARATIONS, CALL_OUT):
-        kind = (
-            pb.ACTION_KIND_END_DECLARATIONS
-            if action == END_DECLARATIONS
-            else pb.ACTION_KIND_CALL_OUT
-        )
-        return pb.Action(id=action, kind=kind, text=action_name(action))
-    return _calabresella_action(action)
-
-
-def _calabresella_action(action: Action) -> pb.Action:
-    text = calabresella_action_name(action)
-    if BID_PASS <= action < CALL_BASE:
-        return pb.Action(id=action, kind=pb.ACTION_KIND_BID, bid=bid_text(action), text=text)
-    for base, kind in (
-        (CALL_BASE, pb.ACTION_KIND_CALL),
-        (GIVE_BASE, pb.ACTION_KIND_GIVE),
-        (DISCARD_BASE, pb.ACTION_KIND_DISCARD),
-    ):
-        if base <= action < base + 40:
-            return pb.Action(id=action, kind=kind, card=CARD_NAMES[action - base], text=text)
-    if SPLIT_BASE <= action < SPLIT_BASE + 16:
-        return pb.Action(id=action, kind=pb.ACTION_KIND_SPLIT, text=text)
-    raise ValueError(f"action id {action} names no action")
+def action_message(codec: ActionCodec, action: Action) -> pb.Action:
+    """The protocol form of an action, as its family's codec takes it apart (shared:
+    protobuf copies it into a parent)."""
+    parts = codec.decode(action)
+    message = pb.Action(id=action, kind=_KINDS[parts.kind], text=codec.name(action))
+    if parts.card is not None:
+        message.card = CARD_NAMES[parts.card]
+    if parts.signal:
+        message.signal = parts.signal  # type: ignore[assignment]
+    if parts.declaration is not None:
+        message.declaration = DECLARATION_NAMES[parts.declaration]
+    if parts.bid is not None:
+        message.bid = parts.bid
+    return message
 
 
 def monte_of(deal: object) -> tuple[int, ...]:
@@ -92,16 +68,18 @@ def monte_of(deal: object) -> tuple[int, ...]:
     return tuple(cards_of(monte)) if isinstance(monte, int) else ()
 
 
-def legal_messages(actions: tuple[Action, ...], monte: Sequence[int] = ()) -> list[pb.Action]:
+def legal_messages(
+    codec: ActionCodec, actions: tuple[Action, ...], monte: Sequence[int] = ()
+) -> list[pb.Action]:
     """The protocol form of a legal-action list; ``monte`` (card ids, ascending) names the
     cards of Calabresella's split actions."""
-    out = [action_message(a) for a in actions]
-    if monte and actions and actions[0] >= SPLIT_BASE:
+    out = [action_message(codec, a) for a in actions]
+    if monte:
         for i, action in enumerate(actions):
-            if SPLIT_BASE <= action < SPLIT_BASE + 16:
+            mask = codec.decode(action).mask
+            if mask is not None:
                 split = pb.Action()
                 split.CopyFrom(out[i])
-                mask = action - SPLIT_BASE
                 split.cards.extend(CARD_NAMES[c] for j, c in enumerate(monte) if mask >> j & 1)
                 out[i] = split
     return out
@@ -118,14 +96,14 @@ def declared_message(seat: int, declaration: int, quattro_points: int) -> pb.Dec
 
 
 @functools.cache
-def _play(seat: int, action: Action) -> pb.Play:
-    return pb.Play(seat=seat, action=action_message(action))
+def _play(codec: ActionCodec, seat: int, action: Action) -> pb.Play:
+    return pb.Play(seat=seat, action=action_message(codec, action))
 
 
 @functools.lru_cache(maxsize=8192)
-def _trick(plays: tuple[tuple[int, Action], ...], winner: int) -> pb.Trick:
+def _trick(codec: ActionCodec, plays: tuple[tuple[int, Action], ...], winner: int) -> pb.Trick:
     # Every request repeats the finished tricks of the deal: build each one once.
-    return pb.Trick(plays=[_play(s, a) for s, a in plays], winner=winner)
+    return pb.Trick(plays=[_play(codec, s, a) for s, a in plays], winner=winner)
 
 
 _CALABRESELLA_PHASES = {
@@ -162,8 +140,8 @@ def fill_observation(
     out.dealer = obs.dealer
     out.phase = int(obs.phase) + 1  # type: ignore[assignment]
     out.hand.extend([CARD_NAMES[c] for c in obs.hand])
-    out.trick.extend([_play(s, a) for s, a in obs.trick])
-    out.tricks.extend([_trick(plays, winner) for plays, winner in obs.tricks])
+    out.trick.extend([_play(TRESSETTE_CODEC, s, a) for s, a in obs.trick])
+    out.tricks.extend([_trick(TRESSETTE_CODEC, plays, w) for plays, w in obs.tricks])
     out.declarations.extend([declared_message(s, d, quattro_points) for s, d in obs.declarations])
     out.captured.extend(obs.captured)
     out.totals.extend(obs.totals)
@@ -190,14 +168,14 @@ def _fill_calabresella(
     out.dealer = obs.dealer
     out.phase = _CALABRESELLA_PHASES[obs.phase]
     out.hand.extend([CARD_NAMES[c] for c in obs.hand])
-    out.trick.extend([_play(s, c) for s, c in obs.trick])
-    out.tricks.extend([_trick(plays, winner) for plays, winner in obs.tricks])
+    out.trick.extend([_play(CALABRESELLA_CODEC, s, c) for s, c in obs.trick])
+    out.tricks.extend([_trick(CALABRESELLA_CODEC, plays, w) for plays, w in obs.tricks])
     out.captured.extend(obs.captured)
     out.totals.extend(totals)
     out.players = obs.seats
     out.sides = obs.seats
     view = out.calabresella
-    view.bids.extend(pb.Bid(seat=s, bid=bid_text(b)) for s, b in obs.bids)
+    view.bids.extend(pb.Bid(seat=s, bid=CALABRESELLA_CODEC.decode(b).bid) for s, b in obs.bids)
     view.contract = CONTRACT_NAMES[obs.contract] if obs.contract is not None else ""
     view.soloist = -1 if obs.soloist is None else obs.soloist
     view.called = CARD_NAMES[obs.called] if obs.called is not None else ""

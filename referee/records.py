@@ -13,17 +13,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from referee.engine.action_codec import ActionParts
 from referee.engine.actions import (
-    CALL_OUT,
-    END_DECLARATIONS,
     Action,
     ActionError,
-    declare_action,
     parse_signal,
-    play_action,
 )
-from referee.engine.calabresella import CALL_BASE, DISCARD_BASE, GIVE_BASE, SPLIT_BASE
-from referee.engine.calabresella_game import bid_of_text
 from referee.engine.cards import CardError, cards_of, parse_card
 from referee.engine.deals import SeedError, check_seed
 from referee.engine.declarations import DeclarationError, parse_declaration
@@ -100,33 +95,34 @@ def _field(obj: dict[str, Any], key: str, kind: type | tuple[type, ...], where: 
 
 
 def _action_of(obj: dict[str, Any], state: AnyGame) -> tuple[int, Action]:
-    """(seat, action) of an action line; ValueError names the bad field."""
+    """(seat, action) of an action line, put together by the family's codec; ValueError
+    names the bad field."""
     kind = obj["type"]
     where = f"'{kind}' line"
     seat = _field(obj, "seat", int, where)
     if kind == "bid":
-        return seat, bid_of_text(_field(obj, "bid", str, where))
-    if kind in ("call", "give", "discard"):
-        base = {"call": CALL_BASE, "give": GIVE_BASE, "discard": DISCARD_BASE}[kind]
-        return seat, base + parse_card(_field(obj, "card", str, where))
-    if kind == "split":
+        parts = ActionParts("bid", bid=_field(obj, "bid", str, where))
+    elif kind in ("call", "give", "discard"):
+        parts = ActionParts(kind, card=parse_card(_field(obj, "card", str, where)))
+    elif kind == "split":
         take = _field(obj, "take", list, where)
         monte = list(cards_of(state.deal.monte))
         cards = [parse_card(c) if isinstance(c, str) else -1 for c in take]
         if any(c not in monte for c in cards) or len(set(cards)) != len(cards):
             raise ValueError(f"{where}: field 'take' must name distinct cards of the monte")
-        return seat, SPLIT_BASE + sum(1 << monte.index(c) for c in cards)
-    if kind == "play":
+        parts = ActionParts("split", mask=sum(1 << monte.index(c) for c in cards))
+    elif kind == "play":
         card = parse_card(_field(obj, "card", str, where))
         signal = obj.get("signal")
         if signal is not None and not isinstance(signal, str):
             raise ValueError(f"{where}: field 'signal' must be a signal name or null")
-        return seat, play_action(card, parse_signal(signal) if signal else 0)
-    if kind == "declare":
-        return seat, declare_action(parse_declaration(_field(obj, "declaration", str, where)))
-    if kind == "end-declarations":
-        return seat, END_DECLARATIONS
-    return seat, CALL_OUT
+        parts = ActionParts("play", card=card, signal=int(parse_signal(signal)) if signal else 0)
+    elif kind == "declare":
+        declaration = parse_declaration(_field(obj, "declaration", str, where))
+        parts = ActionParts("declare", declaration=declaration)
+    else:
+        parts = ActionParts(kind)
+    return seat, state.rules.family.codec.encode(parts)
 
 
 def _difference(obj: dict[str, Any], expected: dict[str, Any]) -> str:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from referee.engine.action_codec import CALABRESELLA_CODEC
 from referee.engine.calabresella_auction import BID_PASS, CONTRACT_NAMES, Contract
 from referee.engine.calabresella_game import CalabresellaGame
 from referee.engine.cards import CARD_NAMES
@@ -99,7 +100,7 @@ def test_face_down_steps_send_no_event() -> None:
 
 def test_split_actions_name_the_monte_cards() -> None:
     monte = (3, 17, 25, 38)
-    [first, all_four] = legal_messages((560 + 0b0101, 560 + 0b1111), monte)
+    [first, all_four] = legal_messages(CALABRESELLA_CODEC, (560 + 0b0101, 560 + 0b1111), monte)
     assert list(first.cards) == [CARD_NAMES[3], CARD_NAMES[25]]
     assert first.kind == pb.ACTION_KIND_SPLIT and len(all_four.cards) == 4
 

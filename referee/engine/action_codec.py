@@ -19,6 +19,7 @@ Calabres.   0..39 a card                                   ``3D``
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -30,12 +31,14 @@ from referee.engine.actions import (
     SIGNAL_NAMES,
     Action,
     ActionError,
-    parse_signal,
+    action_name,
+    parse_action,
 )
 from referee.engine.calabresella import CALL_BASE, DISCARD_BASE, GIVE_BASE, SPLIT_BASE
+from referee.engine.calabresella import action_name as calabresella_action_name
 from referee.engine.calabresella_auction import BID_PASS, BID_SCEGLIETE, CONTRACT_NAMES
-from referee.engine.cards import CARD_NAMES, NUM_CARDS, CardError, parse_card
-from referee.engine.declarations import DECLARATION_NAMES, parse_declaration
+from referee.engine.cards import NUM_CARDS, CardError, parse_card
+from referee.engine.declarations import DECLARATION_NAMES
 
 KINDS = (
     "play", "declare", "end-declarations", "call-out", "bid", "call", "give", "discard", "split",
@@ -60,7 +63,7 @@ class ActionParts:
     """A split: bit ``i`` takes the ``i``-th monte card in ascending id order."""
 
 
-class ActionCodec(Protocol):
+class ActionCodec(Hashable, Protocol):
     """The four ways a family's action ids are read and written."""
 
     def decode(self, action: Action) -> ActionParts:
@@ -123,29 +126,10 @@ class TressetteCodec:
         raise ActionError(f"tressette has no {parts.kind!r} action")
 
     def name(self, action: Action) -> str:
-        parts = self.decode(action)
-        if parts.kind == "play":
-            assert parts.card is not None
-            signal = SIGNAL_NAMES[parts.signal]
-            return f"{CARD_NAMES[parts.card]} {signal}" if signal else CARD_NAMES[parts.card]
-        if parts.kind == "declare":
-            assert parts.declaration is not None
-            return "declare " + DECLARATION_NAMES[parts.declaration]
-        return parts.kind
+        return action_name(action)
 
     def parse(self, text: str) -> Action:
-        words = text.split()
-        if not words:
-            raise ActionError("empty action")
-        head = words[0].lower()
-        if head == "declare" and len(words) == 2:
-            return self.encode(ActionParts("declare", declaration=parse_declaration(words[1])))
-        if head in ("end-declarations", "call-out") and len(words) == 1:
-            return self.encode(ActionParts(head))
-        if len(words) > 2:
-            raise ActionError(f"bad action {text!r}")
-        signal = int(parse_signal(words[1])) if len(words) == 2 else 0
-        return self.encode(ActionParts("play", card=_card_of(words[0]), signal=signal))
+        return parse_action(text)
 
 
 _CARD_STEPS = (("call", CALL_BASE), ("give", GIVE_BASE), ("discard", DISCARD_BASE))
@@ -187,14 +171,7 @@ class CalabresellaCodec:
         raise ActionError(f"calabresella has no {parts.kind!r} action")
 
     def name(self, action: Action) -> str:
-        parts = self.decode(action)
-        if parts.kind == "bid":
-            return "pass" if parts.bid == "pass" else f"bid {parts.bid}"
-        if parts.kind == "split":
-            return f"split {parts.mask:04b}"
-        assert parts.card is not None
-        card = CARD_NAMES[parts.card]
-        return card if parts.kind == "play" else f"{parts.kind} {card}"
+        return calabresella_action_name(action)
 
     def parse(self, text: str) -> Action:
         words = text.split()
@@ -211,7 +188,13 @@ class CalabresellaCodec:
             if len(rest) != 4 or set(rest) - {"0", "1"}:
                 raise ActionError(f"a split is written as four bits, e.g. split 0101: {text!r}")
             return self.encode(ActionParts("split", mask=int(rest, 2)))
-        return self.encode(ActionParts(head, card=_card_of(rest)))
+        if head in ("call", "give", "discard"):
+            return self.encode(ActionParts(head, card=_card_of(rest)))
+        try:
+            parse_card(head)
+        except CardError:
+            raise ActionError(f"bad action {text!r}") from None
+        raise ActionError(f"calabresella has no signals: {text!r}")
 
 
 TRESSETTE_CODEC = TressetteCodec()

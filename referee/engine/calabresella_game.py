@@ -12,35 +12,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from referee.engine.action_codec import CALABRESELLA_CODEC
 from referee.engine.actions import Action
 from referee.engine.calabresella import (
-    CALL_BASE,
-    DISCARD_BASE,
-    GIVE_BASE,
-    SPLIT_BASE,
     CalabresellaDeal,
     CalabresellaObservation,
     deal_calabresella,
 )
-from referee.engine.calabresella_auction import BID_PASS, CONTRACT_NAMES, Contract, is_bid
+from referee.engine.calabresella_auction import CONTRACT_NAMES
 from referee.engine.cards import CARD_NAMES, CardSet, cards_of
 from referee.engine.game_base import GameBase
-
-
-def bid_text(action: Action) -> str:
-    """``pass`` or the contract's name, as records write a bid."""
-    return "pass" if action == BID_PASS else CONTRACT_NAMES[Contract(action - BID_PASS)]
-
-
-def bid_of_text(text: str) -> Action:
-    """The bid action of a record's text; ValueError names the choices."""
-    if text == "pass":
-        return BID_PASS
-    for contract, name in CONTRACT_NAMES.items():
-        if name == text:
-            return BID_PASS + int(contract)
-    names = ", ".join(["pass", *CONTRACT_NAMES.values()])
-    raise ValueError(f"unknown bid {text!r}; bids are {names}")
 
 
 def _cards(mask: CardSet) -> list[str]:
@@ -114,27 +95,21 @@ class CalabresellaGame(GameBase[CalabresellaDeal, CalabresellaObservation]):
     def _log_action(self, seat: int, action: Action, before: int) -> None:
         assert self.events is not None
         deal = self.deal
-        line: dict[str, Any]
-        if is_bid(action):
-            line = {"type": "bid", "seat": seat, "bid": bid_text(action)}
-        elif CALL_BASE <= action < CALL_BASE + 40:
-            line = {
-                "type": "call",
-                "seat": seat,
-                "card": CARD_NAMES[action - CALL_BASE],
-                "holder": deal.called_holder,
-            }
-        elif GIVE_BASE <= action < GIVE_BASE + 40:
-            line = {"type": "give", "seat": seat, "card": CARD_NAMES[action - GIVE_BASE]}
-        elif DISCARD_BASE <= action < DISCARD_BASE + 40:
-            line = {"type": "discard", "seat": seat, "card": CARD_NAMES[action - DISCARD_BASE]}
-        elif SPLIT_BASE <= action < SPLIT_BASE + 16:
-            mask = action - SPLIT_BASE
+        parts = CALABRESELLA_CODEC.decode(action)
+        line: dict[str, Any] = {"type": parts.kind, "seat": seat}
+        if parts.kind == "bid":
+            line["bid"] = parts.bid
+        elif parts.kind == "split":
+            assert parts.mask is not None
             monte = list(cards_of(deal.monte))
-            taken = [CARD_NAMES[c] for i, c in enumerate(monte) if mask >> i & 1]
-            line = {"type": "split", "seat": seat, "take": taken}
+            line["take"] = [CARD_NAMES[c] for i, c in enumerate(monte) if parts.mask >> i & 1]
         else:
-            line = {"type": "play", "seat": seat, "card": CARD_NAMES[action], "signal": None}
+            assert parts.card is not None
+            line["card"] = CARD_NAMES[parts.card]
+            if parts.kind == "call":
+                line["holder"] = deal.called_holder
+            elif parts.kind == "play":
+                line["signal"] = None
         self.events.append(line)
         if line["type"] == "bid" and deal.auction.is_over and deal.contract is not None:
             self.events.append(

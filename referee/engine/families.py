@@ -27,6 +27,8 @@ from referee.engine.tressette_game import TressetteGame
 if TYPE_CHECKING:
     from referee.engine.rules import Rules
 
+TRESSETTE_KINDS = ("play", "declare", "end-declarations", "call-out")
+"""What a Tressette deal asks for (declarations and call-outs where the rules have them)."""
 AnyGame = GameBase[Any, Any]
 """A game of any family: the state API, the record and faults are the same for all."""
 DealSource = Callable[[int, int], Deal]
@@ -54,6 +56,8 @@ class Family:
     """Cards dealt to each seat that plays a deal."""
     codec: ActionCodec
     """How its action ids are read and written."""
+    kinds: tuple[str, ...]
+    """The kinds of action its deals ask for, in the order they first come."""
     deal_class: type[Any]
     """One deal: ``deal_class(rules, hands, dealer, ...)``."""
     deal: Callable[[Rules, str, int, int], Deal]
@@ -76,6 +80,7 @@ FAMILIES: Mapping[str, Family] = {
             lower_wins=False,
             hand_size=10,
             codec=TRESSETTE_CODEC,
+            kinds=TRESSETTE_KINDS,
             deal_class=TressetteDeal,
             deal=deal_in_packets,
             game=TressetteGame,
@@ -87,6 +92,7 @@ FAMILIES: Mapping[str, Family] = {
             lower_wins=False,
             hand_size=12,
             codec=TRESSETTE_CODEC,
+            kinds=TRESSETTE_KINDS,
             deal_class=TressetteATreDeal,
             deal=deal_in_packets,
             game=TressetteGame,
@@ -98,6 +104,7 @@ FAMILIES: Mapping[str, Family] = {
             lower_wins=True,
             hand_size=10,
             codec=TRESSETTE_CODEC,
+            kinds=TRESSETTE_KINDS,
             deal_class=TressetteDeal,
             deal=deal_in_packets,
             game=TressetteGame,
@@ -109,6 +116,7 @@ FAMILIES: Mapping[str, Family] = {
             lower_wins=False,
             hand_size=10,
             codec=TRESSETTE_CODEC,
+            kinds=TRESSETTE_KINDS,
             deal_class=TressetteADueDeal,
             deal=deal_in_packets,
             game=TressetteGame,
@@ -120,6 +128,7 @@ FAMILIES: Mapping[str, Family] = {
             lower_wins=False,
             hand_size=12,
             codec=CALABRESELLA_CODEC,
+            kinds=("bid", "call", "give", "discard", "split", "play"),
             deal_class=CalabresellaDeal,
             deal=deal_calabresella,
             game=CalabresellaGame,
