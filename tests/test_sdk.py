@@ -32,12 +32,14 @@ from tavolo_bot import (
     Turn,
     beats,
     card_of,
+    game_seed,
     is_card,
     load_settings,
     points_in_thirds,
     rank_of,
     run_async,
     sort_cards,
+    stream_seed,
     strength,
     suit_of,
     winning_card,
@@ -267,6 +269,25 @@ def test_settings_errors(env: dict[str, str], message: str) -> None:
         load_settings(env=env)
 
 
+def test_settings_seed_is_tavolo_seed_as_given() -> None:
+    env = {"TAVOLO_REFEREE": "h:1", "TAVOLO_TICKET": "t"}
+    assert load_settings(env=env).seed == ""
+    assert load_settings(env={**env, "TAVOLO_SEED": "s"}).seed == "s"
+    assert load_settings(env={**env, "TAVOLO_SEED": " s "}).seed == " s "
+
+
+def test_stream_seed_and_game_seed() -> None:
+    # TAVOLO_SEED, or the ticket when it is unset (empty); "/<index>" with several tickets.
+    assert stream_seed("", "tk") == "tk"
+    assert stream_seed("s", "tk") == "s"
+    assert stream_seed("", "tk", 1, 2) == "tk/1"
+    assert stream_seed("s", "tk", 0, 3) == "s/0"
+    assert game_seed("s/1", 4) == "s/1/game/4"
+    bot = Bot()
+    bot.seed = "s/2"
+    assert bot.game_seed(7) == "s/2/game/7"
+
+
 # ---------------------------------------------------------------------------------------
 # The heuristic bot.
 
@@ -490,6 +511,18 @@ def test_random_bot_is_reproducible_from_its_seed(monkeypatch: pytest.MonkeyPatc
     assert choices(RandomBot("x")) == choices(RandomBot("x"))
 
 
+def test_random_bot_takes_the_seed_run_gives_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TAVOLO_SEED", "from-env")
+    bot = RandomBot()
+    bot.ticket, bot.seed = "tk", "given/1"  # what run() sets
+    assert bot.seed_text() == "given/1"
+    assert RandomBot("mine").seed_text() == "mine"
+    bot.on_event(pb.Event(game_started=pb.GameStarted(game=3, seat=0)))
+    turn = Turn(request(["3D", "2D", "AD", "KS", "4B"]))
+    expected = random.Random("given/1/game/3")
+    assert bot.choose(turn) == turn.legal[expected.randrange(len(turn.legal))].id
+
+
 def test_random_bot_seeds_each_game_on_its_own() -> None:
     turn = Turn(request(["3D", "2D", "AD", "KS", "4B", "7C", "5S"]))
 
@@ -519,6 +552,13 @@ R3 = request(["3D", "KS", "4S", "AB"], request_id=13, trick=[(3, "7S striscio")]
 
 _Context = grpc.aio.ServicerContext[pb.PlayRequest, pb.PlayResponse]
 
+# The referee's details texts (docs/protocol.md §4.6): a reason word, then the explanation.
+UNKNOWN_TICKET = "unknown_ticket: unknown ticket"
+TICKET_USED = "ticket_used: this ticket has been used and its seat is closed"
+SEAT_TAKEN = "seat_taken: a connection for this seat is already open"
+WRONG_SOCKET = "wrong_socket: this ticket works only on its own slot's socket"
+PROCESS_GONE = "process_gone: the bot process this ticket was made for has ended"
+
 
 def _ev(**kwargs: object) -> pb.Event:
     return pb.Event(**kwargs)  # type: ignore[arg-type]
@@ -530,17 +570,26 @@ class FakeReferee(rpc.RefereeServiceServicer):
 
     With ``break_once`` the first stream of each ticket breaks with UNAVAILABLE right
     after the re-request, which the next stream sends again. With ``in_use_once`` too,
-    the second stream is refused with ALREADY_EXISTS, as by a referee that has not yet
-    noticed the break.
+    the second stream is refused with ALREADY_EXISTS ``seat_taken``, as by a referee that
+    has not yet noticed the break. ``refusals`` maps the number of a ticket's stream (from
+    1) to the status that refuses it; the streams it lets through play the script.
     """
 
     tickets: set[str]
     break_once: bool = False
     in_use_once: bool = False
+    refusals: dict[int, tuple[grpc.StatusCode, str]] = field(default_factory=dict)
     hellos: list[pb.Hello] = field(default_factory=list)
     answers: dict[str, list[tuple[int, int]]] = field(default_factory=lambda: defaultdict(list))
     problems: list[str] = field(default_factory=list)
     streams: Counter[str] = field(default_factory=Counter)
+    """Streams opened with a Hello of each known ticket, refused ones included."""
+    played: Counter[str] = field(default_factory=Counter)
+    """Streams of each ticket that were not refused."""
+
+    def __post_init__(self) -> None:
+        if self.in_use_once:
+            self.refusals.setdefault(2, (grpc.StatusCode.ALREADY_EXISTS, SEAT_TAKEN))
 
     async def _answer(
         self, requests: AsyncIterator[pb.PlayRequest], ticket: str, req: pb.DecisionRequest
@@ -569,13 +618,15 @@ class FakeReferee(rpc.RefereeServiceServicer):
         if hello.protocol_version != 1:
             self.problems.append(f"protocol_version {hello.protocol_version}")
         if hello.ticket not in self.tickets:
-            await context.abort(grpc.StatusCode.UNAUTHENTICATED, "unknown ticket")
+            await context.abort(grpc.StatusCode.UNAUTHENTICATED, UNKNOWN_TICKET)
         ticket = hello.ticket
         self.streams[ticket] += 1
-        if self.in_use_once and self.streams[ticket] == 2:
-            await context.abort(grpc.StatusCode.ALREADY_EXISTS, "ticket in use")
+        refusal = self.refusals.get(self.streams[ticket])
+        if refusal is not None:
+            await context.abort(*refusal)
+        self.played[ticket] += 1
         welcome = _ev(welcome=pb.Welcome(match_id="m1", slot=0))
-        if self.streams[ticket] == 1:
+        if self.played[ticket] == 1:
             yield pb.PlayResponse(
                 events=[
                     welcome,
@@ -831,6 +882,116 @@ def test_hooks_see_every_event_and_actions_are_accepted() -> None:
         "game_over",
         "match_over",
     ]
+
+
+@pytest.mark.parametrize("seed", [None, "s"])
+def test_each_ticket_gets_one_bot_of_its_own(
+    seed: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if seed is None:
+        monkeypatch.delenv("TAVOLO_SEED", raising=False)
+    else:
+        monkeypatch.setenv("TAVOLO_SEED", seed)
+    monkeypatch.setenv("TAVOLO_RECONNECT_SECONDS", "5")
+    made: list[_Recording] = []
+
+    class Remembered(_Recording):
+        def __init__(self) -> None:
+            super().__init__()
+            made.append(self)
+
+    # Each stream breaks once: a reconnection keeps its bot, it does not make another.
+    referee = FakeReferee({"tk-a", "tk-b"}, break_once=True)
+    assert _run_in_process(referee, Remembered, "tk-a,tk-b") == 0
+    assert referee.problems == [] and referee.streams == {"tk-a": 2, "tk-b": 2}
+    assert len(made) == 2 and made[0] is not made[1]
+    base = seed or "{ticket}"
+    for index, (bot, ticket) in enumerate(zip(made, ["tk-a", "tk-b"], strict=True)):
+        assert (bot.ticket, bot.stream_index, bot.stream_count) == (ticket, index, 2)
+        assert bot.seed == base.format(ticket=ticket) + f"/{index}"
+        assert bot.game_seed(1) == bot.seed + "/game/1"
+        # Each bot heard its own stream's events once: no event of the other stream.
+        assert bot.over == 1 and bot.events.count("welcome") == 1
+        assert bot.events.count("match_over") == 1
+    one: list[_Recording] = []
+
+    class Single(_Recording):
+        def __init__(self) -> None:
+            super().__init__()
+            one.append(self)
+
+    assert _run_in_process(FakeReferee({"tk"}), Single, "tk") == 0
+    (bot,) = one
+    assert bot.seed == (seed or "tk") and bot.stream_count == 1
+
+
+@pytest.mark.parametrize(
+    ("code", "details"),
+    [
+        (grpc.StatusCode.ALREADY_EXISTS, TICKET_USED),
+        (grpc.StatusCode.PERMISSION_DENIED, WRONG_SOCKET),
+        (grpc.StatusCode.PERMISSION_DENIED, PROCESS_GONE),
+        (grpc.StatusCode.UNAUTHENTICATED, UNKNOWN_TICKET),
+    ],
+)
+def test_a_final_refusal_ends_the_stream_at_once(
+    code: grpc.StatusCode,
+    details: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("TAVOLO_RECONNECT_SECONDS", "5")
+    referee = FakeReferee({"tk"}, refusals={1: (code, details)})
+    start = time.monotonic()
+    assert _run_in_process(referee, _Recording, "tk") == 1
+    assert time.monotonic() - start < 2
+    assert len(referee.hellos) == 1  # one connection attempt: no retry
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 1, lines
+    assert lines[0].startswith("tavolo_bot: the referee at ")
+    assert f"ended the stream: {code.name}: {details}" in lines[0]
+
+
+def test_ticket_used_after_a_break_is_not_retried(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The stream breaks, and the reconnection finds the match over: no more attempts.
+    monkeypatch.setenv("TAVOLO_RECONNECT_SECONDS", "5")
+    referee = FakeReferee(
+        {"tk"}, break_once=True, refusals={2: (grpc.StatusCode.ALREADY_EXISTS, TICKET_USED)}
+    )
+    start = time.monotonic()
+    assert _run_in_process(referee, _Recording, "tk") == 1
+    assert time.monotonic() - start < 3
+    assert len(referee.hellos) == 2 and referee.played["tk"] == 1
+    lines = [x for x in capsys.readouterr().err.splitlines() if "rejected" not in x]
+    assert len(lines) == 1, lines
+    assert "ALREADY_EXISTS: ticket_used" in lines[0]
+    assert "(the match of this ticket is over)" in lines[0]
+
+
+def test_seat_taken_is_retried(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TAVOLO_RECONNECT_SECONDS", "5")
+    taken = (grpc.StatusCode.ALREADY_EXISTS, SEAT_TAKEN)
+    referee = FakeReferee({"tk"}, refusals={1: taken, 2: taken})
+    assert _run_in_process(referee, _Recording, "tk") == 0
+    assert referee.problems == []
+    assert len(referee.hellos) == 3 and referee.played["tk"] == 1
+
+
+def test_seat_taken_is_retried_only_within_the_window(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("TAVOLO_RECONNECT_SECONDS", "0.5")
+    taken = (grpc.StatusCode.ALREADY_EXISTS, SEAT_TAKEN)
+    referee = FakeReferee({"tk"}, refusals=dict.fromkeys(range(1, 1000), taken))
+    start = time.monotonic()
+    assert _run_in_process(referee, _Recording, "tk") == 1
+    assert 0.25 < time.monotonic() - start < 5  # the last wait would end past the window
+    assert len(referee.hellos) > 2 and referee.played["tk"] == 0
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 1, lines
+    assert f"ALREADY_EXISTS: {SEAT_TAKEN}" in lines[0] and "gave up after retrying" in lines[0]
 
 
 def test_a_failing_bot_exits_1(capsys: pytest.CaptureFixture[str]) -> None:

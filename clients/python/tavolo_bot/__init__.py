@@ -24,7 +24,7 @@ imports grpc; import ``tavolo_bot`` before ``grpc`` to have it.
 
 _os.environ.setdefault("GRPC_EXPERIMENTS", GRPC_EXPERIMENTS)
 
-from tavolo_bot.bot import Bot  # noqa: E402
+from tavolo_bot.bot import Bot, game_seed, stream_seed  # noqa: E402
 from tavolo_bot.cards import (  # noqa: E402
     CARDS,
     RANKS,
@@ -69,6 +69,7 @@ __all__ = [
     "Turn",
     "beats",
     "card_of",
+    "game_seed",
     "is_card",
     "is_declaration",
     "is_play",
@@ -80,6 +81,7 @@ __all__ = [
     "run_async",
     "signal_name",
     "sort_cards",
+    "stream_seed",
     "strength",
     "suit_of",
     "winning_card",

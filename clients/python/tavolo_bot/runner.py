@@ -2,10 +2,16 @@
 
 Environment (read when :func:`run` gets no arguments):
 
-- ``TAVOLO_REFEREE``: the referee's ``host:port``.
-- ``TAVOLO_TICKET``: one ticket, or several separated by commas (one stream each).
+- ``TAVOLO_REFEREE``: the referee's ``host:port``, or ``unix:/path`` of a Unix-domain socket.
+- ``TAVOLO_TICKET``: one ticket, or several separated by commas (one stream and one bot each).
 - ``TAVOLO_TLS_CA``: a PEM file of the root certificate; unset means no TLS.
 - ``TAVOLO_RECONNECT_SECONDS``: how long to keep reconnecting after the stream breaks (10).
+- ``TAVOLO_SEED``: seed text for the bots' randomness (unset: each stream's ticket).
+
+A refusal that trying again cannot change ends the stream at once: ``ticket_used`` (the
+match is over), ``unknown_ticket``, ``wrong_socket``, ``process_gone``, and any other status
+that is the referee's answer. ``seat_taken`` (another connection still holds the seat, as
+right after a drop) is retried within ``TAVOLO_RECONNECT_SECONDS``, like a broken connection.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from typing import NoReturn
 import grpc
 import grpc.aio
 
-from tavolo_bot.bot import Bot
+from tavolo_bot.bot import Bot, stream_seed
 from tavolo_bot.proto import referee_pb2 as pb
 from tavolo_bot.proto import referee_pb2_grpc
 from tavolo_bot.turn import Turn
@@ -52,9 +58,25 @@ _TRANSIENT = frozenset(
     }
 )
 
+# ALREADY_EXISTS with this reason word: another connection holds the seat now, which a
+# drop the referee has not noticed yet explains; worth retrying like a transient status.
+# ``ticket_used`` (the match is over) and every other reason are final.
+_SEAT_TAKEN = "seat_taken"
+
+# What the reason word that starts a status's details means.
+_REASON_HINTS = {
+    "ticket_used": "the match of this ticket is over",
+    "seat_taken": "another connection is playing this ticket",
+    "unknown_ticket": "the referee does not know this ticket",
+    "wrong_socket": "this ticket works only on the socket the referee gave its bot",
+    "process_gone": "the bot process this ticket was made for has ended",
+    "protocol_version": f"this SDK speaks protocol version {PROTOCOL_VERSION}",
+}
+
 _HINTS = {
     grpc.StatusCode.UNAUTHENTICATED: "the referee does not know this ticket",
-    grpc.StatusCode.ALREADY_EXISTS: "another connection is playing this ticket",
+    grpc.StatusCode.ALREADY_EXISTS: "another connection plays this ticket, or its match is over",
+    grpc.StatusCode.PERMISSION_DENIED: "the referee does not accept this ticket here",
     grpc.StatusCode.INVALID_ARGUMENT: "the referee refused a message of this bot",
     grpc.StatusCode.FAILED_PRECONDITION: "the referee cannot play this ticket now",
     grpc.StatusCode.RESOURCE_EXHAUSTED: "the referee is over a limit",
@@ -86,6 +108,8 @@ class Settings:
     tls_ca: bytes | None = None
     """PEM root certificate; None for an insecure channel."""
     reconnect_seconds: float = DEFAULT_RECONNECT_SECONDS
+    seed: str = ""
+    """``TAVOLO_SEED`` as given; empty when unset (each stream then uses its ticket)."""
 
 
 def load_settings(
@@ -124,12 +148,33 @@ def load_settings(
             reconnect = -1.0
         if not reconnect >= 0:  # also refuses nan
             raise ConfigError(f"TAVOLO_RECONNECT_SECONDS must be seconds >= 0, not {text!r}")
-    return Settings(referee, cleaned, tls_ca, reconnect)
+    return Settings(referee, cleaned, tls_ca, reconnect, env.get("TAVOLO_SEED", ""))
 
 
 def _say(line: str) -> None:
     """One line to stderr; newlines in gRPC details would break the one-line promise."""
     print("tavolo_bot: " + " ".join(line.split()), file=sys.stderr, flush=True)
+
+
+def _reason(details: str) -> str:
+    """The reason word that starts the referee's details (``ticket_used: ...``), or ""."""
+    word, colon, _ = details.partition(":")
+    return word.strip() if colon else ""
+
+
+def retryable(code: grpc.StatusCode, details: str) -> bool:
+    """Whether a stream that ended with this status is worth opening again.
+
+    A broken connection or a restarting referee (``UNAVAILABLE``, ...) is, and so is
+    ``ALREADY_EXISTS`` ``seat_taken``; any other status is the referee's answer for good.
+    """
+    if code in _TRANSIENT:
+        return True
+    return code == grpc.StatusCode.ALREADY_EXISTS and _reason(details) == _SEAT_TAKEN
+
+
+def _hint(code: grpc.StatusCode, details: str) -> str | None:
+    return _REASON_HINTS.get(_reason(details)) or _HINTS.get(code)
 
 
 def _make_channel(settings: Settings) -> grpc.aio.Channel:
@@ -197,16 +242,15 @@ class _Stream:
                 if self._match_over:
                     return EXIT_OK  # how the stream ended no longer matters
                 code, details = err.code(), err.details() or ""
-                # Right after a break the referee may still hold the old stream of this ticket.
-                in_use = code == grpc.StatusCode.ALREADY_EXISTS and ever_established
-                if code not in _TRANSIENT and not in_use:
-                    hint = _HINTS.get(code)
+                if not retryable(code, details):
+                    hint = _hint(code, details)
                     self._say(
                         f"the referee at {self._settings.referee} ended the stream: "
                         f"{code.name}: {details}" + (f" ({hint})" if hint else "")
                     )
                     return EXIT_FAILED
                 outcome = f"{code.name}: {details}"
+                seat_taken = code == grpc.StatusCode.ALREADY_EXISTS
             else:
                 if self._match_over:
                     return EXIT_OK
@@ -217,7 +261,12 @@ class _Stream:
             if self._established or give_up_at is None:
                 give_up_at, delay = now + window, _FIRST_DELAY
             if now + delay > give_up_at:
-                what = "lost the referee" if ever_established else "cannot reach the referee"
+                if seat_taken:
+                    what = "another connection still holds the seat of this ticket"
+                elif ever_established:
+                    what = "lost the referee"
+                else:
+                    what = "cannot reach the referee"
                 self._say(
                     f"{what} at {self._settings.referee} ({outcome}); "
                     f"gave up after retrying for {window:g} s (TAVOLO_RECONNECT_SECONDS)"
@@ -310,6 +359,7 @@ async def run_async(
             traceback.print_exc()
             return EXIT_FAILED
         bot.ticket, bot.stream_index, bot.stream_count = ticket, index, count
+        bot.seed = stream_seed(settings.seed, ticket, index, count)
         bots.append(bot)
     channel = _make_channel(settings)
     try:
@@ -332,6 +382,10 @@ def run(
     tickets: str | Sequence[str] | None = None,
 ) -> int:
     """Play every ticket with a fresh ``bot_class()`` each; the process exit code.
+
+    Each bot is made once, before its stream opens, and keeps its ticket's stream (also
+    across reconnections); ``ticket``, ``stream_index``, ``stream_count`` and ``seed`` are
+    set on it before the first hook is called.
 
     ``referee`` (``host:port``) and ``tickets`` (a list, or comma-separated text) default
     to ``TAVOLO_REFEREE`` and ``TAVOLO_TICKET``. Returns 0 when every stream ended after

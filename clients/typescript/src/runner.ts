@@ -8,12 +8,18 @@
  * - TAVOLO_TLS_CA: a PEM file of the root certificate; unset means plaintext.
  * - TAVOLO_RECONNECT_SECONDS: how long to keep reconnecting after the stream breaks (10).
  * - TAVOLO_SEED: seed text for the bot's randomness (default: the ticket).
+ *
+ * A refusal that trying again cannot change ends the stream at once: ticket_used (the match
+ * of the ticket is over), unknown_ticket, wrong_socket, process_gone, and every other status
+ * that is the referee's answer. ALREADY_EXISTS seat_taken (another connection still holds
+ * the seat, as right after a drop) is retried within TAVOLO_RECONNECT_SECONDS, like a broken
+ * connection.
  */
 
 import { readFileSync } from "node:fs";
 import { isIP } from "node:net";
 import { credentials, status as Code, type ClientDuplexStream, type StatusObject } from "@grpc/grpc-js";
-import { type Bot, type BotFactory, eventKind } from "./bot";
+import { type Bot, type BotFactory, eventKind, streamInfo } from "./bot";
 import { type Decision, type PlayRequest, type PlayResponse, RefereeServiceClient } from "./gen/tavolo/v1/referee";
 import { Turn } from "./turn";
 
@@ -35,8 +41,25 @@ const MAX_DELAY_MS = 1000;
 // referee's answer, and reconnecting would get the same one.
 const TRANSIENT = new Set<number>([Code.UNAVAILABLE, Code.CANCELLED, Code.INTERNAL, Code.ABORTED]);
 
+// ALREADY_EXISTS with this reason word: another connection holds the seat now, which a drop
+// the referee has not noticed yet explains; retried like a transient status. ticket_used
+// (the match is over) and every other reason are final.
+const SEAT_TAKEN = "seat_taken";
+
+// What the reason word that starts a status's details means.
+const REASON_HINTS: Partial<Record<string, string>> = {
+  ticket_used: "the match of this ticket is over",
+  [SEAT_TAKEN]: "another connection is playing this ticket",
+  unknown_ticket: "the referee does not know this ticket",
+  wrong_socket: "this ticket works only on the socket the referee gave its bot",
+  process_gone: "the bot process this ticket was made for has ended",
+  protocol_version: `this SDK speaks protocol version ${PROTOCOL_VERSION}`,
+};
+
 const HINTS: Partial<Record<number, string>> = {
   [Code.UNAUTHENTICATED]: "the referee does not know this ticket",
+  [Code.ALREADY_EXISTS]: "another connection plays this ticket, or its match is over",
+  [Code.PERMISSION_DENIED]: "the referee does not accept this ticket here",
   [Code.INVALID_ARGUMENT]: "the referee refused a message of this bot",
   [Code.FAILED_PRECONDITION]: "the referee cannot play this ticket now",
   [Code.RESOURCE_EXHAUSTED]: "the referee is over a limit",
@@ -60,8 +83,8 @@ export interface Settings {
   /** PEM root certificate; undefined for plaintext. */
   tlsCa?: Buffer;
   reconnectSeconds: number;
-  /** TAVOLO_SEED, if set. */
-  seed?: string;
+  /** TAVOLO_SEED as given; "" when unset (each stream then uses its ticket: `streamSeed`). */
+  seed: string;
 }
 
 /** Overrides for the environment. */
@@ -120,8 +143,24 @@ export function loadSettings(options: RunOptions = {}): Settings {
       throw new ConfigError(`TAVOLO_RECONNECT_SECONDS must be seconds >= 0, not ${JSON.stringify(text)}`);
     }
   }
-  const seed = env.TAVOLO_SEED || undefined;
+  const seed = env.TAVOLO_SEED ?? "";
   return { referee, tickets, tlsCa, reconnectSeconds, seed };
+}
+
+/** The reason word that starts the referee's details ("ticket_used: ..."), or "". */
+function reasonOf(details: string): string {
+  const colon = details.indexOf(":");
+  return colon < 0 ? "" : details.slice(0, colon).trim();
+}
+
+/**
+ * Whether a stream that ended with this status is worth opening again: a broken connection
+ * or a restarting referee (UNAVAILABLE, ...) is, and so is ALREADY_EXISTS seat_taken; any
+ * other status is the referee's answer for good.
+ */
+export function retryable(code: number, details: string): boolean {
+  if (TRANSIENT.has(code)) return true;
+  return code === Code.ALREADY_EXISTS && reasonOf(details) === SEAT_TAKEN;
 }
 
 /** One line on stderr: newlines in gRPC details would break the one-line promise. */
@@ -185,14 +224,8 @@ class TicketStream {
         this.say("the referee ended the stream before the match was over");
         return EXIT_FAILED;
       }
-      // Right after a break the referee may still hold the old stream of this ticket.
-      const inUse = status.code === Code.ALREADY_EXISTS && everEstablished;
-      if (!TRANSIENT.has(status.code) && !inUse) {
-        const hint = status.details.startsWith("ticket_used")
-          ? "the match of this ticket is over"
-          : status.details.startsWith("seat_taken")
-            ? "another connection is playing this ticket"
-            : HINTS[status.code];
+      if (!retryable(status.code, status.details)) {
+        const hint = REASON_HINTS[reasonOf(status.details)] ?? HINTS[status.code];
         this.say(
           `the referee at ${this.settings.referee} ended the stream: ${name}: ${status.details}` +
             (hint ? ` (${hint})` : ""),
@@ -206,7 +239,12 @@ class TicketStream {
         delay = FIRST_DELAY_MS;
       }
       if (now + delay > giveUpAt) {
-        const what = everEstablished ? "lost the referee" : "cannot reach the referee";
+        const what =
+          status.code === Code.ALREADY_EXISTS
+            ? "another connection still holds the seat of this ticket"
+            : everEstablished
+              ? "lost the referee"
+              : "cannot reach the referee";
         this.say(
           `${what} at ${this.settings.referee} (${name}: ${status.details}); ` +
             `gave up after retrying for ${this.settings.reconnectSeconds} s (TAVOLO_RECONNECT_SECONDS)`,
@@ -311,7 +349,8 @@ class TicketStream {
 /**
  * Play every ticket, each with its own bot, and return the process exit code: 0 when every
  * stream ended after MatchOver, 1 when one failed, 2 when the settings are missing or wrong.
- * `bot` is a bot object (shared by every ticket) or a factory making one per ticket.
+ * `bot` is a factory, called once per ticket before any stream opens, or a bot object, which
+ * plays a single ticket: with several tickets it plays nothing (one line on stderr, exit 2).
  */
 export async function play(bot: Bot | BotFactory, options: RunOptions = {}): Promise<number> {
   let settings: Settings;
@@ -323,17 +362,26 @@ export async function play(bot: Bot | BotFactory, options: RunOptions = {}): Pro
     return EXIT_USAGE;
   }
   const count = settings.tickets.length;
+  if (typeof bot !== "function" && count > 1) {
+    // One bot object cannot be the bot of several streams: each ticket gets its own.
+    say(`${count} tickets need a bot each: pass a factory, e.g. run(() => new MyBot())`);
+    return EXIT_USAGE;
+  }
   const bots: Bot[] = [];
   for (const [index, ticket] of settings.tickets.entries()) {
-    const base = settings.seed ?? ticket;
-    const seed = count > 1 ? `${base}/${index}` : base;
+    let made: Bot;
     try {
-      bots.push(typeof bot === "function" ? bot({ ticket, index, count, seed }) : bot);
+      made = typeof bot === "function" ? bot(streamInfo(settings.seed, ticket, index, count)) : bot;
     } catch (err) {
       say("making the bot threw an exception:");
       console.error(err);
       return EXIT_FAILED;
     }
+    if (typeof made !== "object" || made === null || typeof made.choose !== "function") {
+      say("the bot factory returned no bot (an object with a choose method)");
+      return EXIT_FAILED;
+    }
+    bots.push(made);
   }
   const creds = settings.tlsCa ? credentials.createSsl(settings.tlsCa) : credentials.createInsecure();
   if (settings.tlsCa && isIP(settings.referee.replace(/:\d+$/, "").replace(/^\[(.*)\]$/, "$1"))) {

@@ -60,6 +60,12 @@ import tavolo.v1.RefereeServiceGrpc;
  * plaintext; a unix socket is always plaintext), {@code TAVOLO_RECONNECT_SECONDS} (how long to
  * keep reconnecting after the stream breaks, default 10), {@code TAVOLO_SEED} (seed text for the
  * bot's randomness, default the ticket).
+ *
+ * <p>A refusal that trying again cannot change ends the stream at once: {@code ticket_used} (the
+ * match of the ticket is over), {@code unknown_ticket}, {@code wrong_socket}, {@code process_gone},
+ * and every other status that is the referee's answer. {@code ALREADY_EXISTS} {@code seat_taken}
+ * (another connection still holds the seat, as right after a drop) is retried within
+ * {@code TAVOLO_RECONNECT_SECONDS}, like a broken connection.
  */
 public final class Runner {
   /** The protocol version this SDK speaks ({@code Hello.protocol_version}). */
@@ -84,10 +90,26 @@ public final class Runner {
   private static final Set<Status.Code> TRANSIENT =
       EnumSet.of(Status.Code.UNAVAILABLE, Status.Code.CANCELLED, Status.Code.INTERNAL, Status.Code.ABORTED);
 
+  // ALREADY_EXISTS with this reason word: another connection holds the seat now, which a drop the
+  // referee has not noticed yet explains; retried like a transient status. ticket_used (the match
+  // is over) and every other reason are final.
+  private static final String SEAT_TAKEN = "seat_taken";
+
+  // What the reason word that starts a status's details means.
+  private static final Map<String, String> REASON_HINTS =
+      Map.of(
+          "ticket_used", "the match of this ticket is over",
+          SEAT_TAKEN, "another connection is playing this ticket",
+          "unknown_ticket", "the referee does not know this ticket",
+          "wrong_socket", "this ticket works only on the socket the referee gave its bot",
+          "process_gone", "the bot process this ticket was made for has ended",
+          "protocol_version", "this SDK speaks protocol version " + PROTOCOL_VERSION);
+
   private static final Map<Status.Code, String> HINTS =
       Map.of(
           Status.Code.UNAUTHENTICATED, "the referee does not know this ticket",
-          Status.Code.ALREADY_EXISTS, "another connection is playing this ticket",
+          Status.Code.ALREADY_EXISTS, "another connection plays this ticket, or its match is over",
+          Status.Code.PERMISSION_DENIED, "the referee does not accept this ticket here",
           Status.Code.INVALID_ARGUMENT, "the referee refused a message of this bot",
           Status.Code.FAILED_PRECONDITION, "the referee cannot play this ticket now",
           Status.Code.RESOURCE_EXHAUSTED, "the referee is over a limit");
@@ -112,9 +134,14 @@ public final class Runner {
    * @param tickets one stream each
    * @param tlsCa PEM root certificate, or null for a plaintext channel (unused with a unix socket)
    * @param reconnectSeconds how long to keep reconnecting after the stream breaks
-   * @param seed seed text for the bots' randomness, or null to use each ticket
+   * @param seed TAVOLO_SEED as given, or "" when it is unset (each stream then uses its ticket,
+   *     see {@link Bot.Slot#streamSeed}); null is taken as ""
    */
   public record Settings(String referee, List<String> tickets, byte[] tlsCa, double reconnectSeconds, String seed) {
+    public Settings {
+      seed = seed == null ? "" : seed;
+    }
+
     /** The settings from the environment variables. */
     public static Settings fromEnvironment() throws ConfigException {
       return from(System.getenv());
@@ -162,8 +189,8 @@ public final class Runner {
           throw new ConfigException("TAVOLO_RECONNECT_SECONDS must be seconds >= 0, not '" + text + "'");
         }
       }
-      String seed = env.getOrDefault("TAVOLO_SEED", "").strip();
-      return new Settings(referee, List.copyOf(tickets), tlsCa, reconnect, seed.isEmpty() ? null : seed);
+      String seed = env.getOrDefault("TAVOLO_SEED", "");
+      return new Settings(referee, List.copyOf(tickets), tlsCa, reconnect, seed);
     }
   }
 
@@ -185,8 +212,10 @@ public final class Runner {
   }
 
   /**
-   * Plays every ticket with a fresh bot each, concurrently. Returns 0 when every stream ended
-   * after {@code MatchOver}, 1 when one failed, 2 when the settings are wrong.
+   * Plays every ticket with a fresh bot each, concurrently: {@code factory} is called once per
+   * ticket, before any stream opens, and that bot keeps its ticket's stream (also across
+   * reconnections). Returns 0 when every stream ended after {@code MatchOver}, 1 when one failed,
+   * 2 when the settings are wrong.
    */
   public static int run(Bot.Factory factory, Settings settings) {
     GRPC_LOGGER.setLevel(Level.OFF);
@@ -195,16 +224,17 @@ public final class Runner {
     List<TicketStream> streams = new ArrayList<>();
     for (int i = 0; i < count; i++) {
       String ticket = settings.tickets().get(i);
-      String seed = settings.seed() == null ? ticket : settings.seed();
-      if (count > 1) {
-        seed = seed + "/" + i;
-      }
+      String seed = Bot.Slot.streamSeed(settings.seed(), ticket, i, count);
       Bot bot;
       try {
         bot = factory.create(new Bot.Slot(ticket, i, count, seed));
       } catch (RuntimeException e) {
         say("making the bot threw an exception:");
         e.printStackTrace();
+        return EXIT_FAILED;
+      }
+      if (bot == null) {
+        say("the bot factory returned null");
         return EXIT_FAILED;
       }
       String label = count > 1 ? "ticket " + (i + 1) + "/" + count + ": " : "";
@@ -418,6 +448,28 @@ public final class Runner {
     }
   }
 
+  /** The reason word that starts the referee's details ({@code ticket_used: ...}), or "". */
+  static String reason(String details) {
+    if (details == null) {
+      return "";
+    }
+    int colon = details.indexOf(':');
+    return colon < 0 ? "" : details.substring(0, colon).strip();
+  }
+
+  /**
+   * Whether a stream that ended with this status is worth opening again: a broken connection or a
+   * restarting referee ({@code UNAVAILABLE}, ...) is, and so is {@code ALREADY_EXISTS}
+   * {@code seat_taken}; any other status is the referee's answer for good.
+   */
+  static boolean retryable(Status status) {
+    Status.Code code = status.getCode();
+    if (TRANSIENT.contains(code)) {
+      return true;
+    }
+    return code == Status.Code.ALREADY_EXISTS && reason(status.getDescription()).equals(SEAT_TAKEN);
+  }
+
   /** One line to stderr; whitespace runs (newlines in gRPC details) become one space. */
   static void say(String line) {
     System.err.println("tavolo-bot: " + line.strip().replaceAll("\\s+", " "));
@@ -482,11 +534,8 @@ public final class Runner {
           say("the referee ended the stream before the match was over");
           return EXIT_FAILED;
         }
-        Status.Code code = status.getCode();
         String outcome = describe(status);
-        // Right after a break the referee may still hold the old stream of this ticket.
-        boolean inUse = code == Status.Code.ALREADY_EXISTS && everEstablished;
-        if (!TRANSIENT.contains(code) && !inUse) {
+        if (!retryable(status)) {
           String hint = hint(status);
           say("the referee at " + settings.referee() + " ended the stream: " + outcome
               + (hint == null ? "" : " (" + hint + ")"));
@@ -499,7 +548,10 @@ public final class Runner {
           delay = FIRST_DELAY_MS;
         }
         if (now + delay > giveUpAt) {
-          String what = everEstablished ? "lost the referee" : "cannot reach the referee";
+          String what =
+              status.getCode() == Status.Code.ALREADY_EXISTS
+                  ? "another connection still holds the seat of this ticket"
+                  : everEstablished ? "lost the referee" : "cannot reach the referee";
           say(what + " at " + settings.referee() + " (" + outcome + "); gave up after retrying for "
               + seconds(settings.reconnectSeconds()) + " s (TAVOLO_RECONNECT_SECONDS)");
           return EXIT_FAILED;
@@ -516,17 +568,8 @@ public final class Runner {
     }
 
     private static String hint(Status status) {
-      String details = status.getDescription() == null ? "" : status.getDescription();
-      if (details.startsWith("ticket_used")) {
-        return "the match of this ticket is over";
-      }
-      if (details.startsWith("unknown_ticket") || details.startsWith("seat_taken")) {
-        return HINTS.get(status.getCode());
-      }
-      if (details.startsWith("protocol_version")) {
-        return "this SDK speaks protocol version " + PROTOCOL_VERSION;
-      }
-      return HINTS.get(status.getCode());
+      String byReason = REASON_HINTS.get(reason(status.getDescription()));
+      return byReason != null ? byReason : HINTS.get(status.getCode());
     }
 
     private static String seconds(double s) {
