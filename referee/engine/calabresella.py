@@ -40,6 +40,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import IntEnum
+from typing import Self
 
 from referee.engine.calabresella_auction import (
     BID_PASS,
@@ -51,9 +52,11 @@ from referee.engine.calabresella_auction import (
     bid_name,
     is_bid,
 )
-from referee.engine.cards import CARD_NAMES, NUM_CARDS, SUIT_MASKS, SUIT_NAMES, CardSet, cards_of
+from referee.engine.cards import CARD_NAMES, NUM_CARDS, SUIT_MASKS, CardSet, cards_of
+from referee.engine.cloning import clone_state
 from referee.engine.deals import Deal, deal_cards
 from referee.engine.rules import Rules
+from referee.engine.trick_rules import floored_points, follow_suit_refusal, trick_winner
 
 Action = int
 
@@ -217,6 +220,10 @@ class CalabresellaObservation:
 
 class CalabresellaDeal:
     """One deal: legal actions, applying them, scoring. No I/O, no randomness."""
+
+    def clone(self) -> Self:
+        """A copy to search from: playing on it leaves this deal as it is."""
+        return clone_state(self)
 
     def __init__(self, rules: Rules, hands: Sequence[CardSet], dealer: int, monte: CardSet) -> None:
         """``hands`` has one set per seat (the dealer's empty when four are at the table).
@@ -432,8 +439,7 @@ class CalabresellaDeal:
             )
         led = self._trick[0][1] // 10
         return CalabresellaError(
-            CalabresellaReason.MUST_FOLLOW_SUIT,
-            f"{what}: must follow suit, {SUIT_NAMES[led]} was led and the hand holds some",
+            CalabresellaReason.MUST_FOLLOW_SUIT, follow_suit_refusal(what, led)
         )
 
     # -- the steps -----------------------------------------------------------------------
@@ -555,9 +561,7 @@ class CalabresellaDeal:
         if len(self._trick) < 3:
             self._turn = self.order[(self.order.index(seat) + 1) % 3]
             return
-        led = self._trick[0][1] // 10
-        # Within a suit a lower id is a higher rank; other suits cannot win.
-        winner = min((c, s) for s, c in self._trick if c // 10 == led)[1]
+        winner = trick_winner(self._trick)
         side = self._side(winner)
         self._captured[side] += sum(self._values[c] for _, c in self._trick)
         self._tricks_won[side] += 1
@@ -576,7 +580,7 @@ class CalabresellaDeal:
         cards[self._side(last)] += sum(self._values[c] for c in cards_of(self.set_aside))
         thirds = list(cards)
         thirds[self._side(last)] += 3
-        points = thirds[SOLOIST] // 3
+        points = floored_points(thirds[SOLOIST])
         success = points >= 6
         cappotto = TRICKS in self._tricks_won
         all_points = sum(self._values)

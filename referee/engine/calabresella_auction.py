@@ -28,7 +28,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from enum import IntEnum, StrEnum
+from typing import Self
 
+from referee.engine.cloning import clone_state
 from referee.engine.errors import IllegalActionError, Reason
 
 Action = int
@@ -130,6 +132,10 @@ class Auction:
     """The auction of one deal among three seats; see the module docstring for the rules."""
 
     __slots__ = ("_best", "_best_seat", "_over", "_passed", "_turn", "bids", "order")
+
+    def clone(self) -> Self:
+        """A copy that bids on without changing this auction."""
+        return clone_state(self)
 
     def __init__(self, order: Sequence[int]) -> None:
         """``order``: the three active seats, the eldest first."""

@@ -12,9 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, Self, TypeVar
 
 from referee.engine.actions import Action
+from referee.engine.cloning import clone_state
 from referee.engine.deals import Deal, first_dealer
 from referee.engine.errors import IllegalActionError, Reason
 from referee.engine.rules import Rules
@@ -127,6 +128,28 @@ class GameBase(Generic[DealT, ObsT]):
     def legal_actions(self) -> tuple[Action, ...]:
         """Legal actions of the seat to act."""
         return () if self.outcome else self.deal.legal_actions()
+
+    def clone(self) -> Self:
+        """A copy to search from: playing on it leaves this game as it is (its deal is
+        cloned; the record so far is copied; rules and tables are shared)."""
+        return clone_state(self)
+
+    def returns(self) -> tuple[float, ...]:
+        """Per seat, once the game is over: 1 for each seat of the winning side, and the
+        losers share -1 (each seat of a losing side gets -1 divided by the losing sides);
+        all 0 for a draw, and while the game goes on. The sum over the sides is 0."""
+        rules = self.rules
+        outcome = self.outcome
+        if outcome is None or outcome.winner is None:
+            return (0.0,) * rules.players
+        loss = -1.0 / (rules.sides - 1)
+        return tuple(
+            1.0 if rules.side_of(seat) == outcome.winner else loss for seat in range(rules.players)
+        )
+
+    def action_to_string(self, action: Action) -> str:
+        """The text of an action of this game's family, e.g. ``AS volo`` or ``call AD``."""
+        return self.rules.family.codec.name(action)
 
     def observation(self, seat: int) -> ObsT:
         """What ``seat`` may know now."""

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import IntEnum
 from functools import cache
-from typing import NamedTuple
+from typing import NamedTuple, Self
 
 from referee.engine.actions import (
     CALL_OUT,
@@ -26,6 +26,7 @@ from referee.engine.actions import (
     is_declaration,
 )
 from referee.engine.cards import CARD_NAMES, SUIT_MASKS, SUIT_NAMES, CardSet, cards_of
+from referee.engine.cloning import clone_state
 from referee.engine.declarations import (
     DECLARATION_NAMES,
     HELD,
@@ -34,6 +35,7 @@ from referee.engine.declarations import (
 )
 from referee.engine.errors import IllegalActionError, Reason
 from referee.engine.rules import Rules
+from referee.engine.trick_rules import floored_points, follow_suit_refusal
 
 
 class Phase(IntEnum):
@@ -208,7 +210,7 @@ def score_deal(
     last_side = rules.side_of(last_trick)
     thirds = list(captured)
     thirds[last_side] += 3
-    card_points = [t // 3 for t in thirds]
+    card_points = [floored_points(t) for t in thirds]
     counted = list(declared)
     total_tricks = sum(tricks_won)
     cappotto = next((s for s, won in enumerate(tricks_won) if won == total_tricks), None)
@@ -310,6 +312,10 @@ class TressetteDeal:
         "trump",
         "widow",
     )
+
+    def clone(self) -> Self:
+        """A copy to search from: playing on it leaves this deal as it is."""
+        return clone_state(self)
 
     def __init__(
         self,
@@ -618,7 +624,9 @@ class TressetteDeal:
                 Reason.CALL_OUT_NOT_ALLOWED, f"seat {seat} may call out only when leading a trick"
             )
         side = self._sides[seat]
-        claimed = self.totals[side] + self._captured[side] // 3 + self._declared_points[side]
+        claimed = (
+            self.totals[side] + floored_points(self._captured[side]) + self._declared_points[side]
+        )
         self.call_out = CallOut(seat, claimed, claimed >= self.rules.target)
         self._phase = _DONE
 
@@ -728,10 +736,7 @@ class TressetteDeal:
         leading = self._n_in_trick == 0
         led = self._led_shift // 10
         if not leading and suit != led and hand & SUIT_MASKS[led]:
-            return IllegalActionError(
-                Reason.MUST_FOLLOW_SUIT,
-                f"{what}: must follow suit, {SUIT_NAMES[led]} was led and the hand holds some",
-            )
+            return IllegalActionError(Reason.MUST_FOLLOW_SUIT, follow_suit_refusal(what, led))
         rules = self.rules
         name = SIGNAL_NAMES[signal]
         if rules.signals == "muto":

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from referee.engine.deals import deal_cards
+from referee.engine.families import new_game
 from referee.engine.rules import Rules
 from referee.engine.tressette_game import new_deal
 
@@ -103,3 +104,39 @@ def bench_bare_loop(*, seconds: float = 1.0, rounds: int = 5) -> EngineBench:
     """The reference loop timed like :func:`bench_engine`, to compare machines."""
     rng = random.Random(20261129)
     return _timed("bare-loop", lambda: _bare_playouts(_BATCH, rng), seconds, rounds)
+
+
+@dataclass(frozen=True)
+class CloneBench:
+    """What ``clone()`` of a game in the middle of a deal costs (search bots call it)."""
+
+    game: str
+    game_clone_us: float
+    """Median microseconds of ``game.clone()`` (the deal with it)."""
+    playout_us: float
+    """Median microseconds to play a cloned game's deal out at random, for scale."""
+
+
+def bench_clone(rules: Rules, *, samples: int = 2000) -> CloneBench:
+    """Clone seeded games after a few random actions, and play each clone's deal out."""
+    rng = random.Random(20261201)
+    clones: list[float] = []
+    playouts: list[float] = []
+    for n in range(samples):
+        game = new_game(rules, f"clone-{n % 50}", deals=1)
+        for _ in range(8):
+            if game.is_terminal():
+                break
+            game.apply_action(rng.choice(game.legal_actions()))
+        if game.is_terminal():
+            continue  # a Calabresella deal all passed: nothing left to search
+        start = time.perf_counter()
+        copy = game.clone()
+        clones.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        while not copy.is_terminal():
+            copy.apply_action(rng.choice(copy.legal_actions()))
+        playouts.append(time.perf_counter() - start)
+    return CloneBench(
+        rules.game, statistics.median(clones) * 1e6, statistics.median(playouts) * 1e6
+    )

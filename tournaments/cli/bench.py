@@ -14,7 +14,7 @@ import typer
 from tabulate import tabulate
 
 from referee.sandbox import SandboxError, SandboxMode, bwrap_version, sandbox_problem
-from tournaments.benchmarks.engine import bench_bare_loop, bench_engine
+from tournaments.benchmarks.engine import bench_bare_loop, bench_clone, bench_engine
 from tournaments.benchmarks.round_trips import (
     ECHO_TRIPS,
     BenchError,
@@ -41,6 +41,9 @@ def engine(
     baseline: Annotated[
         bool, typer.Option(help="Also time a bare follow-suit loop, to compare machines.")
     ] = False,
+    clone: Annotated[
+        bool, typer.Option(help="Also time game.clone() mid-deal, what search bots call.")
+    ] = False,
 ) -> None:
     """Random legal playouts of seeded deals through the engine API, on one core.
 
@@ -52,6 +55,7 @@ def engine(
         fail("--seconds must be positive and --rounds at least 1")
     result = bench_engine(rules, seconds=seconds, rounds=rounds)
     bare = bench_bare_loop(seconds=seconds, rounds=rounds) if baseline else None
+    cloned = bench_clone(rules) if clone else None
     if as_json:
         out: dict[str, object] = {
             "benchmark": "engine",
@@ -63,6 +67,9 @@ def engine(
         }
         if bare is not None:
             out["bare_loop_deals_per_second"] = round(bare.deals_per_second, 1)
+        if cloned is not None:
+            out["clone_us"] = round(cloned.game_clone_us, 1)
+            out["cloned_playout_us"] = round(cloned.playout_us, 1)
         typer.echo(json.dumps(out))
         return
     for label, figures in (("engine, " + game, result), ("bare loop", bare)):
@@ -71,6 +78,11 @@ def engine(
             typer.echo(
                 f"{label}: {figures.deals_per_second:,.0f} deals/s (median; rounds: {spread})"
             )
+    if cloned is not None:
+        typer.echo(
+            f"clone of a game mid-deal: {cloned.game_clone_us:.1f} µs (median); a random "
+            f"playout of the clone's deal: {cloned.playout_us:.1f} µs"
+        )
 
 
 P50_TARGET = 1.5
