@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
 from referee.bot_process import BotProcess, start_bot
 from referee.engine.families import AnyGame, new_game
@@ -111,6 +111,16 @@ class MatchConfig:
         return set_index + 1, seed, rotation
 
 
+class Faults(NamedTuple):
+    """What went wrong for one entry in a game (or a match): how many of each fault."""
+
+    timeouts: int = 0
+    illegal: int = 0
+    """Illegal actions, each one refused."""
+    crashes: int = 0
+    """Crashes, lost connections and bots that never connected."""
+
+
 @dataclass
 class EntryStats:
     """What one entry did over a match."""
@@ -167,10 +177,12 @@ class GameReport:
     """The entry (index in ``MatchConfig.entries``) at each side."""
     outcome: Outcome
     forfeit_seat: int | None
-    faults: tuple[tuple[int, int, int], ...]
-    """Per entry: timeouts, illegal actions and crashes in this game."""
+    faults: tuple[Faults, ...]
+    """Per entry: its faults in this game."""
     lines: tuple[str, ...]
     """The whole game's record: verifies on its own with ``tavolo verify``."""
+    deal_points: tuple[tuple[int, ...], ...] = ()
+    """Points of each side in each finished deal, from the game's score lines."""
 
 
 KEPT_FEEDS = 256
@@ -602,13 +614,13 @@ class Match:
         if self._on_game_recorded is not None:
             sides = self.result.sides[-1]
             faults = tuple(
-                (s.timeouts - t, s.illegal - i, s.crashes - c)
+                Faults(s.timeouts - t, s.illegal - i, s.crashes - c)
                 for s, (t, i, c) in zip(self.result.stats, faults_before, strict=True)
             )
             self._on_game_recorded(
                 GameReport(
                     game, set_number, tuple(sides), outcome, forfeit_seat, faults,
-                    tuple(game_ctx.lines),
+                    tuple(game_ctx.lines), tuple(game_ctx.deal_points),
                 )
             )  # fmt: skip
 
@@ -639,6 +651,8 @@ class Match:
                 for seat, link in enumerate(game.seats):
                     link.outbox.append(hand_event(line, seat))
             elif kind in ("score", "redeal"):
+                if kind == "score":
+                    game.deal_points.append(tuple(line["points"]))
                 event = scored_event(line, game.hands)
                 self._to_all(game, event)
                 self.deals_done += 1
@@ -849,6 +863,8 @@ class _Game:
     """Canonical record lines so far, kept only for the storage callbacks."""
     deal_start: int = 1
     """Where the current deal's lines begin in ``lines`` (after the game's header)."""
+    deal_points: list[tuple[int, ...]] = field(default_factory=list)
+    """Each finished deal's points per side."""
 
 
 def describe(result: MatchResult) -> dict[str, Any]:

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 
+from referee.match import Faults
 from tournaments.ratings import PairResult
 from tournaments.storage import GameRow
 
@@ -70,8 +71,8 @@ class Tally:
     """Pairwise games the score is out of."""
     deal_points: list[int] = field(default_factory=list)
     """The entry's side's points in every finished deal."""
-    faults: list[int] = field(default_factory=lambda: [0, 0, 0])
-    """Timeouts, illegal actions, crashes."""
+    faults: Faults = field(default_factory=Faults)
+    """Its timeouts, illegal actions and crashes over the stored games."""
     opponents: list[str] = field(default_factory=list)
     """Every opponent of every pairwise game."""
 
@@ -113,8 +114,8 @@ def tallies(
             else:
                 t.losses += 1
             t.deal_points.extend(points[side] for points in game.deal_points)
-            for k, count in enumerate(game.faults.get(name, (0, 0, 0))):
-                t.faults[k] += count
+            f = game.faults.get(name, Faults())
+            t.faults = Faults(*(a + b for a, b in zip(t.faults, f, strict=True)))
             for other in range(len(game.sides)):
                 if other == side:
                     continue

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import json
 import os
 import tempfile
 from collections.abc import Callable, Sequence
@@ -292,7 +291,7 @@ class TournamentRun:
                 forfeit_seat=report.forfeit_seat,
                 deals=report.outcome.deals,
                 faults={names[e]: f for e, f in enumerate(report.faults) if any(f)},
-                deal_points=_deal_points(report.lines),
+                deal_points=report.deal_points,
             )
             self.store.add_game(row.id, game, report.lines)
             self._games_played += 1
@@ -342,11 +341,3 @@ class TournamentRun:
             return
         done = self.store.game_count()
         self.on_progress(RunState(done, self._games_total, self._deals_done, self._sprt))
-
-
-def _deal_points(lines: Sequence[str]) -> tuple[tuple[int, ...], ...]:
-    out = []
-    for line in lines:
-        if '"type":"score"' in line:
-            out.append(tuple(json.loads(line)["points"]))
-    return tuple(out)

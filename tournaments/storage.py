@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from referee.match import Faults
+
 SCHEMA_VERSION = 1
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -93,7 +95,7 @@ class GameRow:
     termination: str
     forfeit_seat: int | None
     deals: int
-    faults: dict[str, tuple[int, int, int]]
+    faults: dict[str, Faults]
     """Per entry: timeouts, illegal actions, crashes."""
     deal_points: tuple[tuple[int, ...], ...] = ()
     """Points of each side in each finished deal."""
@@ -453,7 +455,7 @@ def _match_row(row: tuple[Any, ...]) -> MatchRow:
 
 
 def _game_row(row: tuple[Any, ...]) -> GameRow:
-    faults = {k: (v[0], v[1], v[2]) for k, v in json.loads(row[9]).items()}
+    faults = {k: Faults(*v) for k, v in json.loads(row[9]).items()}
     return GameRow(
         match_id=row[0],
         number=row[1],

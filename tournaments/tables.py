@@ -201,9 +201,9 @@ def as_json(table: Standings) -> dict[str, Any]:
                 "score_percent": t.score_percent,
                 "points_per_deal": mean,
                 "points_per_deal_se": se,
-                "timeouts": t.faults[0],
-                "illegal": t.faults[1],
-                "crashes": t.faults[2],
+                "timeouts": t.faults.timeouts,
+                "illegal": t.faults.illegal,
+                "crashes": t.faults.crashes,
                 "opponent_elo": row.opponent_elo,
                 "sandbox": dict(table.sandbox).get(row.name),
             }

@@ -70,57 +70,32 @@ class Family:
     """What the cards left undealt are called (tressette a tre's widow, the monte)."""
 
 
+def _tressette_family(
+    name: str, seats: int, deal_class: type[Any], *, partners: bool = False, hand: int = 10,
+    lower_wins: bool = False,
+) -> Family:  # fmt: skip
+    """A family of Tressette's: its deal, game, codec and dealing, with its own seats."""
+    return Family(
+        name,
+        players=lambda rules: seats,
+        partnerships=partners,
+        lower_wins=lower_wins,
+        hand_size=hand,
+        codec=TRESSETTE_CODEC,
+        kinds=TRESSETTE_KINDS,
+        deal_class=deal_class,
+        deal=deal_in_packets,
+        game=TressetteGame,
+    )
+
+
 FAMILIES: Mapping[str, Family] = {
     f.name: f
     for f in (
-        Family(
-            "tressette",
-            players=lambda rules: 4,
-            partnerships=True,
-            lower_wins=False,
-            hand_size=10,
-            codec=TRESSETTE_CODEC,
-            kinds=TRESSETTE_KINDS,
-            deal_class=TressetteDeal,
-            deal=deal_in_packets,
-            game=TressetteGame,
-        ),
-        Family(
-            "tressette-a-tre",
-            players=lambda rules: 3,
-            partnerships=False,
-            lower_wins=False,
-            hand_size=12,
-            codec=TRESSETTE_CODEC,
-            kinds=TRESSETTE_KINDS,
-            deal_class=TressetteATreDeal,
-            deal=deal_in_packets,
-            game=TressetteGame,
-        ),
-        Family(
-            "ciapano",
-            players=lambda rules: 4,
-            partnerships=False,
-            lower_wins=True,
-            hand_size=10,
-            codec=TRESSETTE_CODEC,
-            kinds=TRESSETTE_KINDS,
-            deal_class=TressetteDeal,
-            deal=deal_in_packets,
-            game=TressetteGame,
-        ),
-        Family(
-            "tressette-a-due",
-            players=lambda rules: 2,
-            partnerships=False,
-            lower_wins=False,
-            hand_size=10,
-            codec=TRESSETTE_CODEC,
-            kinds=TRESSETTE_KINDS,
-            deal_class=TressetteADueDeal,
-            deal=deal_in_packets,
-            game=TressetteGame,
-        ),
+        _tressette_family("tressette", 4, TressetteDeal, partners=True),
+        _tressette_family("tressette-a-tre", 3, TressetteATreDeal, hand=12),
+        _tressette_family("ciapano", 4, TressetteDeal, lower_wins=True),
+        _tressette_family("tressette-a-due", 2, TressetteADueDeal),
         Family(
             "calabresella",
             players=lambda rules: rules.table_seats,
