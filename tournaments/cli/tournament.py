@@ -26,6 +26,7 @@ from tournaments.ratings import RatingsError
 from tournaments.results import tallies
 from tournaments.runner import (
     RunState,
+    RunSummary,
     TournamentRun,
     confinement_warnings,
     confinements,
@@ -84,14 +85,7 @@ def run(
     config = _load(file)
     if concurrency is not None and concurrency < 1:
         fail(f"--concurrency must be 1 or more, got {concurrency}")
-    bounds = None
-    if sprt is not None:
-        try:
-            bounds = parse_bounds(sprt)
-        except ValueError as exc:
-            fail(str(exc))
-        if len(config.entries) != 2:
-            fail(f"--sprt compares two entries; {file} has {len(config.entries)}")
+    bounds = _sprt_bounds(sprt, config, file)
     try:
         modes = confinements(config)
     except SandboxError as exc:
@@ -111,46 +105,7 @@ def run(
         for line in confinement_warnings(config, modes):
             typer.echo(f"warning: {line}", err=True)
         already = store.game_count()
-        progress = Progress(
-            TextColumn("[bold]{task.description}"),
-            BarColumn(bar_width=20),
-            MofNCompleteColumn(),
-            TextColumn("games, ETA"),
-            TimeRemainingColumn(),
-            TextColumn("{task.fields[standing]}"),
-            disable=quiet,
-        )
-        task = progress.add_task(config.name, total=None, standing="")
-        names = [e.name for e in config.entries]
-        seats = [config.rules.seats_of(s) for s in range(config.rules.sides)]
-
-        shown = _Shown()
-
-        def on_progress(state: RunState) -> None:
-            # Standings read every stored game: refreshed twice a second at most.
-            now = time.monotonic()
-            due = now - shown.at >= 0.5 or state.games_done == state.games_total
-            if state.games_done != shown.games and due:
-                counted = tallies(names, store.games(), seats, lower_wins=config.rules.lower_wins)
-                leaders = sorted(counted.values(), key=lambda t: -t.score_percent)[:4]
-                shown.games, shown.at = state.games_done, now
-                shown.standing = "  ".join(
-                    f"{t.name} {t.score_percent:.0f}%" for t in leaders if t.pair_games
-                )
-            standing = shown.standing
-            if state.sprt is not None:
-                standing += (
-                    f"  LLR {state.sprt.llr:.2f} [{state.sprt.lower:.2f}, {state.sprt.upper:.2f}]"
-                )
-            progress.update(
-                task, total=state.games_total, completed=state.games_done, standing=standing
-            )
-
-        def on_ticket(label: str, ticket: str, address: str) -> None:
-            progress.console.print(
-                f"remote seat {label}: connect to {address} with ticket {ticket}"
-            )
-
+        live = _LiveStandings(config, store, quiet)
         try:
             runner = TournamentRun(
                 config,
@@ -159,24 +114,12 @@ def run(
                 listen=listen,
                 workdir=workdir,
                 sprt_bounds=bounds,
-                on_progress=on_progress,
-                on_ticket=on_ticket,
+                on_progress=live.update,
+                on_ticket=live.ticket,
             )
         except ValueError as exc:
             fail(str(exc))
-        try:
-            with progress:
-                summary = asyncio.run(runner.run())
-        except KeyboardInterrupt:
-            fail(
-                f"interrupted: every finished deal and game is in {path}; "
-                "run the same command to resume",
-                130,
-            )
-        except StorageError as exc:
-            fail(str(exc))
-        except (OSError, RuntimeError) as exc:
-            fail(f"cannot run the referee on {listen}: {exc}")
+        summary = _play(runner, live, path, listen)
         if already:
             typer.echo(f"resumed: {already} games were already stored")
         typer.echo(
@@ -189,6 +132,87 @@ def run(
             typer.echo(f"SPRT {sprt}: LLR {s.llr:.3f} in [{s.lower:.3f}, {s.upper:.3f}]: {verdict}")
         typer.echo("")
         typer.echo(render(_standings(store, _facts(store)), TableFormat.PLAIN))
+
+
+def _sprt_bounds(
+    sprt: str | None, config: TournamentConfig, file: Path
+) -> tuple[float, float] | None:
+    """``--sprt ELO0,ELO1`` read and checked, or None without it."""
+    if sprt is None:
+        return None
+    try:
+        bounds = parse_bounds(sprt)
+    except ValueError as exc:
+        fail(str(exc))
+    if len(config.entries) != 2:
+        fail(f"--sprt compares two entries; {file} has {len(config.entries)}")
+    return bounds
+
+
+def _play(runner: TournamentRun, live: _LiveStandings, path: Path, listen: str) -> RunSummary:
+    """Run the tournament under its progress bar; every failure is one line."""
+    try:
+        with live.progress:
+            return asyncio.run(runner.run())
+    except KeyboardInterrupt:
+        fail(
+            f"interrupted: every finished deal and game is in {path}; "
+            "run the same command to resume",
+            130,
+        )
+    except StorageError as exc:
+        fail(str(exc))
+    except (OSError, RuntimeError) as exc:
+        fail(f"cannot run the referee on {listen}: {exc}")
+
+
+class _LiveStandings:
+    """The progress bar of a run, with the leaders' scores and the SPRT's LLR."""
+
+    def __init__(self, config: TournamentConfig, store: Store, quiet: bool) -> None:
+        self.config = config
+        self.store = store
+        self.progress = Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(bar_width=20),
+            MofNCompleteColumn(),
+            TextColumn("games, ETA"),
+            TimeRemainingColumn(),
+            TextColumn("{task.fields[standing]}"),
+            disable=quiet,
+        )
+        self.task = self.progress.add_task(config.name, total=None, standing="")
+        self.names = [e.name for e in config.entries]
+        self.seats = [config.rules.seats_of(s) for s in range(config.rules.sides)]
+        self.shown = _Shown()
+
+    def update(self, state: RunState) -> None:
+        """Redraw for ``state``; the standings at most twice a second (they read every game)."""
+        shown = self.shown
+        now = time.monotonic()
+        due = now - shown.at >= 0.5 or state.games_done == state.games_total
+        if state.games_done != shown.games and due:
+            lower = self.config.rules.lower_wins
+            counted = tallies(self.names, self.store.games(), self.seats, lower_wins=lower)
+            leaders = sorted(counted.values(), key=lambda t: -t.score_percent)[:4]
+            shown.games, shown.at = state.games_done, now
+            shown.standing = "  ".join(
+                f"{t.name} {t.score_percent:.0f}%" for t in leaders if t.pair_games
+            )
+        standing = shown.standing
+        if state.sprt is not None:
+            standing += (
+                f"  LLR {state.sprt.llr:.2f} [{state.sprt.lower:.2f}, {state.sprt.upper:.2f}]"
+            )
+        self.progress.update(
+            self.task, total=state.games_total, completed=state.games_done, standing=standing
+        )
+
+    def ticket(self, label: str, ticket: str, address: str) -> None:
+        """Say where a remote seat connects, and with what ticket."""
+        self.progress.console.print(
+            f"remote seat {label}: connect to {address} with ticket {ticket}"
+        )
 
 
 @tournament_app.command("verify")
