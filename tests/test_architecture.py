@@ -11,7 +11,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # What the engine may import: pure computation only (no files, sockets, processes, clocks,
 # randomness or grpc).
 ENGINE_ALLOWED = {
-    "__future__", "collections", "dataclasses", "enum", "functools", "hashlib",
+    "__future__", "collections", "copy", "dataclasses", "enum", "functools", "hashlib",
     "operator", "struct", "typing", "referee",
 }  # fmt: skip
 
