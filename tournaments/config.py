@@ -222,7 +222,41 @@ def _parse(path: Path, text: str, data: dict[str, Any]) -> TournamentConfig:
             "",
             "format",
         ) from None
+    rules, deals = _game(src, data)
+    match = _table(src, data, "match")
+    _known(src, match, _MATCH_KEYS, "match")
+    games, duplicate = _games(src, match, rules)
+    limits = _limits(src, match)
+    sandbox = _sandbox(src, match)
+    entries = _entries(src, data)
+    _check_entries(src, entries, rules, sandbox)
+    names = [e.name for e in entries]
+    rounds, candidate = _format_keys(src, data, format_, rules, names)
+    concurrency = _get(src, data, "", "concurrency", int, None)
+    if concurrency is not None and concurrency < 1:
+        raise src.error("must be 1 or more", "", "concurrency")
+    return TournamentConfig(
+        path=path,
+        name=name,
+        seed=seed,
+        format=format_,
+        rules=rules,
+        entries=tuple(entries),
+        games=games,
+        duplicate=duplicate,
+        deals=deals,
+        rounds=rounds,
+        candidate=candidate,
+        limits=limits,
+        concurrency=concurrency,
+        ratings=_ratings(src, data, names),
+        sandbox=sandbox,
+        text=text,
+    )
 
+
+def _game(src: _Source, data: dict[str, Any]) -> tuple[Rules, int | None]:
+    """``[game]``: the preset, its knobs and the deals a game."""
     game = _table(src, data, "game")
     _known(src, game, _GAME_KEYS, "game")
     preset_name = _get(src, game, "game", "preset", str, "tressette")
@@ -239,9 +273,11 @@ def _parse(path: Path, text: str, data: dict[str, Any]) -> TournamentConfig:
     deals = _get(src, game, "game", "deals", int, None)
     if deals is not None and deals < 1:
         raise src.error("must be 1 or more", "game", "deals")
+    return rules, deals
 
-    match = _table(src, data, "match")
-    _known(src, match, _MATCH_KEYS, "match")
+
+def _games(src: _Source, match: dict[str, Any], rules: Rules) -> tuple[int, bool]:
+    """``[match] games`` (whole duplicate sets) and ``duplicate``."""
     per_set = rotations(rules)
     games = _get(src, match, "match", "games", int, 2 * per_set)
     duplicate = _get(src, match, "match", "duplicate", bool, True)
@@ -252,15 +288,23 @@ def _parse(path: Path, text: str, data: dict[str, Any]) -> TournamentConfig:
             "match",
             "games",
         )
-    limits = _limits(src, match)
-    sandbox_text = _get(src, match, "match", "sandbox", str, SandboxMode.BWRAP.value)
+    return games, duplicate
+
+
+def _sandbox(src: _Source, match: dict[str, Any]) -> SandboxMode:
+    """``[match] sandbox``: bwrap (the default) or off."""
+    text = _get(src, match, "match", "sandbox", str, SandboxMode.BWRAP.value)
     try:
-        sandbox = SandboxMode(sandbox_text)
+        return SandboxMode(text)
     except ValueError:
         choices = ", ".join(repr(m.value) for m in SandboxMode)
-        raise src.error(f"must be {choices}, got {sandbox_text!r}", "match", "sandbox") from None
+        raise src.error(f"must be {choices}, got {text!r}", "match", "sandbox") from None
 
-    entries = _entries(src, data)
+
+def _check_entries(
+    src: _Source, entries: list[EntrySpec], rules: Rules, sandbox: SandboxMode
+) -> None:
+    """Enough entries for a table, and no manifest that turns the organiser's sandbox off."""
     for index, spec in enumerate(entries):
         if spec.entry.sandbox is SandboxMode.OFF and sandbox is not SandboxMode.OFF:
             raise src.error(
@@ -275,8 +319,12 @@ def _parse(path: Path, text: str, data: dict[str, Any]) -> TournamentConfig:
             f"{rules.game} seats {rules.sides} entries at a table; the file has {len(entries)}",
             "entry",
         )
-    names = [e.name for e in entries]
 
+
+def _format_keys(
+    src: _Source, data: dict[str, Any], format_: Format, rules: Rules, names: list[str]
+) -> tuple[int | None, str | None]:
+    """``rounds`` (Swiss only) and ``candidate`` (gauntlet only), checked."""
     rounds = _get(src, data, "", "rounds", int, None)
     candidate = _get(src, data, "", "candidate", str, None)
     if format_ is Format.SWISS:
@@ -295,29 +343,7 @@ def _parse(path: Path, text: str, data: dict[str, Any]) -> TournamentConfig:
             raise src.error(f"no entry is named {candidate!r}", "", "candidate")
     elif candidate is not None:
         raise src.error("only a gauntlet has a candidate", "", "candidate")
-
-    concurrency = _get(src, data, "", "concurrency", int, None)
-    if concurrency is not None and concurrency < 1:
-        raise src.error("must be 1 or more", "", "concurrency")
-    ratings = _ratings(src, data, names)
-    return TournamentConfig(
-        path=path,
-        name=name,
-        seed=seed,
-        format=format_,
-        rules=rules,
-        entries=tuple(entries),
-        games=games,
-        duplicate=duplicate,
-        deals=deals,
-        rounds=rounds,
-        candidate=candidate,
-        limits=limits,
-        concurrency=concurrency,
-        ratings=ratings,
-        sandbox=sandbox,
-        text=text,
-    )
+    return rounds, candidate
 
 
 def _limits(src: _Source, match: dict[str, Any]) -> Limits:
