@@ -19,6 +19,7 @@ from tournaments.benchmarks.round_trips import (
     ECHO_TRIPS,
     BenchError,
     LatencyRun,
+    RefereeBench,
     bench_referee,
     percentile,
 )
@@ -130,12 +131,7 @@ def referee(
     fewest tables run in rounds, one after the other, and each ratio is the median of the
     rounds' ratios, so that the machine's drift over a minute cancels.
     """
-    try:
-        counts = [int(t) for t in tables.split(",") if t.strip()]
-    except ValueError:
-        fail(f"--tables must be whole numbers separated by commas, got {tables!r}")
-    if not counts or min(counts) < 1:
-        fail(f"--tables must be whole numbers from 1, got {tables!r}")
+    counts = _table_counts(tables)
     if deals is not None and deals < 1:
         fail(f"--deals must be 1 or more, got {deals}")
     if seconds <= 0 or echo_trips < 1 or rounds < 1:
@@ -146,57 +142,97 @@ def referee(
         )
     except BenchError as exc:
         fail(str(exc), code=1)
+    if as_json:
+        typer.echo(json.dumps(_referee_json(result)))
+    else:
+        _referee_text(result)
+
+
+def _table_counts(tables: str) -> list[int]:
+    """``--tables``: whole numbers from 1, comma-separated."""
+    try:
+        counts = [int(t) for t in tables.split(",") if t.strip()]
+    except ValueError:
+        fail(f"--tables must be whole numbers separated by commas, got {tables!r}")
+    if not counts or min(counts) < 1:
+        fail(f"--tables must be whole numbers from 1, got {tables!r}")
+    return counts
+
+
+@dataclasses.dataclass(frozen=True)
+class _Ratios:
+    """The referee's p50 over the echoes', round by round and their medians."""
+
+    on_echo: list[float]
+    over_echo: float
+    on_defaults: list[float]
+    over_defaults: float | None
+
+    @classmethod
+    def of(cls, result: RefereeBench) -> _Ratios:
+        on_echo = [r.referee / r.echo for r in result.rounds]
+        on_defaults = [
+            r.referee / r.echo_grpc_defaults for r in result.rounds if r.echo_grpc_defaults
+        ]
+        over_defaults = (
+            statistics.median(on_defaults) if result.echo_grpc_defaults is not None else None
+        )
+        return cls(on_echo, statistics.median(on_echo), on_defaults, over_defaults)
+
+
+def _referee_json(result: RefereeBench) -> dict[str, object]:
     fewest = min(result.runs, key=lambda r: r.tables)
     most = max(result.runs, key=lambda r: r.tables)
-    echo = result.echo
-    defaults = result.echo_grpc_defaults
-    on_echo = [r.referee / r.echo for r in result.rounds]
-    over_echo = statistics.median(on_echo)
-    on_defaults = [r.referee / r.echo_grpc_defaults for r in result.rounds if r.echo_grpc_defaults]
-    over_defaults = statistics.median(on_defaults) if defaults is not None else None
-    if as_json:
-        out: dict[str, object] = {
-            "benchmark": "referee",
-            "game": "tressette",
-            "tables": fewest.tables,
-            "p50_us": _us(fewest.p50_us),
-            "p99_us": _us(fewest.p99_us),
-            "decisions_per_second": round(most.decisions_per_second, 1),
-            "decisions_per_second_tables": most.tables,
-            "echo_p50_us": _us(echo.p50_us),
-            "echo_p99_us": _us(echo.p99_us),
-            "echo_after_write_p50_us": _us(echo.after_write_p50_us or 0.0),
-            "p50_over_echo": round(over_echo, 2),
-            "transport": {"GRPC_EXPERIMENTS": result.transport},
-            "runs": [
-                {**_figures(run), "deals": run.deals, "faults": run.faults} for run in result.runs
-            ],
-            "echo": [
-                {
-                    **_figures(run),
-                    "after_write_p50_us": _us(run.after_write_p50_us or 0.0),
-                    "after_write_p99_us": _us(run.after_write_p99_us or 0.0),
-                }
-                for run in (echo, *result.echo_tables)
-            ],
-            "python": platform.python_version(),
-        }
-        if defaults is not None and over_defaults is not None:
-            out["echo_grpc_defaults_p50_us"] = _us(defaults.p50_us)
-            out["p50_over_echo_grpc_defaults"] = round(over_defaults, 2)
-            out["echo_grpc_defaults"] = _figures(defaults)
-        out["rounds"] = [
+    echo, defaults = result.echo, result.echo_grpc_defaults
+    ratios = _Ratios.of(result)
+    out: dict[str, object] = {
+        "benchmark": "referee",
+        "game": "tressette",
+        "tables": fewest.tables,
+        "p50_us": _us(fewest.p50_us),
+        "p99_us": _us(fewest.p99_us),
+        "decisions_per_second": round(most.decisions_per_second, 1),
+        "decisions_per_second_tables": most.tables,
+        "echo_p50_us": _us(echo.p50_us),
+        "echo_p99_us": _us(echo.p99_us),
+        "echo_after_write_p50_us": _us(echo.after_write_p50_us or 0.0),
+        "p50_over_echo": round(ratios.over_echo, 2),
+        "transport": {"GRPC_EXPERIMENTS": result.transport},
+        "runs": [
+            {**_figures(run), "deals": run.deals, "faults": run.faults} for run in result.runs
+        ],
+        "echo": [
             {
-                "p50_us": _us(r.referee),
-                "echo_p50_us": _us(r.echo),
-                "echo_grpc_defaults_p50_us": (
-                    None if r.echo_grpc_defaults is None else _us(r.echo_grpc_defaults)
-                ),
+                **_figures(run),
+                "after_write_p50_us": _us(run.after_write_p50_us or 0.0),
+                "after_write_p99_us": _us(run.after_write_p99_us or 0.0),
             }
-            for r in result.rounds
-        ]
-        typer.echo(json.dumps(out))
-        return
+            for run in (echo, *result.echo_tables)
+        ],
+        "python": platform.python_version(),
+    }
+    if defaults is not None and ratios.over_defaults is not None:
+        out["echo_grpc_defaults_p50_us"] = _us(defaults.p50_us)
+        out["p50_over_echo_grpc_defaults"] = round(ratios.over_defaults, 2)
+        out["echo_grpc_defaults"] = _figures(defaults)
+    out["rounds"] = [
+        {
+            "p50_us": _us(r.referee),
+            "echo_p50_us": _us(r.echo),
+            "echo_grpc_defaults_p50_us": (
+                None if r.echo_grpc_defaults is None else _us(r.echo_grpc_defaults)
+            ),
+        }
+        for r in result.rounds
+    ]
+    return out
+
+
+def _referee_text(result: RefereeBench) -> None:
+    fewest = min(result.runs, key=lambda r: r.tables)
+    most = max(result.runs, key=lambda r: r.tables)
+    defaults = result.echo_grpc_defaults
+    ratios = _Ratios.of(result)
     rows = [
         [
             what,
@@ -209,7 +245,7 @@ def referee(
             f"{run.decisions_per_second:,.0f}",
         ]
         for what, runs in (
-            ("echo", (echo,)),
+            ("echo", (result.echo,)),
             ("echo, gRPC defaults", () if defaults is None else (defaults,)),
             ("echo", result.echo_tables),
             ("referee", result.runs),
@@ -226,12 +262,14 @@ def referee(
         f"echo p50 (target <= {P50_TARGET:g}), the median of {len(result.rounds)} round(s):"
     )
 
-    def each(ratios: list[float]) -> str:
-        return ", ".join(f"{x:.2f}" for x in ratios)
+    def each(values: list[float]) -> str:
+        return ", ".join(f"{x:.2f}" for x in values)
 
-    if over_defaults is not None:
-        typer.echo(f"  on gRPC's defaults: {over_defaults:.2f} (rounds: {each(on_defaults)})")
-    typer.echo(f"  on the same transport: {over_echo:.2f} (rounds: {each(on_echo)})")
+    if ratios.over_defaults is not None:
+        typer.echo(
+            f"  on gRPC's defaults: {ratios.over_defaults:.2f} (rounds: {each(ratios.on_defaults)})"
+        )
+    typer.echo(f"  on the same transport: {ratios.over_echo:.2f} (rounds: {each(ratios.on_echo)})")
     typer.echo(
         f"{most.tables} table(s): {most.decisions_per_second:,.0f} decisions/s "
         f"(target >= {RATE_TARGET:,.0f} at 64 tables)"
