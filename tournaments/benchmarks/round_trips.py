@@ -53,7 +53,7 @@ from referee.engine.rules import Rules, preset
 from referee.entries import BUILT_IN_BOTS, Entry
 from referee.links import SlotLink
 from referee.match import Limits, Match, MatchConfig
-from referee.service import start_referee
+from referee.service import Referee, start_referee
 
 BOT_PROCESSES = 4
 """Bot processes of a run: process k plays slot k of every match, whatever the table count."""
@@ -224,6 +224,40 @@ def _keep_tickets(slots: list[str]) -> Callable[[str, str], None]:
     return on_ticket
 
 
+async def _open_tables(
+    referee: Referee, config: MatchConfig, tables: int, on_decision: Callable[[float], None]
+) -> tuple[list[Match], list[asyncio.Task[Any]], list[list[str]]]:
+    """Start ``tables`` matches of ``config``; each one's remote tickets, once all are out."""
+    tickets: list[list[str]] = []
+    matches = []
+    for _ in range(tables):
+        slots: list[str] = []
+        tickets.append(slots)
+        matches.append(
+            Match(referee, config, on_ticket=_keep_tickets(slots), on_decision=on_decision)
+        )
+    tasks = [asyncio.create_task(m.run()) for m in matches]
+    # Each run() hands out its tickets before its first wait.
+    while any(len(slots) < SLOTS for slots in tickets):
+        for task in tasks:
+            if task.done():
+                task.result()  # raises what stopped the match
+                raise BenchError(f"{tables} table(s): a match ended before it began")
+        await asyncio.sleep(0)
+    return matches, tasks, tickets
+
+
+def _bot_env(address: str, tickets: list[list[str]], j: int, processes: int) -> dict[str, str]:
+    """Bot process ``j`` plays slot ``k`` of every table for each ``k % processes == j``."""
+    return {
+        "TAVOLO_REFEREE": address,
+        "TAVOLO_TICKET": ",".join(
+            slots[k] for slots in tickets for k in range(j, SLOTS, processes)
+        ),
+        "TAVOLO_SEED": f"bench/{j}",
+    }
+
+
 async def bench_tables(
     tables: int,
     deals: int,
@@ -259,39 +293,13 @@ async def bench_tables(
             deals=deals,
             limits=Limits(connect_timeout=timeout, grace=1.0),
         )
-        tickets: list[list[str]] = []
-        matches = []
-        for _ in range(tables):
-            slots: list[str] = []
-            tickets.append(slots)
-            matches.append(
-                Match(
-                    referee,
-                    config,
-                    on_ticket=_keep_tickets(slots),
-                    on_decision=on_decision,
-                )
-            )
-        tasks = [asyncio.create_task(m.run()) for m in matches]
-        # Each run() hands out its tickets before its first wait.
-        while any(len(slots) < SLOTS for slots in tickets):
-            for task in tasks:
-                if task.done():
-                    task.result()  # raises what stopped the match
-                    raise BenchError(f"{tables} table(s): a match ended before it began")
-            await asyncio.sleep(0)
+        matches, tasks, tickets = await _open_tables(referee, config, tables, on_decision)
         links: list[SlotLink] = [link for m in matches for row in m.links for link in row]
         bot = Entry("random", command=(sys.executable, "-m", BUILT_IN_BOTS["random"]))
         with tempfile.TemporaryDirectory(prefix="tavolo-bench-") as root:
             try:
                 for j in range(processes):
-                    env = {
-                        "TAVOLO_REFEREE": referee.address,
-                        "TAVOLO_TICKET": ",".join(
-                            slots[k] for slots in tickets for k in range(j, SLOTS, processes)
-                        ),
-                        "TAVOLO_SEED": f"bench/{j}",
-                    }
+                    env = _bot_env(referee.address, tickets, j, processes)
                     bots.append(await _start(bot, f"bot{j}", Path(root), env))
                 await _until(
                     asyncio.gather(*(link.wait_connected(timeout) for link in links)),
