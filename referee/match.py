@@ -122,14 +122,30 @@ class Faults(NamedTuple):
 
 
 @dataclass
-class EntryStats:
-    """What one entry did over a match."""
+class GameTally:
+    """An entry's games and how they ended for it: what a match and a tournament count."""
 
     name: str
     games: int = 0
     wins: int = 0
     draws: int = 0
     losses: int = 0
+
+    def count(self, winner: int | None, side: int) -> None:
+        """One more game, played on ``side``, won by side ``winner`` (None: a draw)."""
+        self.games += 1
+        if winner is None:
+            self.draws += 1
+        elif winner == side:
+            self.wins += 1
+        else:
+            self.losses += 1
+
+
+@dataclass
+class EntryStats(GameTally):
+    """What one entry did over a match."""
+
     points: int = 0
     deals: int = 0
     timeouts: int = 0
@@ -630,15 +646,9 @@ class Match:
         self.result.sides.append(sides)
         for side, e in enumerate(sides):
             stats = self.result.stats[e]
-            stats.games += 1
+            stats.count(outcome.winner, side)
             stats.points += outcome.totals[side]
             stats.deals += outcome.deals
-            if outcome.winner is None:
-                stats.draws += 1
-            elif outcome.winner == side:
-                stats.wins += 1
-            else:
-                stats.losses += 1
 
     def _dispatch(self, game: _Game) -> None:
         """Turn new record lines into events for each seat and the spectators; write them."""

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 
-from referee.match import Faults
+from referee.match import Faults, GameTally
 from tournaments.ratings import PairResult
 from tournaments.storage import GameRow
 
@@ -57,14 +57,9 @@ def _pair_score(
 
 
 @dataclass
-class Tally:
+class Tally(GameTally):
     """What one entry did over the stored games."""
 
-    name: str
-    games: int = 0
-    wins: int = 0
-    draws: int = 0
-    losses: int = 0
     score: float = 0.0
     """Pairwise score: a win over each side beaten (two sides: 1 a win, 0.5 a draw)."""
     pair_games: int = 0
@@ -106,13 +101,7 @@ def tallies(
         forfeit = _forfeit_side(game, seats_of_side)
         for side, name in enumerate(game.sides):
             t = out[name]
-            t.games += 1
-            if game.winner is None:
-                t.draws += 1
-            elif game.winner == side:
-                t.wins += 1
-            else:
-                t.losses += 1
+            t.count(game.winner, side)
             t.deal_points.extend(points[side] for points in game.deal_points)
             f = game.faults.get(name, Faults())
             t.faults = Faults(*(a + b for a, b in zip(t.faults, f, strict=True)))
