@@ -68,11 +68,28 @@ class Family:
     """Whether its game takes ``deal_source`` (hands given instead of seeded)."""
     leftover: str = "widow"
     """What the cards left undealt are called (tressette a tre's widow, the monte)."""
+    check: Callable[[Rules], str | None] | None = None
+    """What the family's own rules refuse of the knobs, as an error text; None: all well."""
+
+
+def _no_briscola(rules: Rules) -> str | None:
+    if rules.briscola:
+        return "knob 'briscola' needs the four-player game (the dealer's last card)"
+    return None
+
+
+def _calabresella_knobs(rules: Rules) -> str | None:
+    if rules.cappotto == "fixed":
+        return (
+            "knob 'cappotto' in calabresella is none or double (winning every trick "
+            "doubles the contract)"
+        )
+    return _no_briscola(rules)
 
 
 def _tressette_family(
     name: str, seats: int, deal_class: type[Any], *, partners: bool = False, hand: int = 10,
-    lower_wins: bool = False,
+    lower_wins: bool = False, briscola: bool = False,
 ) -> Family:  # fmt: skip
     """A family of Tressette's: its deal, game, codec and dealing, with its own seats."""
     return Family(
@@ -86,13 +103,14 @@ def _tressette_family(
         deal_class=deal_class,
         deal=deal_in_packets,
         game=TressetteGame,
+        check=None if briscola else _no_briscola,
     )
 
 
 FAMILIES: Mapping[str, Family] = {
     f.name: f
     for f in (
-        _tressette_family("tressette", 4, TressetteDeal, partners=True),
+        _tressette_family("tressette", 4, TressetteDeal, partners=True, briscola=True),
         _tressette_family("tressette-a-tre", 3, TressetteATreDeal, hand=12),
         _tressette_family("ciapano", 4, TressetteDeal, lower_wins=True),
         _tressette_family("tressette-a-due", 2, TressetteADueDeal),
@@ -109,6 +127,7 @@ FAMILIES: Mapping[str, Family] = {
             game=CalabresellaGame,
             given_deals=False,
             leftover="monte",
+            check=_calabresella_knobs,
         ),
     )
 }

@@ -160,13 +160,9 @@ class Rules:
             raise RulesError("knob 'declaration_limit' must be 0 (no limit) or more")
         if self.call_out and self.lower_wins:
             raise RulesError("knob 'call_out' has no meaning in ciapanò: nobody wants points")
-        if self.game == "calabresella" and self.cappotto == "fixed":
-            raise RulesError(
-                "knob 'cappotto' in calabresella is none or double (winning every trick "
-                "doubles the contract)"
-            )
-        if self.briscola and self.game != "tressette":
-            raise RulesError("knob 'briscola' needs the four-player game (the dealer's last card)")
+        problem = self.family.check(self) if self.family.check else None
+        if problem:
+            raise RulesError(problem)
 
 
 _FIELDS = {f.name: f for f in dataclasses.fields(Rules)}
