@@ -8,6 +8,7 @@ it is not at its default), and :meth:`Rules.from_dict` reads it back strictly.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -74,35 +75,39 @@ class Rules:
     stramazzo: bool = False
     """Calabresella: one side taking every card point without every trick triples the deal."""
 
-    @property
+    @functools.cached_property
     def family(self) -> Family:
-        """The game family these rules are played by."""
+        """The game family these rules are played by.
+
+        Cached on the instance, as are the seat facts below: the engine reads them on
+        every deal. (A frozen dataclass keeps them out of equality and hashing.)
+        """
         # Imported here: the families' game classes import this module.
         from referee.engine.families import family
 
         return family(self.game)
 
-    @property
+    @functools.cached_property
     def players(self) -> int:
         """Seats at the table."""
         return self.family.players(self)
 
-    @property
+    @functools.cached_property
     def partnerships(self) -> bool:
         """Whether seats play in two sides of two."""
         return self.family.partnerships
 
-    @property
+    @functools.cached_property
     def lower_wins(self) -> bool:
         """Ciapanò: points count against; reaching the target loses and the lowest total wins."""
         return self.family.lower_wins
 
-    @property
+    @functools.cached_property
     def sides(self) -> int:
         """Number of scoring sides."""
         return 2 if self.partnerships else self.players
 
-    @property
+    @functools.cached_property
     def hand_size(self) -> int:
         """Cards dealt to each seat."""
         return self.family.hand_size
