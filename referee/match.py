@@ -877,7 +877,7 @@ class _Game:
     """Each finished deal's points per side."""
 
 
-def describe(result: MatchResult) -> dict[str, Any]:
+def result_json(result: MatchResult) -> dict[str, Any]:
     """A JSON-ready summary of a match."""
     return {
         "match_id": result.match_id,

@@ -12,7 +12,7 @@ from typing import IO
 from referee.engine.deals import SeedError, check_seed
 from referee.engine.rules import RulesError, preset
 from referee.entries import BUILT_IN_BOTS, parse_entry
-from referee.match import Limits, Match, MatchConfig, describe
+from referee.match import Limits, Match, MatchConfig, result_json
 from referee.proto import referee_pb2 as pb
 from referee.sandbox import SandboxMode
 from referee.service import Referee
@@ -80,7 +80,7 @@ class Organiser:
             status[match.match_id] = pb.GetMatchResponse(
                 match_id=match.match_id,
                 status="done",
-                result_json=json.dumps(describe(result)),
+                result_json=json.dumps(result_json(result)),
                 sandbox_json=self._sandbox[match.match_id],
             )
         except Exception as exc:

@@ -15,7 +15,7 @@ from referee.proto import referee_pb2 as pb
 from referee.service import Referee
 from tests.bots.harness import PUBLIC_EVENTS, limits, play, run, serving
 from tests.test_cli import run_async
-from tournaments.cli.watch import describe
+from tournaments.cli.watch import event_lines
 
 
 async def _played_and_watched(
@@ -59,9 +59,9 @@ def test_watch_follows_a_table_line_by_line(
     assert [r.event.WhichOneof("event") for r in responses] == [
         PUBLIC_EVENTS[str(line["type"])] for line in public
     ]
-    # Text: the same events, each as describe() words it, one line each (a scored deal
+    # Text: the same events, each as event_lines() words it, one line each (a scored deal
     # adds a line per seat's hand, and Calabresella the cards set aside).
-    expected = [text for r in responses for text in describe(r.event)]
+    expected = [text for r in responses for text in event_lines(r.event)]
     assert out.splitlines() == expected
     plays = [line for line in public if line["type"] == "play"]
     assert sum(1 for text in expected if " plays " in text) == len(plays)
@@ -116,51 +116,53 @@ def _event(**kwargs: object) -> pb.Event:
     return pb.Event(**kwargs)  # type: ignore[arg-type]
 
 
-def test_describe_words_every_spectator_event() -> None:
+def test_event_lines_words_every_spectator_event() -> None:
     busso = pb.CardPlayed(seat=2, card="3D", signal=pb.SIGNAL_BUSSO)
-    assert describe(_event(card_played=busso)) == ["seat 2 plays 3D busso"]
-    assert describe(_event(card_played=pb.CardPlayed(seat=1, card="QB"))) == ["seat 1 plays QB"]
-    assert describe(_event(trick_won=pb.TrickWon(trick=3, winner=1))) == ["trick 3 to seat 1"]
+    assert event_lines(_event(card_played=busso)) == ["seat 2 plays 3D busso"]
+    assert event_lines(_event(card_played=pb.CardPlayed(seat=1, card="QB"))) == ["seat 1 plays QB"]
+    assert event_lines(_event(trick_won=pb.TrickWon(trick=3, winner=1))) == ["trick 3 to seat 1"]
     declared = pb.Declared(seat=0, declaration="napoli-D", cards=["3D", "2D", "AD"], points=3)
-    assert describe(_event(declared=declared)) == ["seat 0 declares napoli-D (3D 2D AD): 3 points"]
-    assert describe(_event(declarations_ended=pb.DeclarationsEnded(seat=3))) == [
+    assert event_lines(_event(declared=declared)) == [
+        "seat 0 declares napoli-D (3D 2D AD): 3 points"
+    ]
+    assert event_lines(_event(declarations_ended=pb.DeclarationsEnded(seat=3))) == [
         "seat 3 has nothing more to declare"
     ]
-    assert describe(_event(called_out=pb.CalledOut(seat=2, claimed=15, correct=False))) == [
+    assert event_lines(_event(called_out=pb.CalledOut(seat=2, claimed=15, correct=False))) == [
         "seat 2 calls out with 15 points claimed: wrong"
     ]
-    assert describe(_event(card_drawn=pb.Draw(seat=1, card="7C"))) == ["seat 1 draws 7C"]
-    assert describe(_event(bid_made=pb.BidMade(seat=0, bid="solo"))) == ["seat 0 bids solo"]
-    assert describe(_event(card_called=pb.CardCalled(seat=0, card="3S", holder=-1))) == [
+    assert event_lines(_event(card_drawn=pb.Draw(seat=1, card="7C"))) == ["seat 1 draws 7C"]
+    assert event_lines(_event(bid_made=pb.BidMade(seat=0, bid="solo"))) == ["seat 0 bids solo"]
+    assert event_lines(_event(card_called=pb.CardCalled(seat=0, card="3S", holder=-1))) == [
         "seat 0 calls 3S (in the monte)"
     ]
-    assert describe(_event(card_called=pb.CardCalled(seat=0, card="3S", holder=2))) == [
+    assert event_lines(_event(card_called=pb.CardCalled(seat=0, card="3S", holder=2))) == [
         "seat 0 calls 3S (held by seat 2)"
     ]
-    assert describe(_event(monte_split=pb.MonteSplit(seat=1, take=["2C", "JS"]))) == [
+    assert event_lines(_event(monte_split=pb.MonteSplit(seat=1, take=["2C", "JS"]))) == [
         "seat 1 takes 2C JS from the monte"
     ]
-    assert describe(_event(monte_split=pb.MonteSplit(seat=2))) == [
+    assert event_lines(_event(monte_split=pb.MonteSplit(seat=2))) == [
         "seat 2 takes nothing from the monte"
     ]
     over = pb.GameOver(game=2, termination="target_reached", winner=1, totals=[30, 41])
     over.forfeit_seat = -1
-    assert describe(_event(game_over=over)) == [
+    assert event_lines(_event(game_over=over)) == [
         "game 2 over (target_reached): side 1 wins, totals 30-41"
     ]
     forfeit = pb.GameOver(game=1, termination="timeout", winner=-1, totals=[0, 0], forfeit_seat=3)
-    assert describe(_event(game_over=forfeit)) == [
+    assert event_lines(_event(game_over=forfeit)) == [
         "game 1 over (timeout, seat 3 forfeited): a draw, totals 0-0"
     ]
 
 
-def test_describe_words_scored_deals() -> None:
+def test_event_lines_word_scored_deals() -> None:
     hands = [pb.Hand(cards=["3D", "2D"]), pb.Hand(cards=["AS", "KS"])]
     tressette = pb.DealScored(
         deal=1, last_trick=3, thirds=[17, 18], card_points=[5, 6], declarations=[3, 0],
         points=[8, 6], totals=[8, 6], cappotto=-1, hands=hands,
     )  # fmt: skip
-    assert describe(_event(deal_scored=tressette)) == [
+    assert event_lines(_event(deal_scored=tressette)) == [
         "deal 1 scored: points 8-6 (cards 5-6, declarations 3-0, last trick seat 3), totals 8-6",
         "  seat 0: 3D 2D",
         "  seat 1: AS KS",
@@ -169,18 +171,18 @@ def test_describe_words_scored_deals() -> None:
         deal=2, contract="solo", soloist=1, success=True, cappotto=-1, points=[-2, 4, -2],
         totals=[-2, 4, -2], hands=hands, set_aside=["4B", "5B", "6B", "7B"],
     )  # fmt: skip
-    assert describe(_event(deal_scored=calabresella)) == [
+    assert event_lines(_event(deal_scored=calabresella)) == [
         "deal 2 scored: solo by seat 1, made it; payouts -2 / +4 / -2, totals -2 / +4 / -2",
         "  seat 0: 3D 2D",
         "  seat 1: AS KS",
         "  set aside: 4B 5B 6B 7B",
     ]
     calabresella.cappotto = 1
-    assert describe(_event(deal_scored=calabresella))[0].startswith(
+    assert event_lines(_event(deal_scored=calabresella))[0].startswith(
         "deal 2 scored: solo by seat 1, made it, cappotto;"
     )
     redeal = pb.DealScored(deal=3, cappotto=-1, soloist=-1, hands=hands)
-    assert describe(_event(deal_scored=redeal)) == [
+    assert event_lines(_event(deal_scored=redeal)) == [
         "deal 3: everyone passed, the same dealer deals again",
         "  seat 0: 3D 2D",
         "  seat 1: AS KS",

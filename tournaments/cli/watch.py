@@ -35,7 +35,7 @@ def _dash(values: Iterable[int]) -> str:
     return " / ".join(f"{v:+d}" for v in numbers)
 
 
-def describe(event: pb.Event) -> list[str]:
+def event_lines(event: pb.Event) -> list[str]:
     """A spectator event as text: one line, and the revealed hands after a scored deal."""
     which = event.WhichOneof("event")
     if which == "card_played":
@@ -125,7 +125,7 @@ def watch(
                 if as_json:
                     typer.echo(_json(response))
                 else:
-                    for line in describe(response.event):
+                    for line in event_lines(response.event):
                         typer.echo(line)
         except grpc.RpcError as exc:
             code, details = exc.code(), exc.details()
