@@ -11,13 +11,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from referee.engine.action_codec import TRESSETTE_CODEC
 from referee.engine.actions import (
-    CALL_OUT,
-    END_DECLARATIONS,
-    NUM_PLAY_ACTIONS,
     SIGNAL_NAMES,
     Action,
-    is_declaration,
 )
 from referee.engine.cards import CARD_NAMES, CardSet, cards_of, names
 from referee.engine.deals import deal_cards
@@ -158,13 +155,15 @@ class TressetteGame(GameBase[TressetteDeal, Observation]):
         declared_before = before
         assert self.events is not None
         deal = self.deal
-        if action < NUM_PLAY_ACTIONS:
-            signal = SIGNAL_NAMES[action // 40]
+        parts = TRESSETTE_CODEC.decode(action)
+        if parts.kind == "play":
+            assert parts.card is not None
+            signal = SIGNAL_NAMES[parts.signal]
             self.events.append(
                 {
                     "type": "play",
                     "seat": seat,
-                    "card": CARD_NAMES[action % 40],
+                    "card": CARD_NAMES[parts.card],
                     "signal": signal or None,
                 }
             )
@@ -183,12 +182,12 @@ class TressetteGame(GameBase[TressetteDeal, Observation]):
                     for s, card in draws[self._draws_logged :]:
                         self.events.append({"type": "draw", "seat": s, "card": CARD_NAMES[card]})
                     self._draws_logged = len(draws)
-        elif is_declaration(action):
+        elif parts.kind == "declare":
             for s, declaration in deal.declared[declared_before:]:
                 self._log_declaration(s, declaration)
-        elif action == END_DECLARATIONS:
+        elif parts.kind == "end-declarations":
             self.events.append({"type": "end-declarations", "seat": seat})
-        elif action == CALL_OUT:
+        elif parts.kind == "call-out":
             call = deal.call_out
             assert call is not None
             self.events.append(
