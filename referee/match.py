@@ -168,6 +168,24 @@ class MatchResult:
     """For each game, its number in the match (games can be played from any number)."""
     sandboxes: list[str] = field(default_factory=list)
     """Per entry: what its processes ran under (``bwrap``, ``off``, ``remote``)."""
+    crashed: list[tuple[int, str] | None] = field(default_factory=list)
+    """For each game: (entry, why) when it ended because that entry's bot crashed, never
+    connected or was lost; None otherwise."""
+
+    def always_crashed(self) -> dict[int, str]:
+        """Entries that crashed (or never connected) in every game they played, and why the
+        last time: a match that means nothing about them."""
+        played: dict[int, list[tuple[int, str] | None]] = {}
+        for sides, crash in zip(self.sides, self.crashed, strict=True):
+            for e in sides:
+                played.setdefault(e, []).append(crash if crash and crash[0] == e else None)
+        out: dict[int, str] = {}
+        for e, crashes in played.items():
+            if crashes and all(crashes):
+                last = crashes[-1]
+                assert last is not None
+                out[e] = last[1]
+        return out
 
 
 @dataclass(frozen=True)
@@ -627,6 +645,10 @@ class Match:
             await link.flush()
         self._tally(outcome, entry_of_seat)
         self.result.numbers.append(game)
+        crash = None
+        if outcome.termination is Termination.CRASH and forfeit_seat is not None:
+            crash = (entry_of_seat[forfeit_seat], game_ctx.forfeit_detail)
+        self.result.crashed.append(crash)
         if self._on_game_recorded is not None:
             sides = self.result.sides[-1]
             faults = tuple(
@@ -670,6 +692,7 @@ class Match:
                     self._on_deal(self)
             elif kind == "forfeit":
                 game.forfeit_seat = line["seat"]
+                game.forfeit_detail = line["detail"]
             else:
                 public = public_event(line)
                 if public is not None:
@@ -869,6 +892,7 @@ class _Game:
     sent: int = 0
     hands: list[list[str]] = field(default_factory=list)
     forfeit_seat: int | None = None
+    forfeit_detail: str = ""
     lines: list[str] = field(default_factory=list)
     """Canonical record lines so far, kept only for the storage callbacks."""
     deal_start: int = 1

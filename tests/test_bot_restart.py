@@ -108,9 +108,11 @@ def test_a_bot_that_never_connected_is_not_started_again(tmp_path: Path) -> None
     assert not list((tmp_path / "record.work").glob("*-restart-*"))
 
 
-@pytest.mark.parametrize(("flag", "crashes"), [((), "0/0/1"), (("--no-restart-crashed",), "0/0/2")])
+@pytest.mark.parametrize(
+    ("flag", "crashes", "status"), [((), "0/0/1", 0), (("--no-restart-crashed",), "0/0/2", 1)]
+)
 def test_tavolo_play_restarts_unless_told_not_to(
-    tmp_path: Path, flag: tuple[str, ...], crashes: str
+    tmp_path: Path, flag: tuple[str, ...], crashes: str, status: int
 ) -> None:
     once = tmp_path / "crashed-once"
     bot = f"cmd:{sys.executable} {SCRIPTED} --mode exit --slot 0 --at 3 --once {once}"
@@ -118,7 +120,8 @@ def test_tavolo_play_restarts_unless_told_not_to(
     args = ["play", bot, "random", "--seed", "restart", "--deals", "1", "--quiet", *flag]
     args += ["--sandbox", "off"]
     result = CliRunner().invoke(app, [*args, "--record", str(tmp_path / "m.jsonl")])
-    assert result.exit_code == 0, result.output
+    # Not started again, it crashed in both games: the command fails, after the table.
+    assert result.exit_code == status, result.output
     # The table's first row is the scripted entry (its name comes from the command).
     header, _, row, other = result.stdout.splitlines()[:4]
     assert header.split()[-1] == "timeouts/illegal/crashes"

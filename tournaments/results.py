@@ -129,3 +129,22 @@ def match_points(games: Sequence[GameRow]) -> dict[str, float]:
     if sa == sb:
         return {a: 0.5, b: 0.5}
     return {a: float(sa > sb), b: float(sb > sa)}
+
+
+def always_crashed(
+    games: Iterable[GameRow], seats_of_side: Sequence[Sequence[int]]
+) -> dict[str, tuple[int, int]]:
+    """Entries whose every stored game ended because their own bot crashed, never connected
+    or was lost: name -> (match id, game number) of the last such game."""
+    crashed: dict[str, list[tuple[int, int] | None]] = {}
+    for game in games:
+        forfeit = _forfeit_side(game, seats_of_side) if game.termination == "crash" else None
+        for side, name in enumerate(game.sides):
+            mark = (game.match_id, game.number) if forfeit == side else None
+            crashed.setdefault(name, []).append(mark)
+    out: dict[str, tuple[int, int]] = {}
+    for name, marks in crashed.items():
+        last = marks[-1] if marks else None
+        if last is not None and all(marks):
+            out[name] = last
+    return out

@@ -29,6 +29,15 @@ SANDBOX_HELP = (
 )
 
 
+def crash_words(detail: str) -> str:
+    """One line for an entry whose bot crashed in every game, from a forfeit's detail
+    (e.g. ``never connected: exit status 1; stderr ends:\n...``)."""
+    head, _, tail = detail.partition("; stderr ends:\n")
+    last = tail.strip().splitlines()[-1] if tail.strip() else ""
+    words = f"crashed or never connected in every game it played ({head})"
+    return words + (f"; its stderr ends: {last}" if last else "; it wrote no stderr")
+
+
 def private_file(path: Path) -> IO[str]:
     """``path`` opened for writing, readable by its owner alone (records hold every hand)."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)

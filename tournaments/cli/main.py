@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from importlib.metadata import PackageNotFoundError, version
+from typing import Annotated
+
 import typer
 
 from tournaments.cli.bench import bench_app
@@ -21,6 +24,33 @@ app = typer.Typer(
     help="Referee and tournament harness for Tressette and its family.",
     pretty_exceptions_enable=False,
 )
+
+
+def _version() -> str:
+    try:
+        return version("tavolo")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown (not installed)"
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        typer.echo(f"tavolo {_version()}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(
+    show_version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_show_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """Referee and tournament harness for Tressette and its family."""
+
+
 app.command()(deal)
 app.command()(play)
 app.command()(verify)

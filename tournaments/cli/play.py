@@ -25,6 +25,7 @@ from tournaments.cli.common import (
     RULE_HELP,
     SANDBOX_HELP,
     confined,
+    crash_words,
     fail,
     load_rules,
     private_file,
@@ -138,6 +139,8 @@ def play(
     _print_result(result, rules, config)
     if record is not None:
         typer.echo(f"record: {record}")
+    for e, why in result.always_crashed().items():
+        fail(f"entry {result.stats[e].name!r} {crash_words(why)}", 1)
 
 
 def _open_record(stack: contextlib.ExitStack, record: Path | None) -> IO[str] | None:

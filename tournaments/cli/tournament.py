@@ -20,10 +20,10 @@ from rich.progress import (
 
 from referee.records import RecordError, verify_lines
 from referee.sandbox import SandboxError
-from tournaments.cli.common import fail
+from tournaments.cli.common import crash_words, fail
 from tournaments.config import ConfigError, RatingSettings, TournamentConfig, load_config
 from tournaments.ratings import RatingsError
-from tournaments.results import tallies
+from tournaments.results import always_crashed, tallies
 from tournaments.runner import (
     RunState,
     RunSummary,
@@ -131,7 +131,27 @@ def run(
             verdict = f"accepted {s.decision}" if s.decision else "undecided"
             typer.echo(f"SPRT {sprt}: LLR {s.llr:.3f} in [{s.lower:.3f}, {s.upper:.3f}]: {verdict}")
         typer.echo("")
-        typer.echo(render(_standings(store, _facts(store)), TableFormat.PLAIN))
+        facts = _facts(store)
+        typer.echo(render(_standings(store, facts), TableFormat.PLAIN))
+        _fail_if_always_crashed(store, facts)
+
+
+def _fail_if_always_crashed(store: Store, facts: _Facts) -> None:
+    """Exit 1, a line for each, if an entry crashed or never connected in every game."""
+    failing = always_crashed(store.games(), facts.seats)
+    if not failing:
+        return
+    details = {}
+    wanted = {where: name for name, where in failing.items()}
+    for match_id, number, text in store.records():
+        name = wanted.get((match_id, number))
+        if name is not None:
+            lines = [json.loads(line) for line in text.splitlines()]
+            forfeits = [line for line in lines if line.get("type") == "forfeit"]
+            details[name] = str(forfeits[-1].get("detail", "")) if forfeits else ""
+    for name in failing:
+        typer.echo(f"error: entry {name!r} {crash_words(details.get(name, ''))}", err=True)
+    raise typer.Exit(1)
 
 
 def _sprt_bounds(
