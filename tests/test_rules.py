@@ -64,14 +64,14 @@ def test_every_knob_round_trips():
         "declaration_limit", "declare_before_first_card", "auto_declare", "signals",
         "striscio_meaning", "striscio_lengths", "ribusso", "cappotto",
         "cappotto_cancels_declarations", "call_out", "widow", "briscola", "table_seats",
-        "stramazzo",
+        "stramazzo", "first_lead",
     }  # fmt: skip
 
 
 def test_record_headers_keep_later_knobs_out_at_their_default():
     """Records written before a knob existed keep their bytes, so they still verify."""
     assert "briscola" not in Rules().record_dict()
-    later = {"briscola", "table_seats", "stramazzo"}
+    later = {"briscola", "table_seats", "stramazzo", "first_lead"}
     assert Rules().record_dict() == {k: v for k, v in Rules().to_dict().items() if k not in later}
     assert preset("tressette-briscola").record_dict()["briscola"] is True
     for rules in PRESETS.values():

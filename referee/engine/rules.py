@@ -21,6 +21,7 @@ SIGNAL_MODES = ("any", "leader", "muto")
 STRISCIO_MEANINGS = ("more", "more_no_honours")
 CAPPOTTO_MODES = ("none", "double", "fixed")
 WIDOW_MODES = ("last_trick",)
+FIRST_LEADS = ("eldest", "four_of_denari")
 
 STANDARD_CARD_VALUES = (1, 1, 3, 1, 1, 1, 0, 0, 0, 0)
 """Thirds of a point per rank ``3 2 A K Q J 7 6 5 4``: the ace 3/3, figures and pezzi 1/3."""
@@ -74,6 +75,9 @@ class Rules:
     """Calabresella: players at the table, 3 or 4 (with 4 the dealer sits each deal out)."""
     stramazzo: bool = False
     """Calabresella: one side taking every card point without every trick triples the deal."""
+    first_lead: str = "eldest"
+    """Who leads the first trick of a deal: the ``eldest`` (the seat after the dealer), or
+    the holder of the 4 of denari (``four_of_denari``: every card must be dealt)."""
 
     @functools.cached_property
     def family(self) -> Family:
@@ -165,19 +169,24 @@ class Rules:
             raise RulesError("knob 'declaration_limit' must be 0 (no limit) or more")
         if self.call_out and self.lower_wins:
             raise RulesError("knob 'call_out' has no meaning in ciapanò: nobody wants points")
+        if self.first_lead == "four_of_denari" and self.players * self.hand_size != 40:
+            raise RulesError(
+                "knob 'first_lead' = four_of_denari needs every card dealt (four seats of 10)"
+            )
         problem = self.family.check(self) if self.family.check else None
         if problem:
             raise RulesError(problem)
 
 
 _FIELDS = {f.name: f for f in dataclasses.fields(Rules)}
-_LATER_KNOBS = ("briscola", "table_seats", "stramazzo")
+_LATER_KNOBS = ("briscola", "table_seats", "stramazzo", "first_lead")
 """Knobs added after record format 1, in the order they were added."""
 _CHOICES: dict[str, tuple[str, ...]] = {
     "signals": SIGNAL_MODES,
     "striscio_meaning": STRISCIO_MEANINGS,
     "cappotto": CAPPOTTO_MODES,
     "widow": WIDOW_MODES,
+    "first_lead": FIRST_LEADS,
 }
 _INT_RANGES = {
     "target": (1, 10_000),
@@ -269,6 +278,9 @@ PRESETS: dict[str, Rules] = {
     "tressette-a-due": Rules(game="tressette-a-due", target=21, signals="muto"),
     "calabresella": Rules(
         game="calabresella", target=21, signals="muto", declarations=False, cappotto="double"
+    ),
+    "tressette-study": Rules(
+        target=21, signals="muto", auto_declare=True, cappotto="none", first_lead="four_of_denari"
     ),
 }
 """Named rule sets. ``tressette`` is all defaults."""

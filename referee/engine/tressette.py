@@ -268,6 +268,10 @@ class Observation:
     """Tressette a due: cards still in the stock."""
 
 
+FOUR_OF_DENARI = 9
+"""The card id of the 4 of denari (``4D``), which leads with ``first_lead = four_of_denari``."""
+
+
 class TressetteDeal:
     """One deal: legal actions, applying them, scoring. No I/O, no randomness."""
 
@@ -371,7 +375,11 @@ class TressetteDeal:
         self._trump_shift = -1 if trump is None else trump // 10 * 10
         self._trick_thirds = 0
         eldest = dealer + 1 if dealer + 1 < players else 0
+        if rules.first_lead == "four_of_denari":
+            # The holder of the 4 of denari acts first, and leads: every card is dealt.
+            eldest = next(s for s, h in enumerate(hands) if h >> FOUR_OF_DENARI & 1)
         self.eldest = eldest
+        """The seat that acts first in this deal (declares first, and leads the first trick)."""
         self._turn = eldest
         self._phase = _PLAY
         self._pending: list[tuple[Action, ...]] = tables.no_pending

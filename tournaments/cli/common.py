@@ -19,7 +19,7 @@ from referee.sandbox import SandboxMode
 
 GAME_HELP = (
     "Game preset: tressette, tressette-muto, treseta, tressette-briscola, tressette-a-tre, "
-    "tressette-a-due, ciapano or calabresella."
+    "tressette-a-due, ciapano, calabresella or tressette-study."
 )
 RULE_HELP = "Set a rule knob, as knob=value; repeat for several."
 TLS_CA_HELP = "PEM root certificate of a referee that serves TLS."
