@@ -407,6 +407,8 @@ class Match:
                 await self._start_processes(root)
                 await self._await_connections()
                 await self._announce()
+                # A process of its own arrangement is done after that arrangement's last game.
+                last_game = {rotation: i for i, (_, (_, _, rotation)) in enumerate(plans)}
                 for i, (number, (set_number, seed, rotation)) in enumerate(plans):
                     if self._stop_requested:
                         break
@@ -416,11 +418,10 @@ class Match:
                         await self._prepare(plans[i + 1][1][2], wait=False)
                     seats = self.seating(rotation)
                     await self._play_game(number, set_number, seed, rotation)
-                    later = {id(x) for _, (_, _, r) in plans[i + 1 :] for x in self.seating(r)}
-                    for link in seats:
-                        fresh = any(link is x for x in self._fresh.values())
-                        if fresh and id(link) not in later:
-                            await self._release(link)
+                    if last_game[rotation] == i:
+                        for link in seats:
+                            if self._fresh.get((link.slot, rotation)) is link:
+                                await self._release(link)
                 await self._finish()
             finally:
                 await self._stop_processes()
