@@ -250,6 +250,30 @@ def confinement_of(entry: Entry, requested: SandboxMode, *, allow_unconfined: bo
     )
 
 
+def confinement_warnings(
+    modes: dict[str, str], requested: SandboxMode, *, duplicate: bool, unconfined: str = ""
+) -> list[str]:
+    """One line for each remote entry of duplicate play, and one for the entries that run
+    unconfined though ``requested`` is a sandbox; ``modes`` is name -> what it runs under.
+    ``unconfined`` words those entries (``built-in``, say)."""
+    out = []
+    loose = []
+    for name, mode in modes.items():
+        if mode == "remote" and duplicate:
+            out.append(
+                f"entry {name!r} is remote: it cannot be confined, and may remember the "
+                "deals of a duplicate set from one game to the next"
+            )
+        elif mode == SandboxMode.OFF and requested is not SandboxMode.OFF:
+            loose.append(repr(name))
+    if loose:
+        why = sandbox_problem() or 'its manifest asks for sandbox = "off"'
+        verb = "runs" if len(loose) == 1 else "run"
+        words = f"{unconfined} " if unconfined else ""
+        out.append(f"{words}{', '.join(loose)} {verb} unconfined: {why}")
+    return out
+
+
 def bot_seed(seed: str, name: str, slot: int) -> str:
     """A bot process's own seed: reproducible from the match seed, but no way back to it.
 
@@ -354,21 +378,8 @@ class Match:
         play, unconfined bots), for the caller to show."""
 
     def _warnings(self) -> list[str]:
-        out = []
-        loose = []
-        for name, mode in zip(self.names, self.sandboxes, strict=True):
-            if mode == "remote" and self.config.duplicate:
-                out.append(
-                    f"entry {name!r} is remote: it cannot be confined, and may remember the "
-                    "deals of a duplicate set from one game to the next"
-                )
-            elif mode == SandboxMode.OFF and self.config.sandbox is not SandboxMode.OFF:
-                loose.append(repr(name))
-        if loose:
-            why = sandbox_problem() or 'its manifest asks for sandbox = "off"'
-            verb = "runs" if len(loose) == 1 else "run"
-            out.append(f"{', '.join(loose)} {verb} unconfined: {why}")
-        return out
+        modes = dict(zip(self.names, self.sandboxes, strict=True))
+        return confinement_warnings(modes, self.config.sandbox, duplicate=self.config.duplicate)
 
     def use_record(self, stream: IO[str]) -> None:
         """Write the match record to ``stream`` as the games are played."""

@@ -17,8 +17,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from referee.match import DealReport, GameReport, Match, MatchConfig, confinement_of, rotations
-from referee.sandbox import SandboxMode, sandbox_problem
+from referee.match import (
+    DealReport,
+    GameReport,
+    Match,
+    MatchConfig,
+    confinement_of,
+    confinement_warnings,
+    rotations,
+)
 from referee.service import Referee, start_referee
 from tournaments.config import Format, TournamentConfig
 from tournaments.results import match_points, pair_results
@@ -84,23 +91,12 @@ def confinements(config: TournamentConfig) -> dict[str, str]:
     }
 
 
-def confinement_warnings(config: TournamentConfig, modes: dict[str, str]) -> list[str]:
-    """One line for each remote entry of a duplicate tournament, and one for the built-in
-    entries that run unconfined because no sandbox can be made here."""
-    out = []
-    loose = []
-    for name, mode in modes.items():
-        if mode == "remote" and config.duplicate:
-            out.append(
-                f"entry {name!r} is remote: it cannot be confined, and may remember the "
-                "deals of a duplicate set from one game to the next"
-            )
-        elif mode == SandboxMode.OFF and config.sandbox is not SandboxMode.OFF:
-            loose.append(repr(name))
-    if loose:
-        verb = "runs" if len(loose) == 1 else "run"
-        out.append(f"built-in {', '.join(loose)} {verb} unconfined: {sandbox_problem()}")
-    return out
+def tournament_warnings(config: TournamentConfig, modes: dict[str, str]) -> list[str]:
+    """What the sandbox cannot promise in this tournament: remote entries of duplicate play,
+    and built-in entries unconfined because no sandbox can be made here."""
+    return confinement_warnings(
+        modes, config.sandbox, duplicate=config.duplicate, unconfined="built-in"
+    )
 
 
 def note_confinements(store: Store, modes: dict[str, str]) -> None:

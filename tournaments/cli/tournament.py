@@ -28,10 +28,10 @@ from tournaments.runner import (
     RunState,
     RunSummary,
     TournamentRun,
-    confinement_warnings,
     confinements,
     note_confinements,
     open_store,
+    tournament_warnings,
 )
 from tournaments.sprt import parse_bounds
 from tournaments.storage import GameRow, StorageError, Store
@@ -102,7 +102,7 @@ def run(
             fail(str(exc))
         if store.moved_aside is not None:
             typer.echo(f"the other tournament's database was moved to {store.moved_aside}")
-        for line in confinement_warnings(config, modes):
+        for line in tournament_warnings(config, modes):
             typer.echo(f"warning: {line}", err=True)
         already = store.game_count()
         live = _LiveStandings(config, store, quiet)
