@@ -22,6 +22,7 @@ from referee.sandbox import (
     SandboxMode,
     bwrap_argv,
     inside_env,
+    process_cap,
     running_as_root,
 )
 
@@ -183,7 +184,7 @@ async def _start_confined(
         memory_mb=entry.memory_mb,
         file_mb=entry.file_mb,
     )
-    cgroup = PidsCgroup(entry.processes + 1) if running_as_root() else None
+    cgroup = PidsCgroup(process_cap(entry.processes)) if running_as_root() else None
     info_r = info_w = block_r = block_w = -1
     try:
         if cgroup is not None:

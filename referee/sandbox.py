@@ -58,6 +58,11 @@ _SANDBOX_OVERHEAD_PROCESSES = 1
 """bwrap's own init (PID 1 in the sandbox) counts against the process cap."""
 
 
+def process_cap(processes: int) -> int:
+    """The cap to set (RLIMIT_NPROC, or a cgroup's pids.max) for ``processes`` of the bot's."""
+    return processes + _SANDBOX_OVERHEAD_PROCESSES
+
+
 class SandboxError(RuntimeError):
     """A bot that cannot be confined as asked; the message says why and what to do."""
 
@@ -163,13 +168,15 @@ def _runtime_args() -> list[str]:
     return args
 
 
+@functools.cache
+def _runtime_reals() -> tuple[str, ...]:
+    return tuple(os.path.realpath(p) for p in RUNTIME_DIRS if os.path.exists(p))
+
+
 def under_runtime(path: str) -> bool:
     """Whether ``path`` is inside a runtime folder that every sandbox has anyway."""
     real = os.path.realpath(path)
-    return any(
-        real == d or real.startswith(d.rstrip("/") + "/")
-        for d in (os.path.realpath(p) for p in RUNTIME_DIRS if os.path.exists(p))
-    )
+    return any(real == d or real.startswith(d.rstrip("/") + "/") for d in _runtime_reals())
 
 
 def bwrap_argv(
@@ -223,7 +230,7 @@ def bwrap_argv(
     memory = confinement.memory_mb * 1024 * 1024
     size = confinement.file_mb * 1024 * 1024
     # Root does not count against RLIMIT_NPROC (a root referee uses a pids cgroup too).
-    nproc = confinement.processes + _SANDBOX_OVERHEAD_PROCESSES
+    nproc = process_cap(confinement.processes)
     args += [
         "--", prlimit,
         f"--cpu={confinement.cpu_seconds}:{confinement.cpu_seconds + 1}",
