@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
 from pathlib import Path
 from typing import IO
 
@@ -14,6 +13,7 @@ from referee.engine.rules import RulesError, preset
 from referee.entries import BUILT_IN_BOTS, parse_entry
 from referee.match import Limits, Match, MatchConfig, result_json
 from referee.proto import referee_pb2 as pb
+from referee.records import open_record
 from referee.sandbox import SandboxMode
 from referee.service import Referee
 
@@ -50,8 +50,7 @@ class Organiser:
         config = self._config(request)
         match = Match(self.referee, config)
         path = self.records / f"{match.match_id}.jsonl"
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        record = open(fd, "w", encoding="utf-8", newline="\n")  # noqa: SIM115 - closed by _run
+        record = open_record(path, new=True)  # closed by _run
         match.use_record(record)
         for line in match.warnings:
             LOG.warning("match %s: %s", match.match_id, line)

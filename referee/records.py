@@ -8,6 +8,7 @@ engine produces, so replaying the actions of a record reproduces it byte for byt
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,6 +50,15 @@ class RecordError(ValueError):
 def dumps(event: dict[str, Any]) -> str:
     """The canonical text of one record line, without the newline."""
     return json.dumps(event, separators=(",", ":"), ensure_ascii=False)
+
+
+def open_record(path: str | Path, *, new: bool = False) -> IO[str]:
+    """``path`` opened to write a record, readable by its owner alone (a ``deal`` line holds
+    every hand); ``new``: the file must not exist yet."""
+    flags = os.O_WRONLY | os.O_CREAT | (os.O_EXCL if new else os.O_TRUNC)
+    fd = os.open(path, flags, 0o600)
+    os.fchmod(fd, 0o600)  # an existing file keeps its old mode otherwise
+    return open(fd, "w", encoding="utf-8", newline="\n")
 
 
 class RecordWriter:

@@ -6,9 +6,8 @@ from referee import grpc_transport  # noqa: F401 - it chooses gRPC's transport: 
 
 # isort: split
 import dataclasses
-import os
 from pathlib import Path
-from typing import IO, NoReturn
+from typing import NoReturn
 
 import grpc
 import typer
@@ -36,13 +35,6 @@ def crash_words(detail: str) -> str:
     last = tail.strip().splitlines()[-1] if tail.strip() else ""
     words = f"crashed or never connected in every game it played ({head})"
     return words + (f"; its stderr ends: {last}" if last else "; it wrote no stderr")
-
-
-def private_file(path: Path) -> IO[str]:
-    """``path`` opened for writing, readable by its owner alone (records hold every hand)."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    os.fchmod(fd, 0o600)  # an existing file keeps its old mode otherwise
-    return open(fd, "w", encoding="utf-8", newline="\n")
 
 
 def confined(entries: tuple[Entry, ...], sandbox: SandboxMode | None) -> tuple[Entry, ...]:

@@ -18,6 +18,7 @@ from referee.entries import EntryError, parse_entry
 from referee.local_play import EntriesError, play_game, seat_names
 from referee.match import FaultPolicy, Limits, Match, MatchConfig, MatchResult, rotations
 from referee.players import UnknownPlayerError, make_player
+from referee.records import open_record
 from referee.sandbox import SandboxMode
 from referee.service import start_referee
 from tournaments.cli.common import (
@@ -28,7 +29,6 @@ from tournaments.cli.common import (
     crash_words,
     fail,
     load_rules,
-    private_file,
 )
 
 
@@ -147,7 +147,7 @@ def _open_record(stack: contextlib.ExitStack, record: Path | None) -> IO[str] | 
     if record is None:
         return None
     try:
-        return stack.enter_context(private_file(record))
+        return stack.enter_context(open_record(record))
     except OSError as exc:
         fail(f"cannot write record {record}: {exc.strerror}")
 
