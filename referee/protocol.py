@@ -74,7 +74,8 @@ def legal_messages(
     """The protocol form of a legal-action list; ``monte`` (card ids, ascending) names the
     cards of Calabresella's split actions."""
     out = [action_message(codec, a) for a in actions]
-    if monte:
+    # A split decision offers splits only: one look at the first action says if it is one.
+    if monte and actions and codec.decode(actions[0]).kind == "split":
         for i, action in enumerate(actions):
             mask = codec.decode(action).mask
             if mask is not None:

@@ -29,7 +29,7 @@ import grpc.aio
 
 from referee.bot_process import start_bot
 from referee.engine.rules import preset
-from referee.entries import BUILT_IN_BOTS, Entry, parse_entry
+from referee.entries import Entry, parse_entry
 from referee.match import Limits, Match, MatchConfig
 from referee.sandbox import SandboxMode
 from referee.service import start_referee
@@ -143,7 +143,6 @@ def _tcp_figures(run: LatencyRun) -> TransportRun:
 
 def bench_transports(deals: int, mode: SandboxMode) -> list[TransportRun]:
     """One table over Unix sockets (local entries, ``mode``), then over TCP (remote)."""
-    assert "random" in BUILT_IN_BOTS
     unix = asyncio.run(_local_table(deals, mode))
     tcp = asyncio.run(bench_tables(1, deals))
     return [unix, _tcp_figures(tcp)]
