@@ -160,7 +160,7 @@ def _header(obj: Any) -> tuple[Rules, str, int | None, list[str] | None]:
     if obj.get("format") != RECORD_FORMAT:
         raise ValueError(f"field 'format' must be {RECORD_FORMAT!r}, got {obj.get('format')!r}")
     try:
-        rules = Rules.from_dict(_field(obj, "rules", dict, "'game' line"))
+        rules = Rules.from_record(_field(obj, "rules", dict, "'game' line"))
     except RulesError as exc:
         raise ValueError(f"field 'rules': {exc}") from None
     if obj.get("game") != rules.game:

@@ -49,12 +49,15 @@ from tests.helpers import hand
 CALABRESELLA = preset("calabresella")
 
 
-def table(seats: int = 3, *, stramazzo: bool = False, cappotto_multiplier: int = 2) -> Rules:
+def table(
+    seats: int = 3, *, stramazzo: bool = False, cappotto_multiplier: int = 2, auction: str = "once"
+) -> Rules:
     """Calabresella's rules for a table of ``seats``, as the knobs say."""
     return dataclasses.replace(
         CALABRESELLA,
         table_seats=seats,
         stramazzo=stramazzo,
+        auction=auction,
         cappotto={1: "none", 2: "double"}[cappotto_multiplier],
     )
 
@@ -67,13 +70,20 @@ DENARI = ["3D", "2D", "AD", "KD", "QD", "JD", "7D", "6D", "5D", "4D"]
 
 
 def layout(
-    seats: int = 3, dealer: int = 2, *, stramazzo: bool = False, cappotto_multiplier: int = 2
+    seats: int = 3,
+    dealer: int = 2,
+    *,
+    stramazzo: bool = False,
+    cappotto_multiplier: int = 2,
+    auction: str = "once",
 ) -> CalabresellaDeal:
     """The shared layout, H0 to the eldest, H1 and H2 to the next active seats."""
     hands = [0] * seats
     for i, text in enumerate((H0, H1, H2)):
         hands[(dealer + 1 + i) % seats] = hand(text)
-    rules = table(seats, stramazzo=stramazzo, cappotto_multiplier=cappotto_multiplier)
+    rules = table(
+        seats, stramazzo=stramazzo, cappotto_multiplier=cappotto_multiplier, auction=auction
+    )
     return CalabresellaDeal(rules, hands, dealer, hand(MONTE))
 
 
@@ -280,8 +290,8 @@ def test_stramazzo(on: bool, payouts: tuple[int, ...]):
 # -- the auction -----------------------------------------------------------------------------
 
 
-def test_auction_overbids_until_two_pass():
-    auction = Auction((0, 1, 2))
+def test_open_auction_overbids_until_two_pass():
+    auction = Auction((0, 1, 2), once=False)
     for bid in (BID_CHIAMO, BID_SOLO, BID_PASS):
         auction.apply(bid)
     # Seat 0 was overbid and speaks again; seat 2 is out.
@@ -294,8 +304,8 @@ def test_auction_overbids_until_two_pass():
     assert auction.bids == [(0, 401), (1, 402), (2, 400), (0, 403), (1, 400)]
 
 
-def test_a_passed_player_cannot_come_back():
-    auction = Auction((1, 2, 0))
+def test_open_auction_a_passed_player_cannot_come_back():
+    auction = Auction((1, 2, 0), once=False)
     auction.apply(BID_PASS)
     auction.apply(BID_CHIAMO)
     auction.apply(BID_SOLO)
@@ -307,13 +317,56 @@ def test_a_passed_player_cannot_come_back():
     assert auction.winner == (2, Contract.DIVIDETE)
 
 
-def test_the_last_player_may_bid_after_two_passes():
-    auction = Auction((0, 1, 2))
+@pytest.mark.parametrize("once", [True, False])
+def test_the_last_player_may_bid_after_two_passes(once: bool):
+    auction = Auction((0, 1, 2), once=once)
     auction.apply(BID_PASS)
     auction.apply(BID_PASS)
     assert auction.current_player() == 2 and not auction.is_over
     auction.apply(BID_CHIAMO)
     assert auction.winner == (2, Contract.CHIAMO)
+
+
+def test_auction_once_each_player_speaks_once_and_the_highest_wins():
+    # Seed 004: "each player has one opportunity to overbid". Chiamo, solo, pass: seat 0
+    # was overbid by seat 1, but has had its turn; the auction is over and solo wins.
+    auction = Auction((0, 1, 2))
+    assert auction.once
+    auction.apply(BID_CHIAMO)
+    auction.apply(BID_SOLO)
+    assert auction.current_player() == 2 and not auction.is_over
+    auction.apply(BID_PASS)
+    assert auction.is_over and auction.current_player() is None
+    assert auction.winner == (1, Contract.SOLO) and auction.legal_bids() == ()
+
+
+def test_auction_once_refuses_the_old_sequence_of_three_bids_by_one_seat():
+    """The issue's sequence chiamo, solo, pass, solissimo, dividete, scegliete: under
+    ``open`` seat 0 bids three times; under ``once`` the fourth bid is refused."""
+    sequence = ("bid chiamo", "bid solo", "pass", "bid solissimo", "bid dividete", "bid scegliete")
+    deal = layout(auction="open")
+    do(deal, *sequence)
+    assert deal.soloist == 0 and deal.contract is Contract.SCEGLIETE
+    assert [seat for seat, _ in deal.auction.bids] == [0, 1, 2, 0, 1, 0]
+    deal = layout()
+    do(deal, *sequence[:3])
+    assert deal.auction.is_over and deal.soloist == 1 and deal.contract is Contract.SOLO
+    error = deal.explain_refusal(BID_SOLISSIMO)
+    assert error is not None and error.detail is CalabresellaReason.WRONG_PHASE
+
+
+def test_auction_once_last_speaker_may_overbid():
+    auction = Auction((2, 0, 1))
+    auction.apply(BID_SOLO)
+    auction.apply(BID_PASS)
+    auction.apply(BID_SOLISSIMO)
+    assert auction.winner == (1, Contract.SOLISSIMO)
+
+
+def test_auction_once_scegliete_ends_it_at_once():
+    auction = Auction((0, 1, 2))
+    auction.apply(BID_SCEGLIETE)
+    assert auction.is_over and auction.winner == (0, Contract.SCEGLIETE)
 
 
 def test_all_pass_is_a_redeal():
@@ -559,9 +612,13 @@ def test_random_playouts_keep_the_invariants(seed: int, number: int, choices: ra
 
 
 @settings(max_examples=40, deadline=None)
-@given(seed=st.integers(0, 10**6), choices=st.randoms(use_true_random=False))
-def test_random_auctions_end_as_the_rules_say(seed: int, choices: random.Random):
-    deal = CalabresellaDeal.from_seed(table(), str(seed), 1, seed % 3)
+@given(
+    seed=st.integers(0, 10**6),
+    choices=st.randoms(use_true_random=False),
+    mode=st.sampled_from(["once", "open"]),
+)
+def test_random_auctions_end_as_the_rules_say(seed: int, choices: random.Random, mode: str):
+    deal = CalabresellaDeal.from_seed(table(auction=mode), str(seed), 1, seed % 3)
     while deal.phase is Phase.AUCTION:
         deal.apply_action(choices.choice(deal.legal_actions()))
     bids = deal.auction.bids
@@ -571,10 +628,14 @@ def test_random_auctions_end_as_the_rules_say(seed: int, choices: random.Random)
         assert seat not in [s for s, b in bids[:i] if b == BID_PASS]
     raised = [b for _, b in bids if b != BID_PASS]
     assert raised == sorted(set(raised))
+    if mode == "once":
+        # Each seat speaks once, in order from the eldest, unless scegliete cut it short.
+        assert [s for s, _ in bids] == list(deal.order[: len(bids)])
+        assert len(bids) == 3 or bids[-1][1] == BID_SCEGLIETE
     if deal.contract is None:
         assert len(passed) == 3
     else:
-        assert deal.contract is Contract.SCEGLIETE or len(passed) == 2
+        assert deal.contract is Contract.SCEGLIETE or len(passed) == 2 or mode == "once"
         assert (deal.soloist, bid_action(deal.contract)) == next(
             (s, b) for s, b in reversed(bids) if b != BID_PASS
         )

@@ -8,6 +8,7 @@ record replays byte for byte and verifies.
 from __future__ import annotations
 
 import dataclasses
+import json
 import random
 from collections.abc import Callable
 from typing import Any
@@ -24,6 +25,7 @@ from referee.engine.rules import (
     CAPPOTTO_MODES,
     SIGNAL_MODES,
     STANDARD_CARD_VALUES,
+    STRISCIO_CORTO_MEANINGS,
     STRISCIO_MEANINGS,
     Rules,
     preset,
@@ -41,6 +43,7 @@ KNOBS: dict[str, st.SearchStrategy[Any]] = {
     "signals": st.sampled_from(SIGNAL_MODES),
     "striscio_meaning": st.sampled_from(STRISCIO_MEANINGS),
     "striscio_lengths": st.booleans(),
+    "striscio_corto": st.sampled_from(STRISCIO_CORTO_MEANINGS),
     "ribusso": st.booleans(),
     "declare_before_first_card": st.booleans(),
     "auto_declare": st.booleans(),
@@ -388,3 +391,21 @@ def test_finished_game_refuses_everything(rules: Rules, seed: str, choice_seed: 
         else:
             raise AssertionError(f"action {action} applied after the game is over")
         assert snapshot(state) == before
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    rules=rule_sets(),
+    auction=st.sampled_from(("once", "open")),
+    stramazzo=st.booleans(),
+    game=st.sampled_from(("keep", "calabresella")),
+)
+def test_a_record_header_keeps_its_rules(
+    rules: Rules, auction: str, stramazzo: bool, game: str
+) -> None:
+    """Whatever the knobs, a header's ``rules`` reads back as the rules it was written from."""
+    if game == "calabresella":
+        rules = dataclasses.replace(preset("calabresella"), auction=auction, stramazzo=stramazzo)
+    else:
+        rules = dataclasses.replace(rules, auction=auction, stramazzo=stramazzo)
+    assert Rules.from_record(json.loads(json.dumps(rules.record_dict()))) == rules

@@ -64,18 +64,55 @@ def test_every_knob_round_trips():
         "declaration_limit", "declare_before_first_card", "auto_declare", "signals",
         "striscio_meaning", "striscio_lengths", "ribusso", "cappotto",
         "cappotto_cancels_declarations", "call_out", "widow", "briscola", "table_seats",
-        "stramazzo", "first_lead",
+        "stramazzo", "first_lead", "auction", "striscio_corto",
     }  # fmt: skip
 
 
 def test_record_headers_keep_later_knobs_out_at_their_default():
     """Records written before a knob existed keep their bytes, so they still verify."""
     assert "briscola" not in Rules().record_dict()
-    later = {"briscola", "table_seats", "stramazzo", "first_lead"}
+    later = {"briscola", "table_seats", "stramazzo", "first_lead", "auction", "striscio_corto"}
     assert Rules().record_dict() == {k: v for k, v in Rules().to_dict().items() if k not in later}
     assert preset("tressette-briscola").record_dict()["briscola"] is True
     for rules in PRESETS.values():
-        assert Rules.from_dict(rules.record_dict()) == rules
+        assert Rules.from_record(rules.record_dict()) == rules
+
+
+FORMAT_ONE_CALABRESELLA = {
+    "game": "calabresella", "target": 21, "card_values": [1, 1, 3, 1, 1, 1, 0, 0, 0, 0],
+    "declarations": False, "quattro_points": 4, "declaration_limit": 0,
+    "declare_before_first_card": False, "auto_declare": False, "signals": "muto",
+    "striscio_meaning": "more", "striscio_lengths": False, "ribusso": False, "cappotto": "double",
+    "cappotto_cancels_declarations": True, "call_out": False, "widow": "last_trick",
+}  # fmt: skip
+"""The ``rules`` of a Calabresella record header written before 2026-12-01."""
+
+
+def test_a_header_without_a_later_knob_means_the_rule_before_it():
+    old = Rules.from_record(FORMAT_ONE_CALABRESELLA)
+    assert old.auction == "open" and old.stramazzo is False
+    assert old != preset("calabresella")  # today's preset: once, with stramazzo
+    assert preset("calabresella").auction == "once" and preset("calabresella").stramazzo
+    assert old.record_dict() == FORMAT_ONE_CALABRESELLA  # the same bytes back
+    now = preset("calabresella").record_dict()
+    assert now["auction"] == "once" and now["stramazzo"] is True
+    lengths = Rules.from_record({"game": "tressette", "striscio_lengths": True})
+    assert lengths.striscio_corto == "one_to_three"
+    assert Rules.from_record({"game": "tressette"}).striscio_corto == "three"
+    new = Rules(striscio_lengths=True)
+    assert new.record_dict()["striscio_corto"] == "three"
+    assert Rules.from_record(new.record_dict()) == new
+    # A knob with no meaning in the game stays out of its header at today's default.
+    assert {"auction", "stramazzo", "striscio_corto"}.isdisjoint(Rules().record_dict())
+    odd = Rules(auction="open", stramazzo=False)
+    assert Rules.from_record(odd.record_dict()) == odd
+
+
+def test_from_record_is_strict():
+    with pytest.raises(RulesError, match="unknown knob 'trumps'"):
+        Rules.from_record({"game": "tressette", "trumps": "D"})
+    with pytest.raises(RulesError, match="'auction' cannot be 'twice'"):
+        Rules.from_record({"game": "calabresella", "auction": "twice"})
 
 
 def test_briscola_needs_four_players():

@@ -148,11 +148,54 @@ def test_striscio_lengths_count_the_cards_left():
     lead = legal_texts(deal)
     assert "5D striscio-lungo" in lead  # 6D 7D JD QD stay: four
     assert "JC striscio-lungo" in lead  # 4C 5C 6C 7C stay: four
+    assert "5D striscio-corto" not in lead and "5D striscio" not in lead
+    assert refused(deal, "5D striscio-corto") == Reason.FALSE_SIGNAL
+    assert refused(deal, "5D striscio") == Reason.SIGNAL_NOT_ALLOWED  # plain is not said
     play(deal, "5D striscio-lungo")
-    assert refused(deal, "KD striscio-lungo") == Reason.FALSE_SIGNAL  # two stay
-    play(deal, "KD striscio-corto")
-    play(deal, "2D striscio-corto")  # one stays
-    play(deal, "3B striscio-lungo")  # nine bastoni stay
+    # Seat 1 keeps AD 4D after KD: two more is no striscio at all, corto is exactly three.
+    assert {a for a in legal_texts(deal) if a.startswith("KD")} == {"KD"}
+    assert refused(deal, "KD striscio-lungo") == Reason.FALSE_SIGNAL
+    assert refused(deal, "KD striscio-corto") == Reason.FALSE_SIGNAL
+    play(deal, "KD")
+    assert refused(deal, "2D striscio-corto") == Reason.FALSE_SIGNAL  # one stays
+    play(deal, "2D", "3B striscio-lungo")  # nine bastoni stay
+
+
+LENGTH_HANDS = [
+    "5D 6D 7D JD QD 4C 5C 6C 7C JC",
+    "KD AD 4D 2D 3C 2C AC KC QC 4S",
+    "3D 6S 7S JS QS KS AS 2S 3S 5S",
+    "4B 5B 6B 7B JB QB KB AB 2B 3B",
+]
+
+
+def test_striscio_corto_is_exactly_three_more():
+    deal = deal_from(dataclasses.replace(TRESSETTE, striscio_lengths=True), LENGTH_HANDS, 3)
+    play(deal, "5D striscio-lungo")
+    # After KD seat 1 keeps AD 4D 2D: exactly three, so corto and nothing longer.
+    assert {a for a in legal_texts(deal) if a.startswith("KD")} == {"KD", "KD striscio-corto"}
+    assert refused(deal, "KD striscio-lungo") == Reason.FALSE_SIGNAL
+    play(deal, "KD striscio-corto", "3D volo", "3B striscio-lungo")
+    assert [action_name(a) for _, a in deal.plays] == [
+        "5D striscio-lungo", "KD striscio-corto", "3D volo", "3B striscio-lungo",
+    ]  # fmt: skip
+
+
+def test_striscio_corto_one_to_three_is_the_first_reading():
+    """Records before 2026-12-01 said corto for 1 to 3 more; that reading stays playable."""
+    rules = dataclasses.replace(TRESSETTE, striscio_lengths=True, striscio_corto="one_to_three")
+    deal = deal_from(rules, FOLLOW_HANDS, dealer=3)
+    play(deal, "5D striscio-lungo")
+    assert "KD striscio-corto" in legal_texts(deal)  # two stay
+    play(deal, "KD striscio-corto", "2D striscio-corto")  # one stays
+    assert refused(deal, "3B striscio-corto") == Reason.FALSE_SIGNAL  # nine stay
+
+
+def test_false_corto_names_what_corto_says():
+    deal = deal_from(dataclasses.replace(TRESSETTE, striscio_lengths=True), FOLLOW_HANDS, 3)
+    play(deal, "5D")
+    with pytest.raises(IllegalActionError, match=r"would keep 2 denari.*exactly 3"):
+        deal.apply_action(parse_action("KD striscio-corto"))
 
 
 def test_ribusso_only_where_allowed():

@@ -39,7 +39,8 @@ class Signal(IntEnum):
     STRISCIO_LUNGO = 5
     """Striscio with 4 or more cards of the suit left (``striscio_lengths``)."""
     STRISCIO_CORTO = 6
-    """Striscio with 1 to 3 cards of the suit left (``striscio_lengths``)."""
+    """Striscio with exactly 3 cards of the suit left (``striscio_lengths``; 1 to 3 under
+    ``striscio_corto = one_to_three``)."""
 
 
 SIGNAL_NAMES = ("", "busso", "volo", "striscio", "ribusso", "striscio-lungo", "striscio-corto")

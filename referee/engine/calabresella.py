@@ -255,7 +255,7 @@ class CalabresellaDeal:
         self._values = tuple(card_values[c % 10] for c in range(NUM_CARDS))
         self._hands = list(hands)
         self._dealt = tuple(hands)
-        self.auction = Auction(self.order)
+        self.auction = Auction(self.order, once=rules.auction == "once")
         self.contract: Contract | None = None
         self.soloist: int | None = None
         self.defenders: tuple[int, int] | None = None

@@ -9,19 +9,21 @@ ids         action                        text
 
 A bid is ``BID_PASS + contract``; the contracts are worth 1, 2, 4, 8 and 16 game points.
 
-How the auction runs (RULES.md §4; seed 004: "cada jugador puede pasar o declarar uno de los
-cinco contratos en orden ascendente … cada jugador tiene una oportunidad de superar la
-declaración"):
+How the auction runs (seed 004: "cada jugador puede pasar o declarar uno de los cinco
+contratos en orden ascendente … cada jugador tiene una oportunidad de superar la
+declaración"). Turns go counter-clockwise (ascending seats) from the eldest, over the three
+active seats; on each turn a player passes or bids a contract strictly higher than the
+highest bid so far. Knob ``auction``:
 
-- Turns go counter-clockwise (ascending seats) from the eldest, over the three active seats.
-- On each turn a player passes or bids a contract strictly higher than the highest bid so far.
-  Each turn is that player's one chance to overbid: a player who passes is out for good and
-  is skipped from then on, so a passed player never comes back.
-- A player who bid and was overbid speaks again when the turn comes round, and may overbid
-  again or pass.
-- The auction ends when all three have passed (no soloist: the same dealer redeals), when
-  the two others have passed after a bid (the highest bidder wins without speaking again), or
-  at once when solissimo scegliete is bid, since nothing can overbid it.
+- ``once`` (the default): each player speaks exactly once, so the auction is three turns
+  long; the highest contract wins, and with none the same dealer redeals.
+- ``open`` (the common published rule, and this engine's before 2026-12-01): a player who
+  passes is out for good and is skipped from then on; a player who bid and was overbid
+  speaks again when the turn comes round. It ends when all three have passed (a redeal), or
+  when the two others have passed after a bid (the highest bidder wins without speaking
+  again).
+
+Either way solissimo scegliete ends the auction at once, since nothing can overbid it.
 """
 
 from __future__ import annotations
@@ -131,17 +133,19 @@ class CalabresellaError(IllegalActionError):
 class Auction:
     """The auction of one deal among three seats; see the module docstring for the rules."""
 
-    __slots__ = ("_best", "_best_seat", "_over", "_passed", "_turn", "bids", "order")
+    __slots__ = ("_best", "_best_seat", "_over", "_passed", "_turn", "bids", "once", "order")
 
     def clone(self) -> Self:
         """A copy that bids on without changing this auction."""
         return clone_state(self)
 
-    def __init__(self, order: Sequence[int]) -> None:
-        """``order``: the three active seats, the eldest first."""
+    def __init__(self, order: Sequence[int], *, once: bool = True) -> None:
+        """``order``: the three active seats, the eldest first; ``once``: each speaks once
+        (knob ``auction = once``), else the auction stays open until two have passed."""
         if len(order) != 3 or len(set(order)) != 3:
             raise ValueError(f"an auction needs three distinct seats, got {list(order)}")
         self.order = tuple(order)
+        self.once = once
         self.bids: list[tuple[int, Action]] = []
         """Every pass and bid so far: (seat, action)."""
         self._passed: set[int] = set()
@@ -211,7 +215,11 @@ class Auction:
             self._best_seat = seat
         # With a bid standing, two passes leave its bidder alone; with none, it takes three.
         needed = 3 if self._best is None else 2
-        if len(self._passed) == needed or self._best is Contract.SCEGLIETE:
+        if (
+            (self.once and len(self.bids) == 3)
+            or len(self._passed) == needed
+            or self._best is Contract.SCEGLIETE
+        ):
             self._over = True
         else:
             self._turn = (self._turn + 1) % 3

@@ -1,15 +1,16 @@
 """Rules as data: one frozen set of knobs, and named presets.
 
-Every knob of ``RULES.md`` is a field of :class:`Rules`. A game record carries
-``Rules.record_dict()`` (every knob, but a knob newer than the record format only when
-it is not at its default), and :meth:`Rules.from_dict` reads it back strictly.
+Every rule knob (``docs/rules.md``) is a field of :class:`Rules`. A game record carries
+``Rules.record_dict()``: every knob of record format 1, and a knob added since only when
+it differs from what its absence meant before it existed. :meth:`Rules.from_record` reads
+that back strictly, so a record keeps the rules it was played under.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +23,8 @@ STRISCIO_MEANINGS = ("more", "more_no_honours")
 CAPPOTTO_MODES = ("none", "double", "fixed")
 WIDOW_MODES = ("last_trick",)
 FIRST_LEADS = ("eldest", "four_of_denari")
+AUCTION_MODES = ("once", "open")
+STRISCIO_CORTO_MEANINGS = ("three", "one_to_three")
 
 STANDARD_CARD_VALUES = (1, 1, 3, 1, 1, 1, 0, 0, 0, 0)
 """Thirds of a point per rank ``3 2 A K Q J 7 6 5 4``: the ace 3/3, figures and pezzi 1/3."""
@@ -58,7 +61,8 @@ class Rules:
     striscio_meaning: str = "more"
     """Striscio says ``more`` cards of the suit remain, or ``more_no_honours`` (none a 3, 2, A)."""
     striscio_lengths: bool = False
-    """Striscio is said as lungo (4+ more cards) or corto (1 to 3 more) instead of plain."""
+    """Striscio is said as lungo (4+ more cards) or corto (see ``striscio_corto``) instead
+    of plain; with fewer more cards than corto needs there is no striscio to give."""
     ribusso: bool = False
     """Whether ribusso, a stronger busso on leading, is allowed."""
     cappotto: str = "fixed"
@@ -73,11 +77,17 @@ class Rules:
     """Tressette con la briscola: the dealer's last card is shown and its suit is trump."""
     table_seats: int = 3
     """Calabresella: players at the table, 3 or 4 (with 4 the dealer sits each deal out)."""
-    stramazzo: bool = False
+    stramazzo: bool = True
     """Calabresella: one side taking every card point without every trick triples the deal."""
     first_lead: str = "eldest"
     """Who leads the first trick of a deal: the ``eldest`` (the seat after the dealer), or
     the holder of the 4 of denari (``four_of_denari``: every card must be dealt)."""
+    auction: str = "once"
+    """Calabresella: the auction goes round ``once`` (each player speaks once, the highest
+    contract wins), or stays ``open`` until two players have passed."""
+    striscio_corto: str = "three"
+    """With ``striscio_lengths``: corto is exactly ``three`` more cards of the suit, or
+    ``one_to_three`` (the first reading, before 2026-12-01)."""
 
     @functools.cached_property
     def family(self) -> Family:
@@ -132,13 +142,31 @@ class Rules:
 
     def record_dict(self) -> dict[str, Any]:
         """The knobs a record's header holds: a knob added after record format 1 only when
-        it is not at its default, so records written before it keep their bytes and verify.
+        it differs from what a header without it means (:meth:`from_record`), so records
+        written before it keep their bytes and their rules.
         """
         out = self.to_dict()
         for key in _LATER_KNOBS:
-            if out[key] == _FIELDS[key].default:
+            if out[key] == _absent_value(key, self):
                 del out[key]
         return out
+
+    @classmethod
+    def from_record(cls, data: Mapping[str, Any]) -> Rules:
+        """The rules of a record header's ``rules``: a later knob it lacks takes the value
+        it had before the knob existed (``_LATER_KNOBS``), never today's default."""
+        if not isinstance(data, Mapping):
+            raise RulesError(f"rules must be a table of knobs, got {type(data).__name__}")
+        checked = {key: _check_knob(key, value) for key, value in data.items()}
+        known = dataclasses.replace(
+            cls(), **{k: v for k, v in checked.items() if k not in _LATER_KNOBS}
+        )
+        for key in _LATER_KNOBS:
+            if key not in checked:
+                checked[key] = _absent_value(key, known)
+        rules = dataclasses.replace(cls(), **checked)
+        rules.validate()
+        return rules
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], *, base: Rules | None = None) -> Rules:
@@ -179,14 +207,42 @@ class Rules:
 
 
 _FIELDS = {f.name: f for f in dataclasses.fields(Rules)}
-_LATER_KNOBS = ("briscola", "table_seats", "stramazzo", "first_lead")
-"""Knobs added after record format 1, in the order they were added."""
+_LATER_KNOBS: dict[str, Any] = {
+    "briscola": False,
+    "table_seats": 3,
+    "stramazzo": False,
+    "first_lead": "eldest",
+    "auction": "open",
+    "striscio_corto": "one_to_three",
+}
+"""Knobs added after record format 1, in the order they were added, each with what a
+record header without it means: the rule played before the knob existed. (Stramazzo was
+off, the auction open and corto 1 to 3 more cards until 2026-12-01.)"""
+_APPLIES: dict[str, Callable[[Rules], bool]] = {
+    "stramazzo": lambda rules: rules.game == "calabresella",
+    "auction": lambda rules: rules.game == "calabresella",
+    "striscio_corto": lambda rules: rules.striscio_lengths,
+}
+"""Where a later knob has a meaning; elsewhere a header without it means today's default,
+so that, say, a Tressette record need not name Calabresella's auction."""
+
+
+def _absent_value(key: str, rules: Rules) -> Any:
+    """What a record header of ``rules`` that lacks the later knob ``key`` means."""
+    applies = _APPLIES.get(key)
+    if applies is None or applies(rules):
+        return _LATER_KNOBS[key]
+    return _FIELDS[key].default
+
+
 _CHOICES: dict[str, tuple[str, ...]] = {
     "signals": SIGNAL_MODES,
     "striscio_meaning": STRISCIO_MEANINGS,
     "cappotto": CAPPOTTO_MODES,
     "widow": WIDOW_MODES,
     "first_lead": FIRST_LEADS,
+    "auction": AUCTION_MODES,
+    "striscio_corto": STRISCIO_CORTO_MEANINGS,
 }
 _INT_RANGES = {
     "target": (1, 10_000),

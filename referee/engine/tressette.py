@@ -66,7 +66,11 @@ def _true_signals(rules: Rules, rest: int, leading: bool) -> list[Signal]:
         out.append(Signal.VOLO)
     elif rules.striscio_meaning == "more" or not rest & _HONOURS:
         if rules.striscio_lengths:
-            out.append(Signal.STRISCIO_LUNGO if _POPCOUNT[rest] >= 4 else Signal.STRISCIO_CORTO)
+            more = _POPCOUNT[rest]
+            if more >= 4:
+                out.append(Signal.STRISCIO_LUNGO)
+            elif more == 3 or rules.striscio_corto == "one_to_three":
+                out.append(Signal.STRISCIO_CORTO)
         else:
             out.append(Signal.STRISCIO)
     return out
@@ -130,19 +134,22 @@ def _sets(table: _Table) -> _SetTable:
 
 @cache
 def _signal_tables(
-    signals: str, striscio_meaning: str, striscio_lengths: bool, ribusso: bool
+    signals: str, striscio_meaning: str, striscio_lengths: bool, striscio_corto: str, ribusso: bool
 ) -> tuple[_Table, _Table, _Table, _SetTable, _SetTable, _SetTable]:
-    first, lead, follow = _plain_tables(signals, striscio_meaning, striscio_lengths, ribusso)
+    first, lead, follow = _plain_tables(
+        signals, striscio_meaning, striscio_lengths, striscio_corto, ribusso
+    )
     return first, lead, follow, _sets(first), _sets(lead), _sets(follow)
 
 
 def _plain_tables(
-    signals: str, striscio_meaning: str, striscio_lengths: bool, ribusso: bool
+    signals: str, striscio_meaning: str, striscio_lengths: bool, striscio_corto: str, ribusso: bool
 ) -> tuple[_Table, _Table, _Table]:
     rules = Rules(
         signals=signals,
         striscio_meaning=striscio_meaning,
         striscio_lengths=striscio_lengths,
+        striscio_corto=striscio_corto,
         ribusso=ribusso,
     )
     plain = _table(rules, False, False)
@@ -164,7 +171,11 @@ def rules_tables(rules: Rules) -> RulesTables:
         return entry[1]
     tables = RulesTables(
         *_signal_tables(
-            rules.signals, rules.striscio_meaning, rules.striscio_lengths, rules.ribusso
+            rules.signals,
+            rules.striscio_meaning,
+            rules.striscio_lengths,
+            rules.striscio_corto,
+            rules.ribusso,
         ),
         tuple(rules.card_values[c % 10] for c in range(40)),
         tuple(rules.side_of(s) for s in range(rules.players)),
@@ -769,8 +780,14 @@ class TressetteDeal:
                 Reason.SIGNAL_NOT_ALLOWED, f"{what}: these rules say striscio as {plain}"
             )
         rest = (hand >> (suit * 10)) & 1023 & ~(1 << (card % 10))
+        says = {
+            Signal.STRISCIO_LUNGO: " (lungo says 4 or more)",
+            Signal.STRISCIO_CORTO: " (corto says exactly 3)"
+            if rules.striscio_corto == "three"
+            else " (corto says 1 to 3)",
+        }.get(Signal(signal), "")
         return IllegalActionError(
             Reason.FALSE_SIGNAL,
             f"{what}: false {name}, seat {seat} would keep {_POPCOUNT[rest]} "
-            f"{SUIT_NAMES[suit]}" + (" with an honour" if rest & _HONOURS else ""),
+            f"{SUIT_NAMES[suit]}" + (" with an honour" if rest & _HONOURS else "") + says,
         )
