@@ -22,11 +22,13 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 
 WORKDIR /opt/tavolo
 # Only what the package needs: a change to tests or docs does not rebuild this layer.
+# The tavolo distribution ships the Python SDK (clients/python/tavolo_bot) the built-in
+# bots run from: one `pip install .` installs both.
 COPY pyproject.toml README.md ./
-COPY clients/python ./clients/python
+COPY clients/python/tavolo_bot ./clients/python/tavolo_bot
 COPY referee ./referee
 COPY tournaments ./tournaments
-RUN pip install ./clients/python . \
+RUN pip install . \
     && useradd --create-home --uid 10001 tavolo
 
 USER tavolo

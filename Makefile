@@ -8,12 +8,15 @@ STAMP := $(VENV)/.installed
 
 .PHONY: demo test lint typecheck unit setup clean proto proto-lint clients clients-available
 
-# pip's output goes to a log, shown only if the install fails.
-$(STAMP): pyproject.toml clients/python/pyproject.toml
+# pip's output goes to a log, shown only if the install fails. The tavolo distribution
+# ships the Python SDK (clients/python/tavolo_bot) its built-in bots run from; a .venv made
+# before it did also has the tavolo-bot distribution, which is removed (one owner per package).
+$(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	@echo "installing tavolo and its dependencies into $(VENV) (log: $(VENV)/pip.log)"
 	@$(BIN)/python -m pip install --upgrade pip > $(VENV)/pip.log 2>&1 \
-		&& $(BIN)/python -m pip install -e '.[dev]' -e clients/python >> $(VENV)/pip.log 2>&1 \
+		&& $(BIN)/python -m pip install -e '.[dev]' >> $(VENV)/pip.log 2>&1 \
+		&& $(BIN)/python -m pip uninstall -y tavolo-bot >> $(VENV)/pip.log 2>&1 \
 		|| { cat $(VENV)/pip.log; exit 1; }
 	@touch $(STAMP)
 

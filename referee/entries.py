@@ -208,10 +208,18 @@ def absolute_paths(argv: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def sdk_folder() -> str:
-    """The folder of the Python SDK's package, which the built-in bots run from."""
-    spec = importlib.util.find_spec("tavolo_bot")  # found, not imported: the referee never is
+    """The folder of the Python SDK's package, which the built-in bots run from.
+
+    The ``tavolo`` distribution ships the package (``tavolo_bot``, from clients/python): in
+    site-packages after ``pip install .``, the source folder after ``pip install -e .``.
+    """
+    spec = importlib.util.find_spec("tavolo_bot")  # found, not imported (only --in-process is)
     if spec is None or spec.origin is None:
-        raise EntryError("the built-in bots need the Python SDK: pip install ./clients/python")
+        raise EntryError(
+            "the built-in bots need the Python SDK (the tavolo_bot package), which this "
+            f"Python ({sys.executable}) cannot import: reinstall tavolo (pip install .), "
+            "which ships it"
+        )
     return str(Path(spec.origin).resolve().parent)
 
 

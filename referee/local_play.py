@@ -1,15 +1,39 @@
-"""Play a game between built-in players in this process, optionally writing its record."""
+"""Play built-in players in this process, without gRPC: one game, or a whole match.
+
+:func:`play_match` plays a match as :class:`referee.match.Match` plays it over the protocol:
+the same games (duplicate sets, each once per arrangement of the entries over the sides),
+the same deal seeds (or deal-book lines), the same seats, each slot's player seeded as its
+bot process would be
+(``TAVOLO_SEED``), and the same record but for the ``sandbox`` field, which only a
+referee's ``game`` line has. Each entry has one player per slot for the whole match, like
+an unconfined bot process; the built-in players remember nothing from one game to the next,
+so a sandboxed match (a process of its own per arrangement) plays the same.
+"""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
-from typing import IO
+from typing import IO, Any
 
 from referee.engine.families import AnyGame, new_game
 from referee.engine.game_base import Outcome
 from referee.engine.rules import Rules
-from referee.players import make_player
+from referee.entries import unique_names
+from referee.match import (
+    EntryStats,
+    MatchConfig,
+    MatchResult,
+    arrangements,
+    bot_seed,
+)
+from referee.players import Decision, Player, UnknownPlayerError, make_player
+from referee.proto import referee_pb2 as pb
+from referee.protocol import hand_event, public_event, scored_event
 from referee.records import RecordWriter
+
+IN_PROCESS = "in-process"
+"""What ``MatchResult.sandboxes`` says of every entry of a match played here."""
 
 
 class EntriesError(ValueError):
@@ -25,6 +49,68 @@ def seat_names(rules: Rules, entries: Sequence[str]) -> list[str]:
     return [entries[rules.side_of(seat)] for seat in range(rules.players)]
 
 
+class _Table:
+    """One game at a time: asks the seated players, tells those who hear the events the
+    referee would send them, and writes the record."""
+
+    def __init__(self, record: IO[str] | None, on_deal: Callable[[AnyGame], None] | None):
+        self.writer = RecordWriter(record) if record is not None else None
+        self.on_deal = on_deal
+        self.requests = 0
+
+    def play(self, state: AnyGame, seated: Sequence[Player], game: int) -> Outcome:
+        """Play ``state`` to its end, ``seated[seat]`` choosing for each seat."""
+        hearing = [(seat, p) for seat, p in enumerate(seated) if p.hears]
+        sent = 0
+        hands: list[list[str]] = []
+        if self.writer is not None:
+            self.writer.new_game()
+        while True:
+            events = state.events
+            if events is not None:
+                if hearing:
+                    hands = self._dispatch(events[sent:], hearing, hands)
+                if self.on_deal is not None:
+                    for line in events[sent:]:
+                        if line["type"] in ("score", "redeal"):
+                            self.on_deal(state)
+                sent = len(events)
+                if self.writer is not None:
+                    self.writer.write_new(events)
+            if state.outcome is not None:
+                return state.outcome
+            seat = state.current_player()
+            assert seat is not None
+            legal = state.legal_actions()
+            self.requests += 1
+            action = seated[seat].act(Decision(state, seat, legal, game, self.requests))
+            state.apply_action(action)
+
+    @staticmethod
+    def _dispatch(
+        lines: list[dict[str, Any]], hearing: list[tuple[int, Player]], hands: list[list[str]]
+    ) -> list[list[str]]:
+        """The events of new record lines, to each seat as the referee sends them; the
+        hands of the deal in progress."""
+        for line in lines:
+            kind = line["type"]
+            if kind == "deal":
+                hands = line["hands"]
+                for seat, player in hearing:
+                    player.hear(hand_event(line, seat))
+                continue
+            if kind in ("score", "redeal"):
+                event: pb.Event | None = scored_event(line, hands)
+            elif kind == "forfeit":
+                event = None
+            else:
+                event = public_event(line)
+            if event is not None:
+                for _, player in hearing:
+                    player.hear(event)
+        return hands
+
+
 def play_game(
     rules: Rules,
     seed: str,
@@ -34,21 +120,134 @@ def play_game(
     record: IO[str] | None = None,
     on_deal: Callable[[AnyGame], None] | None = None,
 ) -> Outcome:
-    """Play one game; each seat's player is seeded from ``seed`` and its seat."""
+    """Play one game, outside any match; each seat's player is seeded ``f"{seed}/seat/{n}"``
+    and hears no ``GameStarted`` (so a random player draws from that seed itself).
+
+    The golden records (``tests/make_golden.py``) are games of this function.
+    """
     names = seat_names(rules, entries)
     players = [make_player(name, f"{seed}/seat/{seat}") for seat, name in enumerate(names)]
-    state = new_game(rules, seed, deals=deals, seats=names, record=record is not None)
-    writer = RecordWriter(record) if record is not None else None
-    deal_number = state.deal_number
-    while state.outcome is None:
-        seat = state.current_player()
-        assert seat is not None
-        legal = state.legal_actions()
-        state.apply_action(players[seat].act(state.observation(seat), legal))
-        if writer is not None and state.events is not None:
-            writer.write_new(state.events)
-        if on_deal is not None and (state.deal_number != deal_number or state.outcome):
-            deal_number = state.deal_number
-            on_deal(state)
-    assert state.outcome is not None
-    return state.outcome
+    if any(p.hears for p in players):
+        started = _match_started(rules, "local", games=1, deals=deals)
+        for player in players:
+            player.hear(started)
+    state = new_game(rules, seed, deals=deals, seats=names, record=True)
+    return _Table(record, on_deal).play(state, players, 1)
+
+
+def _match_started(rules: Rules, match_id: str, *, games: int, deals: int | None) -> pb.Event:
+    # As Match._match_started words it.
+    return pb.Event(
+        match_started=pb.MatchStarted(
+            match_id=match_id,
+            game=rules.game,
+            rules_json=json.dumps(rules.to_dict(), separators=(",", ":")),
+            games=games,
+            deals_per_game=deals or 0,
+        )
+    )
+
+
+def play_match(
+    config: MatchConfig,
+    *,
+    record: IO[str] | None = None,
+    on_deal: Callable[[int, int], None] | None = None,
+    match_id: str = "in-process",
+) -> MatchResult:
+    """Play every game of ``config`` with built-in players, as a match over gRPC would.
+
+    ``config.entries`` must name built-in players (``UnknownPlayerError`` otherwise); its
+    limits and sandbox say nothing here. ``on_deal(deals done, game number)`` hears the end
+    of each deal.
+    """
+    rules = config.rules
+    for entry in config.entries:
+        if entry.remote or (entry.command and not entry.built_in):
+            raise UnknownPlayerError(
+                f"entry {entry.name!r} is not a built-in player; "
+                "--in-process plays built-in players only"
+            )
+    names = unique_names(list(config.entries))
+    slots = 2 if rules.partnerships else 1
+    # One player per slot, seeded with the TAVOLO_SEED its bot process gets.
+    players = [
+        [make_player(entry.name, bot_seed(config.seed, names[e], k)) for k in range(slots)]
+        for e, entry in enumerate(config.entries)
+    ]
+    result = MatchResult(
+        match_id,
+        stats=[EntryStats(n) for n in names],
+        sandboxes=[IN_PROCESS] * len(names),
+    )
+    everyone = [p for row in players for p in row]
+    hearing = [p for p in everyone if p.hears]
+    started = _match_started(rules, match_id, games=config.games, deals=config.deals)
+    for player in hearing:
+        player.hear(started)
+    deals_done = 0
+    number = 0
+
+    def deal_over(_: AnyGame) -> None:
+        nonlocal deals_done
+        deals_done += 1
+        if on_deal is not None:
+            on_deal(deals_done, number)
+
+    table = _Table(record, deal_over)
+    orders = arrangements(rules)
+    for number in range(1, config.games + 1):
+        _, seed, rotation = config.game_plan(number)
+        # Match.seating: entry e's slot k takes the k-th seat of side arrangement[e].
+        entry_of_seat = [0] * rules.players
+        at_seat: list[Player | None] = [None] * rules.players
+        for e, side in enumerate(orders[rotation]):
+            for k, seat in enumerate(rules.seats_of(side)):
+                entry_of_seat[seat] = e
+                at_seat[seat] = players[e][k]
+        seated = [p for p in at_seat if p is not None]
+        assert len(seated) == rules.players
+        book = config.book
+        state = new_game(
+            rules,
+            seed,
+            deals=config.deals,
+            seats=[names[e] for e in entry_of_seat],
+            record=True,
+            book=book,
+            book_start=config.book_start(number) if book is not None else 0,
+        )
+        for seat, player in enumerate(seated):
+            player.start_game(number, seat)
+        outcome = table.play(state, seated, number)
+        over = pb.Event(
+            game_over=pb.GameOver(
+                game=number,
+                termination=outcome.termination.value,
+                winner=-1 if outcome.winner is None else outcome.winner,
+                totals=list(outcome.totals),
+                forfeit_seat=-1,
+            )
+        )
+        for player in seated:
+            if player.hears:
+                player.hear(over)
+        _tally(result, rules, outcome, entry_of_seat)
+        result.numbers.append(number)
+        result.crashed.append(None)
+    match_over = pb.Event(match_over=pb.MatchOver(match_id=match_id))
+    for player in hearing:
+        player.hear(match_over)
+    return result
+
+
+def _tally(result: MatchResult, rules: Rules, outcome: Outcome, entry_of_seat: list[int]) -> None:
+    # As Match._tally counts a game.
+    sides = [entry_of_seat[rules.seats_of(side)[0]] for side in range(rules.sides)]
+    result.outcomes.append(outcome)
+    result.sides.append(sides)
+    for side, e in enumerate(sides):
+        stats = result.stats[e]
+        stats.count(outcome.winner, side)
+        stats.points += outcome.totals[side]
+        stats.deals += outcome.deals

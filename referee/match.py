@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import IO, Any, NamedTuple
 
 from referee.bot_process import BotProcess, start_bot
+from referee.engine.deal_book import DealBook
 from referee.engine.families import AnyGame, new_game
 from referee.engine.game_base import Outcome, Termination
 from referee.engine.rules import Rules
@@ -96,6 +97,21 @@ class MatchConfig:
     allow_unconfined: bool = False
     """Where bubblewrap is missing, run ``cmd:`` and manifest bots unconfined instead of
     refusing (``tavolo play`` and ``conformance`` warn); built-in bots always may."""
+    book: DealBook | None = None
+    """Deal the book's lines in order instead of seeded deals (duplicate rotation as with
+    seeds: every game of a set plays the same lines)."""
+
+    def __post_init__(self) -> None:
+        problem = book_problem(self.book, self.deals, self.sets if self.duplicate else self.games)
+        if problem:
+            raise ValueError(problem)
+
+    def book_start(self, number: int) -> int:
+        """Where in the book game ``number`` (from 1) starts, from 0: each duplicate set (each
+        game, without duplicate play) takes the next ``deals`` lines."""
+        set_number, _, _ = self.game_plan(number)
+        index = set_number - 1 if self.duplicate else number - 1
+        return index * (self.deals or 0)
 
     @property
     def games(self) -> int:
@@ -283,6 +299,31 @@ def bot_seed(seed: str, name: str, slot: int) -> str:
     return hashlib.sha256(material).hexdigest()[:32]
 
 
+def book_problem(book: DealBook | None, deals: int | None, sets: int) -> str | None:
+    """Why a book cannot deal ``sets`` sets of games of ``deals`` deals, or None if it can.
+
+    Games to the target take as many lines as they need, so only one set of them can be
+    placed in a book; a book shorter than the deals asked for is used again from line 1,
+    as each deal line's ``book_line`` shows.
+    """
+    if book is not None and deals is None and sets > 1:
+        return (
+            f"a deal book with {sets} duplicate sets needs a number of deals per game "
+            "(each set takes the next lines of the book)"
+        )
+    return None
+
+
+def book_reuse(book: DealBook | None, deals: int | None, sets: int) -> str | None:
+    """A warning when ``sets`` sets of ``deals`` deals need more lines than the book has."""
+    if book is None or deals is None or sets * deals <= len(book.deals):
+        return None
+    return (
+        f"the deal book {book.source} has {len(book.deals)} deals, and {sets} sets of "
+        f"{deals} deals take {sets * deals}: its lines are dealt again from line 1"
+    )
+
+
 def game_seed(seed: str, set_number: int) -> str:
     """The seed of duplicate set ``set_number`` (from 1): the match seed for the first."""
     return seed if set_number == 1 else f"{seed}:{set_number}"
@@ -379,7 +420,12 @@ class Match:
 
     def _warnings(self) -> list[str]:
         modes = dict(zip(self.names, self.sandboxes, strict=True))
-        return confinement_warnings(modes, self.config.sandbox, duplicate=self.config.duplicate)
+        config = self.config
+        out = confinement_warnings(modes, config.sandbox, duplicate=config.duplicate)
+        reuse = book_reuse(
+            config.book, config.deals, config.sets if config.duplicate else config.games
+        )
+        return [*out, reuse] if reuse else out
 
     def use_record(self, stream: IO[str]) -> None:
         """Write the match record to ``stream`` as the games are played."""
@@ -613,12 +659,15 @@ class Match:
     async def _play_game(self, game: int, set_number: int, seed: str, rotation: int) -> None:
         seats = self.seating(rotation)
         entry_of_seat = [link.slot // self.slots_per_entry for link in seats]
+        book = self.config.book
         state = new_game(
             self.rules,
             seed,
             deals=self.config.deals,
             seats=[self.names[e] for e in entry_of_seat],
             record=True,
+            book=book,
+            book_start=self.config.book_start(game) if book is not None else 0,
         )
         self.feed.game = game
         # Per game, so a match resumed at this game plays its faults' cards as a whole run would.

@@ -1,47 +1,214 @@
-"""Built-in players that run inside the referee's process (``--in-process``)."""
+"""Built-in players that run inside the referee's process (``--in-process``).
+
+Each makes the decisions its bot process (``python -m tavolo_bot.bots.<name>``, see
+:data:`referee.entries.BUILT_IN_BOTS`) makes when seeded alike, so a match played in this
+process gives the record the same match over gRPC gives. ``random`` draws as the SDK's
+random bot draws, without building protocol messages (it only needs the legal actions);
+``heuristic`` *is* the SDK's heuristic bot, asked with the very messages the referee
+would send it (:mod:`referee.protocol`), so no second heuristic exists to drift.
+"""
 
 from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from typing import Protocol
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol, TypeVar
+
+from google.protobuf.message import Message
 
 from referee.engine.actions import Action
-from referee.engine.tressette import Observation
+from referee.engine.families import AnyGame
+from referee.proto import referee_pb2 as pb
+from referee.protocol import fill_observation, legal_messages, monte_of
+
+if TYPE_CHECKING:
+    from tavolo_bot.bot import Bot
+    from tavolo_bot.proto import referee_pb2 as sdk_pb
+
+DEADLINE_MS = 1000
+"""The deadline the requests of in-process players say (nothing is timed in this process)."""
+ATTEMPTS = 3
+"""Attempts the requests say; an in-process player never gets a second one."""
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One decision of one seat: the game as it stands, and what the seat may do."""
+
+    state: AnyGame
+    seat: int
+    legal: tuple[Action, ...]
+    game: int
+    """The game's number in the match, from 1 (``GameStarted.game``)."""
+    request_id: int
+    """Counted over the match, from 1, as the referee counts its requests."""
 
 
 class Player(Protocol):
-    """Chooses an action for one seat."""
+    """Chooses the actions of one slot: what one bot process of the match would play."""
 
-    def act(self, observation: Observation, legal: tuple[Action, ...]) -> Action:
-        """One of ``legal``, given what the seat may know."""
+    hears: bool
+    """Whether it takes the protocol's events (:meth:`hear`); they are built only for
+    players that do."""
+
+    def start_game(self, game: int, seat: int) -> None:
+        """Game ``game`` starts with this player at ``seat`` (``GameStarted``)."""
+        ...
+
+    def hear(self, event: pb.Event) -> None:
+        """An event the referee would send this slot, in the order it would."""
+        ...
+
+    def act(self, decision: Decision) -> Action:
+        """One of ``decision.legal``."""
         ...
 
 
 class RandomPlayer:
-    """A uniformly random legal action, reproducible from its seed text."""
+    """A uniformly random legal action: ``tavolo_bot.bots.random`` without the protocol.
+
+    Made from the bot's seed text (its ``TAVOLO_SEED``). Like the bot, each game started
+    draws from a fresh generator seeded ``f"{seed}/game/{n}"`` (``tavolo_bot.game_seed``);
+    before any game is started, from one seeded with ``seed`` itself.
+    """
+
+    hears = False
 
     def __init__(self, seed: str) -> None:
+        self._seed = seed
         self._rng = random.Random(seed)
 
-    def act(self, observation: Observation, legal: tuple[Action, ...]) -> Action:
-        """A uniform choice among the legal actions."""
+    def start_game(self, game: int, seat: int) -> None:
+        """A fresh generator for the game, as the bot makes on ``GameStarted``."""
+        self._rng = random.Random(f"{self._seed}/game/{game}")
+
+    def hear(self, event: pb.Event) -> None:
+        """Nothing to hear."""
+
+    def act(self, decision: Decision) -> Action:
+        """A uniform choice among the legal actions (``randrange``, as the bot draws)."""
+        legal = decision.legal
         return legal[self._rng.randrange(len(legal))]
 
 
-BUILT_IN: dict[str, Callable[[str], Player]] = {"random": RandomPlayer}
-"""Built-in players by entry name; each is made from a seed text."""
+class SdkPlayer:
+    """A bot of the Python SDK (a ``tavolo_bot.Bot``) played in this process.
+
+    It hears the events and answers the ``DecisionRequest`` messages the referee would
+    send its process, built by :mod:`referee.protocol` as the referee builds them.
+    """
+
+    hears = True
+
+    def __init__(self, bot: Bot, seed: str) -> None:
+        # Only here: the referee itself never imports the SDK (see _load_sdk).
+        from tavolo_bot.proto import referee_pb2 as sdk_pb
+        from tavolo_bot.runner import action_id
+        from tavolo_bot.turn import Turn
+
+        self._event: type[sdk_pb.Event] = sdk_pb.Event
+        self._request: type[sdk_pb.DecisionRequest] = sdk_pb.DecisionRequest
+        self._turn = Turn
+        self._action_id = action_id
+        bot.seed = seed  # what the SDK's runner sets from TAVOLO_SEED, for one ticket
+        self._bot = bot
+
+    def start_game(self, game: int, seat: int) -> None:
+        """``GameStarted``, as the referee sends it before the game's first event."""
+        self.hear(pb.Event(game_started=pb.GameStarted(game=game, seat=seat)))
+
+    def hear(self, event: pb.Event) -> None:
+        """Pass the event to the bot (and ``on_match_over`` after ``MatchOver``)."""
+        self._bot.on_event(_as_sdk(event, self._event))
+        if event.WhichOneof("event") == "match_over":
+            self._bot.on_match_over()
+
+    def act(self, decision: Decision) -> Action:
+        """The bot's choice for the request the referee would send."""
+        turn = self._turn(_as_sdk(decision_request(decision), self._request))
+        chosen = self._action_id(self._bot.choose(turn), turn)
+        if chosen not in decision.legal:
+            raise RuntimeError(
+                f"{type(self._bot).__name__} chose action {chosen}, which is not legal"
+            )
+        return chosen
+
+
+_SdkMessage = TypeVar("_SdkMessage", bound=Message)
+
+
+def _as_sdk(message: Message, sdk_type: type[_SdkMessage]) -> _SdkMessage:
+    """``message`` as the SDK's message class. The referee and the SDK each carry the code
+    generated from the one proto (proto/generate.py), and protobuf makes one class per
+    message type, so it is the message itself; were it not, a copy."""
+    if isinstance(message, sdk_type):
+        return message
+    return sdk_type.FromString(message.SerializeToString())
+
+
+def decision_request(decision: Decision) -> pb.DecisionRequest:
+    """The request the referee sends for ``decision`` (as ``Match`` fills it)."""
+    state = decision.state
+    rules = state.rules
+    request = pb.DecisionRequest(
+        request_id=decision.request_id,
+        deadline_ms=DEADLINE_MS,
+        time_bank_ms=0,
+        attempts_left=ATTEMPTS,
+    )
+    fill_observation(
+        request.observation,
+        state.observation(decision.seat),
+        game=decision.game,
+        deal=state.deal_number,
+        players=rules.players,
+        quattro_points=rules.quattro_points,
+        totals=state.totals,
+    )
+    codec = rules.family.codec
+    request.legal_actions.extend(legal_messages(codec, decision.legal, monte_of(state.deal)))
+    return request
+
+
+def _load_sdk() -> None:
+    """Import the SDK (``tavolo_bot``), after the referee has chosen gRPC's transport."""
+    from referee import grpc_transport  # noqa: F401 - before the SDK loads grpc
+
+    # isort: split
+    import tavolo_bot  # noqa: F401
+
+
+def heuristic_player(seed: str) -> SdkPlayer:
+    """``tavolo_bot.bots.heuristic``: deterministic, so ``seed`` changes nothing."""
+    _load_sdk()
+    from tavolo_bot.bots.heuristic import HeuristicBot
+
+    return SdkPlayer(HeuristicBot(), seed)
+
+
+BUILT_IN: dict[str, Callable[[str], Player]] = {
+    "random": RandomPlayer,
+    "heuristic": heuristic_player,
+}
+"""Built-in players by entry name (those of ``BUILT_IN_BOTS``); each is made from the
+seed text its bot process would get as ``TAVOLO_SEED``."""
 
 
 class UnknownPlayerError(ValueError):
     """An entry that names no built-in player."""
 
 
+def check_player(name: str) -> None:
+    """Raise :class:`UnknownPlayerError` unless ``name`` is a built-in player."""
+    if name not in BUILT_IN:
+        raise UnknownPlayerError(
+            f"unknown built-in player {name!r}; built-in players are {', '.join(BUILT_IN)} "
+            "(--in-process plays built-in players only)"
+        )
+
+
 def make_player(name: str, seed: str) -> Player:
     """The built-in player ``name``, seeded with ``seed``."""
-    try:
-        return BUILT_IN[name](seed)
-    except KeyError:
-        raise UnknownPlayerError(
-            f"unknown built-in player {name!r}; built-in players are {', '.join(BUILT_IN)}"
-        ) from None
+    check_player(name)
+    return BUILT_IN[name](seed)

@@ -21,9 +21,10 @@ from referee.engine.actions import (
     parse_signal,
 )
 from referee.engine.cards import CardError, cards_of, parse_card
-from referee.engine.deals import SeedError, check_seed
+from referee.engine.deal_book import BookError, DealBook, parse_book, read_deal
+from referee.engine.deals import Deal, SeedError, check_seed
 from referee.engine.declarations import DeclarationError, parse_declaration
-from referee.engine.errors import IllegalActionError
+from referee.engine.errors import FileLineError, IllegalActionError
 from referee.engine.families import AnyGame, new_game
 from referee.engine.game_base import RECORD_FORMAT, Outcome, Termination
 from referee.engine.rules import Rules, RulesError
@@ -36,15 +37,8 @@ ACTION_TYPES = (
 """Lines that say what someone did; every other line is derived from them."""
 
 
-class RecordError(ValueError):
+class RecordError(FileLineError):
     """A record that does not verify: names the file, the line and the first violation."""
-
-    def __init__(self, source: str, line: int | None, message: str) -> None:
-        where = f"{source}:{line}" if line is not None else source
-        super().__init__(f"{where}: {message}")
-        self.source = source
-        self.line = line
-        self.message = message
 
 
 def dumps(event: dict[str, Any]) -> str:
@@ -88,6 +82,11 @@ class Verified:
     source: str
     outcomes: tuple[Outcome, ...]
     lines: int
+    books: tuple[str, ...] = ()
+    """SHA-256 of each deal book the games were dealt from, in order of first use."""
+    book_checked: bool = False
+    """Whether their hands were checked against a book given to the verifier (else they
+    were taken from the record's own deal lines)."""
 
     @property
     def outcome(self) -> Outcome:
@@ -135,7 +134,7 @@ def _action_of(obj: dict[str, Any], state: AnyGame) -> tuple[int, Action]:
     return seat, state.rules.family.codec.encode(parts)
 
 
-def _difference(obj: dict[str, Any], expected: dict[str, Any]) -> str:
+def _difference(obj: dict[str, Any], expected: dict[str, Any], dealt_from: str) -> str:
     """The first field where a record line differs from what the replay gives."""
     kind = expected["type"]
     if obj.get("type") != kind:
@@ -144,8 +143,10 @@ def _difference(obj: dict[str, Any], expected: dict[str, Any]) -> str:
         if key not in obj:
             return f"'{kind}' line is missing field '{key}'"
         if obj[key] != value:
-            if kind == "deal" and key in ("hands", "widow", "monte", "stock", "dealer", "trump"):
-                return f"deal {expected['deal']}: field '{key}' does not match the seed"
+            if kind == "deal" and key in (
+                "hands", "widow", "monte", "stock", "dealer", "trump", "book_line",
+            ):  # fmt: skip
+                return f"deal {expected['deal']}: field '{key}' does not match {dealt_from}"
             return (
                 f"'{kind}' line: field '{key}' is {json.dumps(obj[key])}, "
                 f"the replay gives {json.dumps(value)}"
@@ -183,14 +184,68 @@ def _header(obj: Any) -> tuple[Rules, str, int | None, list[str] | None]:
     return rules, seed, deals, seats
 
 
-def verify_lines(lines: Iterable[str], source: str = "<record>") -> Verified:
+def _book_field(obj: dict[str, Any]) -> tuple[str, int] | None:
+    """(SHA-256, first position from 0) of a header's ``book``, or None without one."""
+    if "book" not in obj:
+        return None
+    book = obj["book"]
+    if not isinstance(book, dict) or set(book) != {"sha256", "start"}:
+        raise ValueError('field \'book\' must be {"sha256": ..., "start": ...}')
+    digest, start = book["sha256"], book["start"]
+    if not isinstance(digest, str) or len(digest) != 64 or digest.strip("0123456789abcdef"):
+        raise ValueError("field 'book': 'sha256' must be 64 lowercase hex digits")
+    if not isinstance(start, int) or isinstance(start, bool) or start < 1:
+        raise ValueError("field 'book': 'start' must be a line number from 1")
+    return digest, start - 1
+
+
+class _RecordDeals:
+    """A game's deals as its own record's deal lines give them, for a record dealt from a
+    book the verifier was not given: the play is checked, the hands are taken as written."""
+
+    def __init__(self, rules: Rules, lines: list[str], header: int, source: str) -> None:
+        self.rules, self.lines, self.at, self.source = rules, lines, header + 1, source
+
+    def __call__(self, number: int, dealer: int) -> Deal:
+        while self.at < len(self.lines):
+            index = self.at
+            self.at += 1
+            try:
+                obj = json.loads(self.lines[index])
+            except (json.JSONDecodeError, RecursionError):
+                continue  # the main loop names the bad line when it gets there
+            if isinstance(obj, dict) and obj.get("type") == "game":
+                break
+            if isinstance(obj, dict) and obj.get("type") == "deal":
+                try:
+                    given = read_deal(obj, self.rules, index + 1, self.source)
+                except BookError as exc:
+                    raise RecordError(self.source, index + 1, exc.message) from None
+                line = obj.get("book_line")
+                if not isinstance(line, int) or isinstance(line, bool) or line < 1:
+                    raise RecordError(
+                        self.source, index + 1, "a deal from a book needs its 'book_line'"
+                    )
+                return Deal(
+                    "book", "", number, given.dealer, given.hands, given.undealt,
+                    given.trump, given.stock, line,
+                )  # fmt: skip
+        raise RecordError(self.source, None, f"record ends early: deal {number} is missing")
+
+
+def verify_lines(
+    lines: Iterable[str], source: str = "<record>", *, book: tuple[bytes, str] | None = None
+) -> Verified:
     """Replay a record's lines (each without its newline) and check every one of them.
 
     A record holds one game or several in a row (the games of a match), each starting
-    with its ``game`` line.
+    with its ``game`` line. ``book``: (bytes, file name) of the deal book the games were
+    dealt from, to check their hands against; without it a game dealt from a book takes
+    its hands from its own deal lines.
     """
-    outcomes, number = _walk(lines, source, check=True)
-    return Verified(source, tuple(outcomes), number)
+    walk = _Walk(source, check=True, book=book)
+    outcomes, number = walk.run(lines)
+    return Verified(source, tuple(outcomes), number, tuple(walk.books), book is not None)
 
 
 def replay(lines: Iterable[str]) -> list[str]:
@@ -200,90 +255,154 @@ def replay(lines: Iterable[str]) -> list[str]:
     to be a record that verifies.
     """
     rebuilt: list[str] = []
-    _walk(lines, "<record>", check=False, rebuilt=rebuilt)
+    _Walk("<record>", check=False, rebuilt=rebuilt).run(lines)
     return rebuilt
 
 
-def _walk(
-    lines: Iterable[str], source: str, *, check: bool, rebuilt: list[str] | None = None
-) -> tuple[list[Outcome], int]:
-    """Feed a record's actions to the engine, comparing every line when ``check``."""
-    state: AnyGame | None = None
-    events: list[dict[str, Any]] = []
-    pos = 0
-    number = 0
-    outcomes: list[Outcome] = []
+class _Walk:
+    """Feeds a record's actions to the engine, comparing every line when ``check``."""
 
-    def close_game() -> None:
-        if state is not None and state.outcome is not None:
-            outcomes.append(state.outcome)
-            if rebuilt is not None:
-                rebuilt.extend(dumps(e) for e in events)
+    def __init__(
+        self,
+        source: str,
+        *,
+        check: bool,
+        rebuilt: list[str] | None = None,
+        book: tuple[bytes, str] | None = None,
+    ) -> None:
+        self.source = source
+        self.check = check
+        self.rebuilt = rebuilt
+        self.book = book
+        self.books: list[str] = []
+        self._parsed: dict[Rules, DealBook] = {}
 
-    for number, text in enumerate(lines, start=1):
+    def new_game(self, obj: Any, lines: list[str], index: int) -> AnyGame:
+        """The game a header line starts, dealt as its header says."""
+        number = index + 1
         try:
-            obj = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise RecordError(
-                source, number, f"not JSON ({exc.msg} at column {exc.colno})"
-            ) from None
-        except RecursionError:
-            raise RecordError(
-                source, number, "not a record line (JSON nested too deeply)"
-            ) from None
-        if state is None or (state.outcome is not None and pos == len(events)):
-            if state is not None and (not isinstance(obj, dict) or obj.get("type") != "game"):
-                kind = obj.get("type") if isinstance(obj, dict) else None
+            rules, seed, deals, seats = _header(obj)
+            from_book = _book_field(obj)
+        except ValueError as exc:
+            raise RecordError(self.source, number, str(exc)) from None
+        if from_book is None:
+            if self.book is not None:
                 raise RecordError(
-                    source,
-                    number,
-                    f"a '{kind}' line after the game's result (a new game "
-                    "starts with a 'game' line)",
-                )
-            close_game()
-            try:
-                rules, seed, deals, seats = _header(obj)
-            except ValueError as exc:
-                raise RecordError(source, number, str(exc)) from None
-            state = new_game(rules, seed, deals=deals, seats=seats, record=True)
+                    self.source, number, "a deal book was given, but this game was dealt "
+                    "from its seed",
+                )  # fmt: skip
+            return new_game(rules, seed, deals=deals, seats=seats, record=True)
+        digest, start = from_book
+        if digest not in self.books:
+            self.books.append(digest)
+        if self.book is None:
+            state = new_game(
+                rules, seed, deals=deals, seats=seats, record=True,
+                deal_source=_RecordDeals(rules, lines, index, self.source),
+            )  # fmt: skip
             assert state.events is not None
-            events = state.events
-            if isinstance(obj, dict) and "sandbox" in obj:
-                sandbox = obj["sandbox"]
-                if not (
-                    isinstance(sandbox, list)
-                    and len(sandbox) == rules.players
-                    and all(isinstance(s, str) for s in sandbox)
-                ):
+            state.events[0]["book"] = obj["book"]
+            return state
+        data, name = self.book
+        book = self._parsed.get(rules)
+        if book is None:
+            try:
+                book = self._parsed[rules] = parse_book(data, rules, name)
+            except BookError as exc:
+                raise RecordError(self.source, number, f"the deal book: {exc}") from None
+        if book.sha256 != digest:
+            raise RecordError(
+                self.source, number, f"the game was dealt from the book with SHA-256 {digest}, "
+                f"but {name} has SHA-256 {book.sha256}",
+            )  # fmt: skip
+        return new_game(
+            rules, seed, deals=deals, seats=seats, record=True, book=book, book_start=start
+        )
+
+    def run(self, given: Iterable[str]) -> tuple[list[Outcome], int]:
+        """Walk every line; the outcome of each game, and the number of lines."""
+        # Whole, so that a game dealt from a book it was not given can read its deal lines.
+        lines = given if isinstance(given, list) else list(given)
+        return self._walk(lines)
+
+    def _walk(self, lines: list[str]) -> tuple[list[Outcome], int]:
+        source, check, rebuilt = self.source, self.check, self.rebuilt
+        dealt_from = "the book" if self.book is not None else "the seed"
+        state: AnyGame | None = None
+        events: list[dict[str, Any]] = []
+        pos = 0
+        number = 0
+        outcomes: list[Outcome] = []
+
+        def close_game() -> None:
+            if state is not None and state.outcome is not None:
+                outcomes.append(state.outcome)
+                if rebuilt is not None:
+                    rebuilt.extend(dumps(e) for e in events)
+
+        for number, text in enumerate(lines, start=1):
+            try:
+                obj = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise RecordError(
+                    source, number, f"not JSON ({exc.msg} at column {exc.colno})"
+                ) from None
+            except RecursionError:
+                raise RecordError(
+                    source, number, "not a record line (JSON nested too deeply)"
+                ) from None
+            if state is None or (state.outcome is not None and pos == len(events)):
+                if state is not None and (not isinstance(obj, dict) or obj.get("type") != "game"):
+                    kind = obj.get("type") if isinstance(obj, dict) else None
                     raise RecordError(
-                        source, number, f"field 'sandbox' must be {rules.players} words"
+                        source,
+                        number,
+                        f"a '{kind}' line after the game's result (a new game "
+                        "starts with a 'game' line)",
                     )
-                # What each seat ran under is a fact of the match, not of the game: kept.
-                events[0]["sandbox"] = sandbox
-            pos = 0
-        elif not isinstance(obj, dict) or not isinstance(obj.get("type"), str):
-            raise RecordError(source, number, "a line must be an object with a 'type'")
-        elif pos == len(events):
-            _apply_line(state, obj, source, number)
-        expected = events[pos]
-        if check and obj != expected:
-            raise RecordError(source, number, _difference(obj, expected))
-        if check and text != dumps(expected):
-            raise RecordError(source, number, "line is not in canonical form (see docs/records.md)")
-        pos += 1
-    if state is None:
-        raise RecordError(source, None, "the record is empty")
-    if pos < len(events):
-        raise RecordError(
-            source, number + 1, f"record ends early: a '{events[pos]['type']}' line is missing"
-        )
-    if state.outcome is None:
-        seat = state.current_player()
-        raise RecordError(
-            source, number + 1, f"record ends before the game is over: seat {seat} is to act"
-        )
-    close_game()
-    return outcomes, number
+                close_game()
+                state = self.new_game(obj, lines, number - 1)
+                rules = state.rules
+                assert state.events is not None
+                events = state.events
+                if isinstance(obj, dict) and "sandbox" in obj:
+                    sandbox = obj["sandbox"]
+                    if not (
+                        isinstance(sandbox, list)
+                        and len(sandbox) == rules.players
+                        and all(isinstance(s, str) for s in sandbox)
+                    ):
+                        raise RecordError(
+                            source, number, f"field 'sandbox' must be {rules.players} words"
+                        )
+                    # What each seat ran under is a fact of the match, not of the game: kept.
+                    events[0]["sandbox"] = sandbox
+                pos = 0
+            elif not isinstance(obj, dict) or not isinstance(obj.get("type"), str):
+                raise RecordError(source, number, "a line must be an object with a 'type'")
+            elif pos == len(events):
+                _apply_line(state, obj, source, number)
+            expected = events[pos]
+            if check and obj != expected:
+                raise RecordError(source, number, _difference(obj, expected, dealt_from))
+            if check and text != dumps(expected):
+                raise RecordError(
+                    source, number, "line is not in canonical form (see docs/records.md)"
+                )
+            pos += 1
+        if state is None:
+            raise RecordError(source, None, "the record is empty")
+        if pos < len(events):
+            raise RecordError(
+                source, number + 1, f"record ends early: a '{events[pos]['type']}' line is missing"
+            )
+        if state.outcome is None:
+            seat = state.current_player()
+            raise RecordError(
+                source, number + 1, f"record ends before the game is over: seat {seat} is to act"
+            )
+        close_game()
+        return outcomes, number
 
 
 def _apply_line(state: AnyGame, obj: dict[str, Any], source: str, number: int) -> None:
@@ -331,11 +450,11 @@ def _apply_line(state: AnyGame, obj: dict[str, Any], source: str, number: int) -
         ) from None
 
 
-def verify_file(path: str | Path) -> Verified:
+def verify_file(path: str | Path, *, book: tuple[bytes, str] | None = None) -> Verified:
     """Verify one record file; raise :class:`RecordError` naming the first violation.
 
     Lines end with ``\n`` alone: the file is read as bytes, so a ``\r`` stays on its line
-    and fails the canonical-form check.
+    and fails the canonical-form check. ``book`` as for :func:`verify_lines`.
     """
     source = str(path)
     number = 0
@@ -353,6 +472,6 @@ def verify_file(path: str | Path) -> Verified:
 
     try:
         with open(path, "rb") as stream:
-            return verify_lines(lines(stream), source)
+            return verify_lines(lines(stream), source, book=book)
     except OSError as exc:
         raise RecordError(source, None, f"cannot read: {exc.strerror}") from None

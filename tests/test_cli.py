@@ -49,7 +49,8 @@ def assert_one_error(result: Result, *needles: str) -> str:
 
 
 def play_args(record: Path, *extra: str, seed: str = "s", deals: str = "2") -> list[str]:
-    """A quick game in this process (``--in-process``); tests/test_match.py covers gRPC."""
+    """A quick match in this process (``--in-process``: a duplicate set, as over gRPC);
+    tests/test_match.py covers gRPC, tests/test_in_process.py that both play alike."""
     return [
         "play", *extra, "--seed", seed, "--deals", deals, "--record", str(record), "--quiet",
         "--in-process",
@@ -60,8 +61,8 @@ def play_args(record: Path, *extra: str, seed: str = "s", deals: str = "2") -> l
 
 
 def table_rows(output: str) -> list[list[str]]:
-    """The rows of the result table: lines that start with a side number."""
-    return [line.split() for line in output.splitlines() if re.match(r"\s*\d+\s+\d", line)]
+    """The rows of the result table: an entry's name, then its games and W-D-L."""
+    return [line.split() for line in output.splitlines() if re.match(r"\S+\s+\d+\s+\d+-", line)]
 
 
 def test_play_writes_a_record_that_verifies(tmp_path: Path) -> None:
@@ -70,14 +71,13 @@ def test_play_writes_a_record_that_verifies(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert result.stderr == ""
     out = result.stdout
-    assert "side" in out and "entry" in out and "points" in out
+    assert "entry" in out and "W-D-L" in out and "points" in out
     rows = table_rows(out)
-    assert len(rows) == 2
-    assert all("random" in row for row in rows)
-    assert "2 deals" in out
+    assert [row[0] for row in rows] == ["random", "random-2"]
+    assert "after 2 deals" in out
     assert f"record: {record}" in out
     verified = verify_file(record)
-    assert verified.outcome.deals == 2
+    assert [o.deals for o in verified.outcomes] == [2, 2]  # the sides swapped
 
 
 def test_play_tressette_a_tre_with_three_entries(tmp_path: Path) -> None:
@@ -85,13 +85,13 @@ def test_play_tressette_a_tre_with_three_entries(tmp_path: Path) -> None:
     result = tavolo(*play_args(record, "random", "random", "random", "--game", "tressette-a-tre"))
     assert result.exit_code == 0, result.output
     rows = table_rows(result.stdout)
-    assert [row[0] for row in rows] == ["0", "1", "2"]
-    assert all("random" in row for row in rows)
+    assert [row[0] for row in rows] == ["random", "random-2", "random-3"]
     verified = verify_file(record)
+    assert len(verified.outcomes) == 6  # every arrangement of the three
     assert len(verified.outcome.totals) == 3
     header = json.loads(record.read_text(encoding="utf-8").splitlines()[0])
     assert header["game"] == "tressette-a-tre"
-    assert header["seats"] == ["random"] * 3
+    assert header["seats"] == ["random", "random-2", "random-3"]
 
 
 def test_same_seed_same_record(tmp_path: Path) -> None:
@@ -161,12 +161,13 @@ def test_play_unwritable_record(tmp_path: Path, where: str) -> None:
 
 @pytest.fixture(scope="module")
 def good_record(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
-    """The lines of a two-deal tressette record, without newlines."""
+    """The lines of a two-deal tressette record, without newlines (the match's first game)."""
     path = tmp_path_factory.mktemp("good") / "good.jsonl"
     assert tavolo(*play_args(path, "random", "random", seed="tamper")).exit_code == 0
     text = path.read_text(encoding="utf-8")
     assert text.endswith("\n")
-    return text.splitlines()
+    lines = text.splitlines()
+    return lines[: next(i for i, line in enumerate(lines) if i and '"type":"game"' in line)]
 
 
 def write(path: Path, lines: list[str]) -> Path:

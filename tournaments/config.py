@@ -16,10 +16,12 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from referee.deal_book_files import read_book
+from referee.engine.deal_book import BookError, DealBook
 from referee.engine.deals import SeedError, check_seed
 from referee.engine.rules import Rules, RulesError, preset
 from referee.entries import Entry, EntryError, load_manifest, parse_entry
-from referee.match import FaultPolicy, Limits, rotations
+from referee.match import FaultPolicy, Limits, book_problem, rotations
 from referee.sandbox import SandboxMode
 
 
@@ -92,6 +94,8 @@ class TournamentConfig:
     ratings: RatingSettings = field(default_factory=RatingSettings)
     sandbox: SandboxMode = SandboxMode.BWRAP
     """How every local entry's bot processes are confined."""
+    book: DealBook | None = None
+    """``[game] book``: the deal book every match deals from instead of seeded deals."""
     text: str = ""
     """The file as read."""
 
@@ -124,6 +128,8 @@ class TournamentConfig:
                 **({} if self.limits.restart_crashed else {"restart_crashed": False}),
             },
             "entries": [[e.name, e.bot] for e in self.entries],
+            # Only with a book: a database made before books existed keeps its fingerprint.
+            **({"book": self.book.sha256} if self.book is not None else {}),
         }
         text = json.dumps(data, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(text.encode()).hexdigest()
@@ -133,7 +139,7 @@ _TOP_KEYS = {
     "name", "seed", "format", "rounds", "candidate", "concurrency",
     "game", "match", "ratings", "entry",
 }  # fmt: skip
-_GAME_KEYS = {"preset", "deals", "rules"}
+_GAME_KEYS = {"preset", "deals", "rules", "book"}
 _MATCH_KEYS = {
     "games", "duplicate", "deadline_ms", "time_bank_ms", "max_attempts", "on_fault",
     "connect_timeout", "grace", "restart_crashed", "sandbox",
@@ -226,6 +232,11 @@ def _parse(path: Path, text: str, data: dict[str, Any]) -> TournamentConfig:
     match = _table(src, data, "match")
     _known(src, match, _MATCH_KEYS, "match")
     games, duplicate = _games(src, match, rules)
+    book = _book(src, data["game"] if isinstance(data.get("game"), dict) else {}, rules)
+    sets = games // rotations(rules) if duplicate else games
+    problem = book_problem(book, deals, sets)
+    if problem:
+        raise src.error(problem, "game", "book")
     limits = _limits(src, match)
     sandbox = _sandbox(src, match)
     entries = _entries(src, data)
@@ -251,8 +262,20 @@ def _parse(path: Path, text: str, data: dict[str, Any]) -> TournamentConfig:
         concurrency=concurrency,
         ratings=_ratings(src, data, names),
         sandbox=sandbox,
+        book=book,
         text=text,
     )
+
+
+def _book(src: _Source, game: dict[str, Any], rules: Rules) -> DealBook | None:
+    """``[game] book``: a deal book, its path relative to the tournament file's folder."""
+    name = _get(src, game, "game", "book", str, None)
+    if name is None:
+        return None
+    try:
+        return read_book(src.path.parent / name, rules)
+    except BookError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def _game(src: _Source, data: dict[str, Any]) -> tuple[Rules, int | None]:

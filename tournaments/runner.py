@@ -22,6 +22,7 @@ from referee.match import (
     GameReport,
     Match,
     MatchConfig,
+    book_reuse,
     confinement_of,
     confinement_warnings,
     rotations,
@@ -93,10 +94,13 @@ def confinements(config: TournamentConfig) -> dict[str, str]:
 
 def tournament_warnings(config: TournamentConfig, modes: dict[str, str]) -> list[str]:
     """What the sandbox cannot promise in this tournament: remote entries of duplicate play,
-    and built-in entries unconfined because no sandbox can be made here."""
-    return confinement_warnings(
+    and built-in entries unconfined because no sandbox can be made here; and a deal book too
+    short for the deals asked of it."""
+    out = confinement_warnings(
         modes, config.sandbox, duplicate=config.duplicate, unconfined="built-in"
     )
+    reuse = book_reuse(config.book, config.deals, config.sets if config.duplicate else config.games)
+    return [*out, reuse] if reuse else out
 
 
 def note_confinements(store: Store, modes: dict[str, str]) -> None:
@@ -265,6 +269,7 @@ class TournamentRun:
             limits=self.config.limits,
             duplicate=self.config.duplicate,
             sandbox=self.config.sandbox,
+            book=self.config.book,
         )
 
         def on_deal(report: DealReport) -> None:

@@ -41,20 +41,24 @@ class CalabresellaGame(GameBase[CalabresellaDeal, CalabresellaObservation]):
             self._dealer = (self._dealer + 1) % rules.players
         self._redeal = False
         self._tricks_logged = 0
-        dealer = self._dealer
-        dealt = deal_calabresella(rules, self.seed, self.deal_number, dealer)
+        if self._deal_source is not None:
+            dealt = self._deal_source(self.deal_number, self._dealer)
+        else:
+            dealt = deal_calabresella(rules, self.seed, self.deal_number, self._dealer)
+        dealer = dealt.dealer
         hands = list(dealt.hands)
         deal = CalabresellaDeal(rules, hands, dealer, dealt.widow)
         if self.events is not None:
-            self.events.append(
-                {
-                    "type": "deal",
-                    "deal": self.deal_number,
-                    "dealer": dealer,
-                    "hands": [_cards(h) for h in hands],
-                    "monte": _cards(dealt.widow),
-                }
-            )
+            event: dict[str, Any] = {
+                "type": "deal",
+                "deal": self.deal_number,
+                "dealer": dealer,
+                "hands": [_cards(h) for h in hands],
+                "monte": _cards(dealt.widow),
+            }
+            if dealt.book_line:
+                event["book_line"] = dealt.book_line
+            self.events.append(event)
         return deal
 
     def _end_deal(self) -> None:

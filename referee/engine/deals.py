@@ -150,6 +150,8 @@ class Deal(NamedTuple):
     """The card dealt last (four seats: the dealer's last card, the briscola's trump)."""
     stock: tuple[int, ...] = ()
     """Two seats: the undealt cards in draw order, top first (the widow's cards)."""
+    book_line: int = 0
+    """The deal book line it came from (``referee.engine.deal_book``); 0 for a seeded deal."""
 
 
 def deal_cards(game: str, seed: str, number: int, dealer: int, players: int) -> Deal:

@@ -36,3 +36,14 @@ class IllegalActionError(ValueError):
         super().__init__(message)
         self.reason = reason
         self.message = message
+
+
+class FileLineError(ValueError):
+    """A problem at a line of a file: ``file:line: message`` (``file: message`` for none)."""
+
+    def __init__(self, source: str, line: int | None, message: str) -> None:
+        where = f"{source}:{line}" if line is not None else source
+        super().__init__(f"{where}: {message}")
+        self.source = source
+        self.line = line
+        self.message = message

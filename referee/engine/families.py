@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from referee.engine.action_codec import CALABRESELLA_CODEC, TRESSETTE_CODEC, ActionCodec
 from referee.engine.calabresella import CalabresellaDeal, deal_calabresella
 from referee.engine.calabresella_game import CalabresellaGame
+from referee.engine.deal_book import DealBook
 from referee.engine.deals import Deal, deal_cards
 from referee.engine.game_base import GameBase
 from referee.engine.tressette import TressetteDeal
@@ -63,11 +64,11 @@ class Family:
     deal: Callable[[Rules, str, int, int], Deal]
     """``(rules, seed, number, dealer)``: deal ``number``'s cards by seat, as the game deals."""
     game: Callable[..., AnyGame]
-    """The game class: ``game(rules, seed, deals=, seats=, record=, deal_source=)``."""
-    given_deals: bool = True
-    """Whether its game takes ``deal_source`` (hands given instead of seeded)."""
+    """The game class: ``game(rules, seed, deals=, seats=, record=, deal_source=, book=,
+    book_start=)``."""
     leftover: str = "widow"
-    """What the cards left undealt are called (tressette a tre's widow, the monte)."""
+    """What the cards left undealt are called (tressette a tre's widow, the monte, the
+    stock of tressette a due)."""
     check: Callable[[Rules], str | None] | None = None
     """What the family's own rules refuse of the knobs, as an error text; None: all well."""
 
@@ -89,7 +90,7 @@ def _calabresella_knobs(rules: Rules) -> str | None:
 
 def _tressette_family(
     name: str, seats: int, deal_class: type[Any], *, partners: bool = False, hand: int = 10,
-    lower_wins: bool = False, briscola: bool = False,
+    lower_wins: bool = False, briscola: bool = False, leftover: str = "widow",
 ) -> Family:  # fmt: skip
     """A family of Tressette's: its deal, game, codec and dealing, with its own seats."""
     return Family(
@@ -104,6 +105,7 @@ def _tressette_family(
         deal=deal_in_packets,
         game=TressetteGame,
         check=None if briscola else _no_briscola,
+        leftover=leftover,
     )
 
 
@@ -113,7 +115,7 @@ FAMILIES: Mapping[str, Family] = {
         _tressette_family("tressette", 4, TressetteDeal, partners=True, briscola=True),
         _tressette_family("tressette-a-tre", 3, TressetteATreDeal, hand=12),
         _tressette_family("ciapano", 4, TressetteDeal, lower_wins=True),
-        _tressette_family("tressette-a-due", 2, TressetteADueDeal),
+        _tressette_family("tressette-a-due", 2, TressetteADueDeal, leftover="stock"),
         Family(
             "calabresella",
             players=lambda rules: rules.table_seats,
@@ -125,7 +127,6 @@ FAMILIES: Mapping[str, Family] = {
             deal_class=CalabresellaDeal,
             deal=deal_calabresella,
             game=CalabresellaGame,
-            given_deals=False,
             leftover="monte",
             check=_calabresella_knobs,
         ),
@@ -147,13 +148,17 @@ def new_game(
     seats: Sequence[str] | None = None,
     record: bool = False,
     deal_source: DealSource | None = None,
+    book: DealBook | None = None,
+    book_start: int = 0,
 ) -> AnyGame:
     """A new game of ``rules.game`` (see :class:`~referee.engine.game_base.GameBase`)."""
-    chosen = family(rules.game)
-    if deal_source is None:
-        return chosen.game(rules, seed, deals=deals, seats=seats, record=record)
-    if not chosen.given_deals:
-        raise ValueError(f"{rules.game} deals come from the seed only")
-    return chosen.game(
-        rules, seed, deals=deals, seats=seats, record=record, deal_source=deal_source
+    return family(rules.game).game(
+        rules,
+        seed,
+        deals=deals,
+        seats=seats,
+        record=record,
+        deal_source=deal_source,
+        book=book,
+        book_start=book_start,
     )

@@ -16,6 +16,7 @@ from typing import Any, Generic, Protocol, Self, TypeVar
 
 from referee.engine.actions import Action
 from referee.engine.cloning import clone_state
+from referee.engine.deal_book import DealBook
 from referee.engine.deals import Deal, first_dealer
 from referee.engine.errors import IllegalActionError, Reason
 from referee.engine.rules import Rules
@@ -75,8 +76,9 @@ ObsT = TypeVar("ObsT")
 class GameBase(Generic[DealT, ObsT]):
     """Deals until the game is over, its record, and faults: what every family shares.
 
-    ``deals=N`` plays exactly N deals instead of to the target. ``deal_source(number,
-    dealer)``, for tests and analysis, replaces the seeded deals where the family has one.
+    ``deals=N`` plays exactly N deals instead of to the target. ``book`` deals the lines of
+    a deal book in order from position ``book_start`` (from 0) instead of seeded deals;
+    ``deal_source(number, dealer)``, for tests and analysis, gives deals of its own.
     A family says how a deal starts, ends and is recorded.
     """
 
@@ -89,9 +91,15 @@ class GameBase(Generic[DealT, ObsT]):
         seats: Sequence[str] | None = None,
         record: bool = False,
         deal_source: Callable[[int, int], Deal] | None = None,
+        book: DealBook | None = None,
+        book_start: int = 0,
     ) -> None:
         if deals is not None and deals < 1:
             raise ValueError("a game needs at least one deal")
+        if book is not None:
+            if deal_source is not None:
+                raise ValueError("a game takes its deals from a book or a deal_source, not both")
+            deal_source = book.source_from(book_start)
         self.rules = rules
         self.seed = seed
         self.max_deals = deals
@@ -113,6 +121,8 @@ class GameBase(Generic[DealT, ObsT]):
                     "seats": list(seats) if seats is not None else None,
                 }
             )
+            if book is not None:
+                self.events[0]["book"] = {"sha256": book.sha256, "start": book_start + 1}
         self.deal: DealT = self._start_deal()
 
     # -- the state API ------------------------------------------------------------------

@@ -79,6 +79,8 @@ class TressetteGame(GameBase[TressetteDeal, Observation]):
                 "dealer": dealt.dealer,
                 "hands": [_cards(h) for h in dealt.hands],
             }
+            if dealt.book_line:
+                event["book_line"] = dealt.book_line
             if dealt.stock:
                 event["stock"] = [CARD_NAMES[c] for c in dealt.stock]
             elif dealt.widow:

@@ -6,12 +6,17 @@ from referee import grpc_transport  # noqa: F401 - it chooses gRPC's transport: 
 
 # isort: split
 import dataclasses
+import json
+import re
 from pathlib import Path
 from typing import NoReturn
 
 import grpc
 import typer
 
+from referee.deal_book_files import read_book, read_book_bytes
+from referee.engine.cards import CARD_NAMES
+from referee.engine.deal_book import BookError, DealBook, parse_book
 from referee.engine.rules import Rules, RulesError, preset
 from referee.entries import Entry
 from referee.sandbox import SandboxMode
@@ -80,3 +85,65 @@ def referee_channel(referee: str, tls_ca: Path | None) -> grpc.Channel:
     except OSError as exc:
         fail(f"cannot read {tls_ca}: {exc.strerror}")
     return grpc.secure_channel(referee, grpc.ssl_channel_credentials(root))
+
+
+BOOK_HELP = (
+    "A deal book (JSON Lines, each line as `tavolo deal --json` prints it): deal its lines "
+    "in order instead of seeded deals."
+)
+HANDS_HELP = (
+    "Play one deal from these hands: seats split by ';', cards by ',' "
+    "(e.g. '3D,AD,...;...;...;...'). Needs --dealer."
+)
+
+
+def given_deals(
+    rules: Rules,
+    book: Path | None,
+    hands: str | None,
+    dealer: int | None,
+    trump: str | None,
+    deals: int | None,
+) -> tuple[DealBook | None, int | None]:
+    """The deal book of ``--book`` or ``--hands`` (a book of one line), and the deals per
+    game; a clean exit naming the problem."""
+    if hands is None:
+        if dealer is not None or trump is not None:
+            fail("--dealer and --trump go with --hands")
+        if book is None:
+            return None, deals
+        try:
+            return read_book(book, rules), deals
+        except BookError as exc:
+            fail(str(exc))
+    if book is not None:
+        fail("give --book or --hands, not both")
+    if deals not in (None, 1):
+        fail(f"--hands plays a single deal, so --deals must be 1 or left out, not {deals}")
+    if dealer is None:
+        fail("--hands needs --dealer, the seat that dealt them")
+    if rules.players == 2:
+        fail("tressette-a-due needs the stock in its order: give the deal in a --book")
+    seats = [[c for c in re.split(r"[,\s]+", seat.strip()) if c] for seat in hands.split(";")]
+    line: dict[str, object] = {"dealer": dealer, "hands": seats}
+    if rules.game in ("tressette-a-tre", "calabresella"):
+        # The widow or the monte: the cards no hand holds.
+        held = {c for seat in seats for c in seat}
+        line[rules.family.leftover] = [c for c in CARD_NAMES if c not in held]
+    if trump is not None:
+        line["trump"] = trump
+    data = (json.dumps(line) + "\n").encode()
+    try:
+        return parse_book(data, rules, "--hands"), 1
+    except BookError as exc:
+        fail(f"--hands: {exc.message}")
+
+
+def book_to_check(book: Path | None) -> tuple[bytes, str] | None:
+    """``--book`` of the verify commands: the book's bytes and name, or None without one."""
+    if book is None:
+        return None
+    try:
+        return read_book_bytes(book), str(book)
+    except BookError as exc:
+        fail(str(exc))

@@ -38,7 +38,9 @@ def deal(
         "dealer": dealer,
         "hands": [names(cards_of(h)) for h in hands],
     }
-    if dealt.widow:
+    if dealt.stock:
+        out["stock"] = [CARD_NAMES[c] for c in dealt.stock]  # in draw order, top first
+    elif dealt.widow:
         out[rules.family.leftover] = names(cards_of(dealt.widow))
     if rules.briscola:
         out["trump"] = CARD_NAMES[dealt.last_card]
@@ -48,7 +50,7 @@ def deal(
     typer.echo(f"{rules.game}, seed {seed!r}, deal {number}, dealer seat {dealer}")
     for seat, hand in enumerate(out["hands"]):
         typer.echo(f"  seat {seat}: {' '.join(hand)}")
-    for key in ("widow", "monte"):
+    for key in ("widow", "monte", "stock"):
         if key in out:
             typer.echo(f"  {key}:  {' '.join(out[key])}")
     if "trump" in out:

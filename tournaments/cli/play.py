@@ -1,4 +1,5 @@
-"""``tavolo play``: a match between entries over real gRPC, with its record."""
+"""``tavolo play``: a match between entries over real gRPC, with its record; with
+``--in-process``, the same match between built-in players inside this process."""
 
 from __future__ import annotations
 
@@ -12,22 +13,33 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from tabulate import tabulate
 
 from referee.engine.deals import SeedError, check_seed
-from referee.engine.families import AnyGame
 from referee.engine.rules import Rules
-from referee.entries import EntryError, parse_entry
-from referee.local_play import EntriesError, play_game, seat_names
-from referee.match import FaultPolicy, Limits, Match, MatchConfig, MatchResult, rotations
-from referee.players import UnknownPlayerError, make_player
+from referee.entries import Entry, EntryError, parse_entry
+from referee.local_play import play_match
+from referee.match import (
+    FaultPolicy,
+    Limits,
+    Match,
+    MatchConfig,
+    MatchResult,
+    book_problem,
+    book_reuse,
+    rotations,
+)
+from referee.players import UnknownPlayerError, check_player
 from referee.records import open_record
 from referee.sandbox import SandboxMode
 from referee.service import start_referee
 from tournaments.cli.common import (
+    BOOK_HELP,
     GAME_HELP,
+    HANDS_HELP,
     RULE_HELP,
     SANDBOX_HELP,
     confined,
     crash_words,
     fail,
+    given_deals,
     load_rules,
 )
 
@@ -51,6 +63,12 @@ def play(
     ] = 1,
     record: Annotated[Path | None, typer.Option(help="Write the match record here.")] = None,
     rule: Annotated[list[str] | None, typer.Option(help=RULE_HELP)] = None,
+    book: Annotated[Path | None, typer.Option(help=BOOK_HELP)] = None,
+    hands: Annotated[str | None, typer.Option(help=HANDS_HELP)] = None,
+    dealer: Annotated[int | None, typer.Option(help="With --hands: the seat that dealt.")] = None,
+    trump: Annotated[
+        str | None, typer.Option(help="With --hands and the briscola: the dealer's shown card.")
+    ] = None,
     deadline_ms: Annotated[int, typer.Option(help="Time for each decision.")] = 1000,
     time_bank_ms: Annotated[
         int, typer.Option(help="Extra time per bot for the match, spent on overruns.")
@@ -79,7 +97,11 @@ def play(
         typer.Option(help="Keep each bot's folder and logs here (default: a temporary folder)."),
     ] = None,
     in_process: Annotated[
-        bool, typer.Option(help="Play built-in random players inside this process, without gRPC.")
+        bool,
+        typer.Option(
+            help="Play built-in players inside this process, without gRPC or bot processes: "
+            "the same games, seats and record as over gRPC, faster."
+        ),
     ] = False,
     sandbox: Annotated[SandboxMode | None, typer.Option(help=SANDBOX_HELP)] = None,
     quiet: Annotated[bool, typer.Option(help="No progress bar.")] = False,
@@ -89,6 +111,7 @@ def play(
     In a partnership game each entry takes both seats of one side, as two processes.
     Each duplicate set plays the same seeded deals once per arrangement of the entries
     over the sides (two sides: twice; three or four players each alone: 6 or 24 times).
+    With --in-process the built-in players play the same games here, without processes.
     """
     rules = load_rules(game, rule)
     if deals is not None and deals < 1:
@@ -101,8 +124,16 @@ def play(
         fail(str(exc))
     if len(entries) != rules.sides:
         fail(f"{rules.game} needs {rules.sides} entries, one per side; got {len(entries)}")
+    dealt, deals = given_deals(rules, book, hands, dealer, trump, deals)
+    problem = book_problem(dealt, deals, sets)
+    if problem:
+        fail(problem.replace("duplicate sets", "duplicate sets (--sets)"))
     if in_process:
-        _play_in_process(rules, seed, entries, deals, record, quiet)
+        config = MatchConfig(rules, seed, _built_in(entries), deals, sets, book=dealt)
+        reuse = book_reuse(dealt, deals, sets)
+        if reuse:
+            typer.echo(f"warning: {reuse}", err=True)
+        _play_in_process(config, record, quiet)
         return
     if deadline_ms < 1 or max_attempts < 1 or time_bank_ms < 0:
         fail("--deadline-ms and --max-attempts must be 1 or more, --time-bank-ms 0 or more")
@@ -128,6 +159,7 @@ def play(
         limits,
         sandbox=sandbox or SandboxMode.BWRAP,
         allow_unconfined=True,
+        book=dealt,
     )
     with contextlib.ExitStack() as stack:
         stream = _open_record(stack, record)
@@ -244,41 +276,32 @@ def _print_result(result: MatchResult, rules: Rules, config: MatchConfig) -> Non
         typer.echo(f"incident {label}: {kind}: {detail.splitlines()[0] if detail else ''}")
 
 
-def _play_in_process(
-    rules: Rules, seed: str, entries: list[str], deals: int | None, record: Path | None, quiet: bool
-) -> None:
-    """One game between built-in players in this process (the quick path, no processes)."""
+def _built_in(entries: list[str]) -> tuple[Entry, ...]:
+    """The entries of an in-process match: built-in players only."""
     try:
-        names = seat_names(rules, entries)
         for name in entries:
-            make_player(name, seed)
-    except (EntriesError, UnknownPlayerError) as exc:
+            check_player(name)
+    except UnknownPlayerError as exc:
         fail(str(exc))
+    return tuple(Entry(name, built_in=True) for name in entries)
+
+
+def _play_in_process(config: MatchConfig, record: Path | None, quiet: bool) -> None:
+    """The match between built-in players in this process (the quick path, no processes)."""
+    games = config.games
     with contextlib.ExitStack() as stack:
         stream = _open_record(stack, record)
         progress = stack.enter_context(_progress(quiet))
-        task = progress.add_task("deals", total=deals, score="")
+        total = config.deals * games if config.deals else None
+        task = progress.add_task("deals", total=total, score=f"game 1 of {games}")
 
-        def on_deal(state: AnyGame) -> None:
-            progress.update(task, advance=1, score=f"totals {state.totals}")
+        def on_deal(done: int, game: int) -> None:
+            progress.update(task, completed=done, score=f"game {game} of {games}")
 
-        outcome = play_game(rules, seed, entries, deals=deals, record=stream, on_deal=on_deal)
-    rows = []
-    for side in range(rules.sides):
-        seats = rules.seats_of(side)
-        rows.append(
-            [
-                side,
-                " + ".join(map(str, seats)),
-                names[seats[0]],
-                outcome.totals[side],
-                "winner" if outcome.winner == side else "",
-            ]
-        )
-    typer.echo(tabulate(rows, headers=["side", "seats", "entry", "points", ""]))
-    winner = (
-        "draw" if outcome.winner is None else f"side {outcome.winner} ({entries[outcome.winner]})"
-    )
-    typer.echo(f"\n{outcome.deals} deals, {outcome.termination.value}: {winner}")
+        try:
+            result = play_match(config, record=stream, on_deal=on_deal)
+        except KeyboardInterrupt:
+            fail("interrupted: the record keeps what was played", 130)
+    _print_result(result, config.rules, config)
     if record is not None:
         typer.echo(f"record: {record}")

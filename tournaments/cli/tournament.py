@@ -20,7 +20,7 @@ from rich.progress import (
 
 from referee.records import RecordError, verify_lines
 from referee.sandbox import SandboxError
-from tournaments.cli.common import crash_words, fail
+from tournaments.cli.common import book_to_check, crash_words, fail
 from tournaments.config import ConfigError, RatingSettings, TournamentConfig, load_config
 from tournaments.ratings import RatingsError
 from tournaments.results import always_crashed, tallies
@@ -236,17 +236,31 @@ class _LiveStandings:
 
 
 @tournament_app.command("verify")
-def verify(db: DbOption) -> None:
+def verify(
+    db: DbOption,
+    book: Annotated[
+        Path | None,
+        typer.Option(help="The deal book of [game] book: check every game's hands against it."),
+    ] = None,
+) -> None:
     """Replay every stored game's record through the engine, as `tavolo verify` does a file."""
+    given = book_to_check(book)
     with _open(db) as store:
         count = 0
+        books: set[str] = set()
         for match_id, number, text in store.records():
             try:
-                verify_lines(text.splitlines(), f"{db} match {match_id} game {number}")
+                done = verify_lines(
+                    text.splitlines(), f"{db} match {match_id} game {number}", book=given
+                )
             except RecordError as exc:
                 fail(str(exc), 1)
+            books.update(done.books)
             count += 1
         typer.echo(f"{db}: ok, {count} game records verify")
+        for digest in sorted(books):
+            checked = "hands checked" if given else "hands not checked: give --book FILE"
+            typer.echo(f"  dealt from the book with SHA-256 {digest}: {checked}")
 
 
 @tournament_app.command("export")

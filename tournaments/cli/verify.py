@@ -8,16 +8,22 @@ from typing import Annotated
 import typer
 
 from referee.records import RecordError, verify_file
+from tournaments.cli.common import book_to_check
 
 
 def verify(
     files: Annotated[list[Path], typer.Argument(help="Game record files (JSON Lines).")],
+    book: Annotated[
+        Path | None,
+        typer.Option(help="The deal book the games were dealt from: check their hands against it."),
+    ] = None,
 ) -> None:
     """Check every action, derived value and dealt card of each record (docs/records.md)."""
+    given = book_to_check(book)
     failed = 0
     for path in files:
         try:
-            done = verify_file(path)
+            done = verify_file(path, book=given)
         except RecordError as exc:
             typer.echo(f"error: {exc}", err=True)
             failed += 1
@@ -35,5 +41,13 @@ def verify(
             typer.echo(f"{path}: ok, {done.lines} lines, {len(games)} games")
             for number, text in enumerate(games, 1):
                 typer.echo(f"  game {number}: {text}")
+        for digest in done.books:
+            if done.book_checked:
+                typer.echo(f"  dealt from the book {book} (SHA-256 {digest}): hands checked")
+            else:
+                typer.echo(
+                    f"  dealt from a book (SHA-256 {digest}): the hands were taken from the "
+                    "record, not checked; give --book FILE to check them"
+                )
     if failed:
         raise typer.Exit(1)
