@@ -12,7 +12,6 @@ so a sandboxed match (a process of its own per arrangement) plays the same.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from typing import IO, Any
 
@@ -26,6 +25,9 @@ from referee.match import (
     MatchResult,
     arrangements,
     bot_seed,
+    game_over_event,
+    match_started_event,
+    seat_slots,
 )
 from referee.players import Decision, Player, UnknownPlayerError, make_player
 from referee.proto import referee_pb2 as pb
@@ -128,24 +130,11 @@ def play_game(
     names = seat_names(rules, entries)
     players = [make_player(name, f"{seed}/seat/{seat}") for seat, name in enumerate(names)]
     if any(p.hears for p in players):
-        started = _match_started(rules, "local", games=1, deals=deals)
+        started = match_started_event(rules, "local", 1, deals)
         for player in players:
             player.hear(started)
     state = new_game(rules, seed, deals=deals, seats=names, record=True)
     return _Table(record, on_deal).play(state, players, 1)
-
-
-def _match_started(rules: Rules, match_id: str, *, games: int, deals: int | None) -> pb.Event:
-    # As Match._match_started words it.
-    return pb.Event(
-        match_started=pb.MatchStarted(
-            match_id=match_id,
-            game=rules.game,
-            rules_json=json.dumps(rules.to_dict(), separators=(",", ":")),
-            games=games,
-            deals_per_game=deals or 0,
-        )
-    )
 
 
 def play_match(
@@ -182,7 +171,7 @@ def play_match(
     )
     everyone = [p for row in players for p in row]
     hearing = [p for p in everyone if p.hears]
-    started = _match_started(rules, match_id, games=config.games, deals=config.deals)
+    started = match_started_event(rules, match_id, config.games, config.deals)
     for player in hearing:
         player.hear(started)
     deals_done = 0
@@ -198,56 +187,21 @@ def play_match(
     orders = arrangements(rules)
     for number in range(1, config.games + 1):
         _, seed, rotation = config.game_plan(number)
-        # Match.seating: entry e's slot k takes the k-th seat of side arrangement[e].
-        entry_of_seat = [0] * rules.players
-        at_seat: list[Player | None] = [None] * rules.players
-        for e, side in enumerate(orders[rotation]):
-            for k, seat in enumerate(rules.seats_of(side)):
-                entry_of_seat[seat] = e
-                at_seat[seat] = players[e][k]
-        seated = [p for p in at_seat if p is not None]
-        assert len(seated) == rules.players
-        book = config.book
-        state = new_game(
-            rules,
-            seed,
-            deals=config.deals,
-            seats=[names[e] for e in entry_of_seat],
-            record=True,
-            book=book,
-            book_start=config.book_start(number) if book is not None else 0,
-        )
+        slots_at = seat_slots(rules, orders[rotation])
+        entry_of_seat = [e for e, _ in slots_at]
+        seated = [players[e][k] for e, k in slots_at]
+        state = config.new_game(number, seed, [names[e] for e in entry_of_seat])
         for seat, player in enumerate(seated):
             player.start_game(number, seat)
         outcome = table.play(state, seated, number)
-        over = pb.Event(
-            game_over=pb.GameOver(
-                game=number,
-                termination=outcome.termination.value,
-                winner=-1 if outcome.winner is None else outcome.winner,
-                totals=list(outcome.totals),
-                forfeit_seat=-1,
-            )
-        )
+        over = game_over_event(number, outcome, None)
         for player in seated:
             if player.hears:
                 player.hear(over)
-        _tally(result, rules, outcome, entry_of_seat)
+        result.tally(rules, outcome, entry_of_seat)
         result.numbers.append(number)
         result.crashed.append(None)
     match_over = pb.Event(match_over=pb.MatchOver(match_id=match_id))
     for player in hearing:
         player.hear(match_over)
     return result
-
-
-def _tally(result: MatchResult, rules: Rules, outcome: Outcome, entry_of_seat: list[int]) -> None:
-    # As Match._tally counts a game.
-    sides = [entry_of_seat[rules.seats_of(side)[0]] for side in range(rules.sides)]
-    result.outcomes.append(outcome)
-    result.sides.append(sides)
-    for side, e in enumerate(sides):
-        stats = result.stats[e]
-        stats.count(outcome.winner, side)
-        stats.points += outcome.totals[side]
-        stats.deals += outcome.deals

@@ -33,10 +33,8 @@ from referee.entries import Entry, unique_names
 from referee.links import Incident, SlotLink, Wait
 from referee.proto import referee_pb2 as pb
 from referee.protocol import (
-    fill_observation,
+    fill_decision,
     hand_event,
-    legal_messages,
-    monte_of,
     public_event,
     scored_event,
 )
@@ -102,9 +100,27 @@ class MatchConfig:
     seeds: every game of a set plays the same lines)."""
 
     def __post_init__(self) -> None:
-        problem = book_problem(self.book, self.deals, self.sets if self.duplicate else self.games)
+        problem = book_problem(self.book, self.deals, self.book_groups)
         if problem:
             raise ValueError(problem)
+
+    @property
+    def book_groups(self) -> int:
+        """How many runs of ``deals`` lines a book deals: one per duplicate set (one per
+        game, without duplicate play)."""
+        return self.sets if self.duplicate else self.games
+
+    def new_game(self, number: int, seed: str, seats: list[str]) -> AnyGame:
+        """Game ``number`` (from 1) of the match, recorded, dealt from ``seed`` or the book."""
+        return new_game(
+            self.rules,
+            seed,
+            deals=self.deals,
+            seats=seats,
+            record=True,
+            book=self.book,
+            book_start=self.book_start(number),
+        )
 
     def book_start(self, number: int) -> int:
         """Where in the book game ``number`` (from 1) starts, from 0: each duplicate set (each
@@ -187,6 +203,17 @@ class MatchResult:
     crashed: list[tuple[int, str] | None] = field(default_factory=list)
     """For each game: (entry, why) when it ended because that entry's bot crashed, never
     connected or was lost; None otherwise."""
+
+    def tally(self, rules: Rules, outcome: Outcome, entry_of_seat: list[int]) -> None:
+        """Count a finished game: its outcome, its sides' entries and each entry's stats."""
+        sides = [entry_of_seat[rules.seats_of(side)[0]] for side in range(rules.sides)]
+        self.outcomes.append(outcome)
+        self.sides.append(sides)
+        for side, e in enumerate(sides):
+            stats = self.stats[e]
+            stats.count(outcome.winner, side)
+            stats.points += outcome.totals[side]
+            stats.deals += outcome.deals
 
     def always_crashed(self) -> dict[int, str]:
         """Entries that crashed (or never connected) in every game they played, and why the
@@ -324,6 +351,43 @@ def book_reuse(book: DealBook | None, deals: int | None, sets: int) -> str | Non
     )
 
 
+def match_started_event(rules: Rules, match_id: str, games: int, deals: int | None) -> pb.Event:
+    """``MatchStarted``: what every bot of a match hears first."""
+    return pb.Event(
+        match_started=pb.MatchStarted(
+            match_id=match_id,
+            game=rules.game,
+            rules_json=json.dumps(rules.to_dict(), separators=(",", ":")),
+            games=games,
+            deals_per_game=deals or 0,
+        )
+    )
+
+
+def game_over_event(game: int, outcome: Outcome, forfeit_seat: int | None) -> pb.Event:
+    """``GameOver`` of game ``game``: how it ended, and the seat that forfeited it if one did."""
+    return pb.Event(
+        game_over=pb.GameOver(
+            game=game,
+            termination=outcome.termination.value,
+            winner=-1 if outcome.winner is None else outcome.winner,
+            totals=list(outcome.totals),
+            forfeit_seat=-1 if forfeit_seat is None else forfeit_seat,
+        )
+    )
+
+
+def seat_slots(rules: Rules, arrangement: tuple[int, ...]) -> list[tuple[int, int]]:
+    """(entry, slot) at each seat when entry ``e`` sits at side ``arrangement[e]``: its
+    slot ``k`` takes the ``k``-th seat of that side."""
+    out: list[tuple[int, int] | None] = [None] * rules.players
+    for e, side in enumerate(arrangement):
+        for k, seat in enumerate(rules.seats_of(side)):
+            out[seat] = (e, k)
+    assert all(x is not None for x in out)
+    return [x for x in out if x is not None]
+
+
 def game_seed(seed: str, set_number: int) -> str:
     """The seed of duplicate set ``set_number`` (from 1): the match seed for the first."""
     return seed if set_number == 1 else f"{seed}:{set_number}"
@@ -422,9 +486,7 @@ class Match:
         modes = dict(zip(self.names, self.sandboxes, strict=True))
         config = self.config
         out = confinement_warnings(modes, config.sandbox, duplicate=config.duplicate)
-        reuse = book_reuse(
-            config.book, config.deals, config.sets if config.duplicate else config.games
-        )
+        reuse = book_reuse(config.book, config.deals, config.book_groups)
         return [*out, reuse] if reuse else out
 
     def use_record(self, stream: IO[str]) -> None:
@@ -563,15 +625,7 @@ class Match:
                 link.incidents.append(Incident("never_connected", why))
 
     def _match_started(self) -> pb.Event:
-        return pb.Event(
-            match_started=pb.MatchStarted(
-                match_id=self.match_id,
-                game=self.rules.game,
-                rules_json=json.dumps(self.rules.to_dict(), separators=(",", ":")),
-                games=self.total_games,
-                deals_per_game=self.config.deals or 0,
-            )
-        )
+        return match_started_event(self.rules, self.match_id, self.total_games, self.config.deals)
 
     async def _announce(self) -> None:
         started = self._match_started()
@@ -614,13 +668,10 @@ class Match:
         A sandboxed entry plays each arrangement of a duplicate set with processes of
         its own, so no process plays two games dealt from the same seed.
         """
-        seats: list[SlotLink | None] = [None] * self.rules.players
-        arrangement = self._arrangements[rotation]
-        for e in range(len(self.links)):
-            for k, seat in enumerate(self.rules.seats_of(arrangement[e])):
-                seats[seat] = self._link_for(e, k, rotation)
-        assert all(s is not None for s in seats)
-        return [s for s in seats if s is not None]
+        return [
+            self._link_for(e, k, rotation)
+            for e, k in seat_slots(self.rules, self._arrangements[rotation])
+        ]
 
     def _fresh_per_arrangement(self, e: int) -> bool:
         # Unconfined and remote bots can remember anyway: one process per slot for them.
@@ -659,16 +710,7 @@ class Match:
     async def _play_game(self, game: int, set_number: int, seed: str, rotation: int) -> None:
         seats = self.seating(rotation)
         entry_of_seat = [link.slot // self.slots_per_entry for link in seats]
-        book = self.config.book
-        state = new_game(
-            self.rules,
-            seed,
-            deals=self.config.deals,
-            seats=[self.names[e] for e in entry_of_seat],
-            record=True,
-            book=book,
-            book_start=self.config.book_start(game) if book is not None else 0,
-        )
+        state = self.config.new_game(game, seed, [self.names[e] for e in entry_of_seat])
         self.feed.game = game
         # Per game, so a match resumed at this game plays its faults' cards as a whole run would.
         self._rng = random.Random(f"{self.config.seed}/referee/game/{game}")
@@ -691,20 +733,12 @@ class Match:
         outcome = state.outcome
         self._dispatch(game_ctx)
         forfeit_seat = game_ctx.forfeit_seat
-        over = pb.Event(
-            game_over=pb.GameOver(
-                game=game,
-                termination=outcome.termination.value,
-                winner=-1 if outcome.winner is None else outcome.winner,
-                totals=list(outcome.totals),
-                forfeit_seat=-1 if forfeit_seat is None else forfeit_seat,
-            )
-        )
+        over = game_over_event(game, outcome, forfeit_seat)
         self.feed.publish(over)
         for link in seats:
             link.outbox.append(over)
             await link.flush()
-        self._tally(outcome, entry_of_seat)
+        self.result.tally(self.rules, outcome, entry_of_seat)
         self.result.numbers.append(game)
         crash = None
         if outcome.termination is Termination.CRASH and forfeit_seat is not None:
@@ -722,16 +756,6 @@ class Match:
                     tuple(game_ctx.lines), tuple(game_ctx.deal_points),
                 )
             )  # fmt: skip
-
-    def _tally(self, outcome: Outcome, entry_of_seat: list[int]) -> None:
-        sides = [entry_of_seat[self.rules.seats_of(side)[0]] for side in range(self.rules.sides)]
-        self.result.outcomes.append(outcome)
-        self.result.sides.append(sides)
-        for side, e in enumerate(sides):
-            stats = self.result.stats[e]
-            stats.count(outcome.winner, side)
-            stats.points += outcome.totals[side]
-            stats.deals += outcome.deals
 
     def _dispatch(self, game: _Game) -> None:
         """Turn new record lines into events for each seat and the spectators; write them."""
@@ -815,18 +839,7 @@ class Match:
         request.request_id = request_id
         request.deadline_ms = self.config.limits.deadline_ms
         request.time_bank_ms = self._banks[link.slot]
-        fill_observation(
-            request.observation,
-            state.observation(seat),
-            game=game.number,
-            deal=state.deal_number,
-            players=self.rules.players,
-            quattro_points=self.rules.quattro_points,
-            totals=state.totals,
-        )
-        request.legal_actions.extend(
-            legal_messages(self.rules.family.codec, legal, monte_of(state.deal))
-        )
+        fill_decision(request, state, seat, legal, game.number)
         request.attempts_left = attempts
         # The round trip is timed from the send, as a bare echo stream would be.
         started = time.monotonic()

@@ -20,7 +20,7 @@ from google.protobuf.message import Message
 from referee.engine.actions import Action
 from referee.engine.families import AnyGame
 from referee.proto import referee_pb2 as pb
-from referee.protocol import fill_observation, legal_messages, monte_of
+from referee.protocol import fill_decision
 
 if TYPE_CHECKING:
     from tavolo_bot.bot import Bot
@@ -149,25 +149,13 @@ def _as_sdk(message: Message, sdk_type: type[_SdkMessage]) -> _SdkMessage:
 
 def decision_request(decision: Decision) -> pb.DecisionRequest:
     """The request the referee sends for ``decision`` (as ``Match`` fills it)."""
-    state = decision.state
-    rules = state.rules
     request = pb.DecisionRequest(
         request_id=decision.request_id,
         deadline_ms=DEADLINE_MS,
         time_bank_ms=0,
         attempts_left=ATTEMPTS,
     )
-    fill_observation(
-        request.observation,
-        state.observation(decision.seat),
-        game=decision.game,
-        deal=state.deal_number,
-        players=rules.players,
-        quattro_points=rules.quattro_points,
-        totals=state.totals,
-    )
-    codec = rules.family.codec
-    request.legal_actions.extend(legal_messages(codec, decision.legal, monte_of(state.deal)))
+    fill_decision(request, decision.state, decision.seat, decision.legal, decision.game)
     return request
 
 

@@ -22,6 +22,7 @@ from referee.engine.calabresella import Phase as CalabresellaPhase
 from referee.engine.calabresella_auction import CONTRACT_NAMES
 from referee.engine.cards import CARD_NAMES, cards_of
 from referee.engine.declarations import DECLARATION_CARDS, DECLARATION_NAMES, declaration_points
+from referee.engine.families import AnyGame
 from referee.engine.tressette import Observation
 from referee.proto import referee_pb2 as pb
 
@@ -191,6 +192,24 @@ def _fill_calabresella(
         view.split.extend(CARD_NAMES[c] for i, c in enumerate(shown) if obs.split >> i & 1)
     view.discards.extend(CARD_NAMES[c] for c in obs.discards)
     view.seats = obs.seats
+
+
+def fill_decision(
+    request: pb.DecisionRequest, state: AnyGame, seat: int, legal: tuple[Action, ...], game: int
+) -> None:
+    """Write ``seat``'s observation of ``state`` and its ``legal`` actions into ``request``
+    (game ``game`` of the match), in place, as the referee sends a decision."""
+    rules = state.rules
+    fill_observation(
+        request.observation,
+        state.observation(seat),
+        game=game,
+        deal=state.deal_number,
+        players=rules.players,
+        quattro_points=rules.quattro_points,
+        totals=state.totals,
+    )
+    request.legal_actions.extend(legal_messages(rules.family.codec, legal, monte_of(state.deal)))
 
 
 def observation_message(
