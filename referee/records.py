@@ -7,6 +7,7 @@ engine produces, so replaying the actions of a record reproduces it byte for byt
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from collections.abc import Iterable, Iterator
@@ -226,10 +227,7 @@ class _RecordDeals:
                     raise RecordError(
                         self.source, index + 1, "a deal from a book needs its 'book_line'"
                     )
-                return Deal(
-                    "book", "", number, given.dealer, given.hands, given.undealt,
-                    given.trump, given.stock, line,
-                )  # fmt: skip
+                return dataclasses.replace(given, line=line).deal(number)
         raise RecordError(self.source, None, f"record ends early: deal {number} is missing")
 
 
@@ -323,9 +321,6 @@ class _Walk:
         """Walk every line; the outcome of each game, and the number of lines."""
         # Whole, so that a game dealt from a book it was not given can read its deal lines.
         lines = given if isinstance(given, list) else list(given)
-        return self._walk(lines)
-
-    def _walk(self, lines: list[str]) -> tuple[list[Outcome], int]:
         source, check, rebuilt = self.source, self.check, self.rebuilt
         dealt_from = "the book" if self.book is not None else "the seed"
         state: AnyGame | None = None

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.engine.deal_book import BookError, book_deal_line, parse_book
+from referee.engine.deal_book import BookError, deal_line, parse_book
 from referee.engine.families import AnyGame, new_game
 from referee.engine.rules import Rules, preset
 from referee.records import RecordError, dumps, verify_lines
@@ -129,7 +129,7 @@ def test_games_start_where_their_set_starts_and_go_round_the_book():
 
 def test_the_hand_written_line_round_trips():
     book = parse_book(book_text(LINE), Rules(), "hand.jsonl")
-    assert book_deal_line(book.deals[0], Rules()) == LINE
+    assert deal_line(book.deals[0].deal(1), Rules()) == LINE
 
 
 # -- bad books: one error naming the file, the line and the problem ------------------------

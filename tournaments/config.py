@@ -228,11 +228,10 @@ def _parse(path: Path, text: str, data: dict[str, Any]) -> TournamentConfig:
             "",
             "format",
         ) from None
-    rules, deals = _game(src, data)
+    rules, deals, book = _game(src, data)
     match = _table(src, data, "match")
     _known(src, match, _MATCH_KEYS, "match")
     games, duplicate = _games(src, match, rules)
-    book = _book(src, data["game"] if isinstance(data.get("game"), dict) else {}, rules)
     sets = games // rotations(rules) if duplicate else games
     problem = book_problem(book, deals, sets)
     if problem:
@@ -278,8 +277,8 @@ def _book(src: _Source, game: dict[str, Any], rules: Rules) -> DealBook | None:
         raise ConfigError(str(exc)) from None
 
 
-def _game(src: _Source, data: dict[str, Any]) -> tuple[Rules, int | None]:
-    """``[game]``: the preset, its knobs and the deals a game."""
+def _game(src: _Source, data: dict[str, Any]) -> tuple[Rules, int | None, DealBook | None]:
+    """``[game]``: the preset, its knobs, the deals a game and the deal book."""
     game = _table(src, data, "game")
     _known(src, game, _GAME_KEYS, "game")
     preset_name = _get(src, game, "game", "preset", str, "tressette")
@@ -296,7 +295,7 @@ def _game(src: _Source, data: dict[str, Any]) -> tuple[Rules, int | None]:
     deals = _get(src, game, "game", "deals", int, None)
     if deals is not None and deals < 1:
         raise src.error("must be 1 or more", "game", "deals")
-    return rules, deals
+    return rules, deals, _book(src, game, rules)
 
 
 def _games(src: _Source, match: dict[str, Any], rules: Rules) -> tuple[int, bool]:

@@ -23,9 +23,8 @@ from referee.engine.deals import Deal
 from referee.engine.errors import FileLineError
 from referee.engine.rules import Rules
 
-_UNDEALT = {"tressette-a-tre": ("widow", 4), "calabresella": ("monte", 4)}
-"""Cards left undealt, by family: the field that holds them and how many."""
-_STOCK = ("stock", 20)
+_UNDEALT = {"widow": 4, "monte": 4, "stock": 20}
+"""How many cards each kind of ``Family.leftover`` holds."""
 _KEYS = {"game", "seed", "deal", "dealer", "hands", "widow", "monte", "stock", "trump"}
 
 
@@ -48,6 +47,13 @@ class BookDeal:
     trump: int = -1
     """The briscola's shown card, one of the dealer's; -1 without the briscola."""
 
+    def deal(self, number: int) -> Deal:
+        """This line as deal ``number`` of a game."""
+        return Deal(
+            "book", "", number, self.dealer, self.hands, self.undealt, self.trump, self.stock,
+            self.line,
+        )  # fmt: skip
+
 
 @dataclass(frozen=True)
 class DealBook:
@@ -68,19 +74,7 @@ class DealBook:
         n - 1``, with that line's own dealer."""
 
         def source(number: int, dealer: int) -> Deal:
-            given = self.at(start + number - 1)
-            last = given.trump
-            return Deal(
-                "book",
-                self.sha256,
-                number,
-                given.dealer,
-                given.hands,
-                given.undealt,
-                last,
-                given.stock,
-                given.line,
-            )
+            return self.at(start + number - 1).deal(number)
 
         return source
 
@@ -109,18 +103,20 @@ def parse_book(data: bytes, rules: Rules, source: str) -> DealBook:
     return DealBook(source, book_digest(data), deals)
 
 
-def book_deal_line(deal: BookDeal, rules: Rules) -> dict[str, Any]:
-    """The book line of a deal, as ``tavolo deal --json`` writes it (without game and seed)."""
+def deal_line(deal: Deal, rules: Rules) -> dict[str, Any]:
+    """A deal's book line, as ``tavolo deal --json`` prints it after ``game``, ``seed`` and
+    ``deal``: seeded or given, any deal reads back as itself."""
     out: dict[str, Any] = {
         "dealer": deal.dealer,
         "hands": [_names(h) for h in deal.hands],
     }
-    if rules.game in _UNDEALT:
-        out[_UNDEALT[rules.game][0]] = _names(deal.undealt)
-    if deal.stock:
+    leftover = rules.family.leftover
+    if leftover == "stock":
         out["stock"] = [CARD_NAMES[c] for c in deal.stock]
-    if deal.trump >= 0:
-        out["trump"] = CARD_NAMES[deal.trump]
+    elif leftover:
+        out[leftover] = _names(deal.widow)
+    if rules.briscola:
+        out["trump"] = CARD_NAMES[deal.last_card]
     return out
 
 
@@ -185,8 +181,9 @@ def read_deal(obj: dict[str, Any], rules: Rules, number: int, source: str) -> Bo
 
     sitting_out = dealer if rules.game == "calabresella" and players == 4 else None
     held = [cards(value, f"seat {seat}") for seat, value in enumerate(hands_field)]
-    field, count = _UNDEALT.get(rules.game, _STOCK if players == 2 else ("", 0))
-    for other in ("widow", "monte", "stock"):
+    field = rules.family.leftover
+    count = _UNDEALT.get(field, 0)
+    for other in _UNDEALT:
         if other != field and other in obj:
             raise fail(f"field {other!r} has no place in {rules.game}")
     if field and field not in obj:

@@ -66,9 +66,9 @@ class Family:
     game: Callable[..., AnyGame]
     """The game class: ``game(rules, seed, deals=, seats=, record=, deal_source=, book=,
     book_start=)``."""
-    leftover: str = "widow"
-    """What the cards left undealt are called (tressette a tre's widow, the monte, the
-    stock of tressette a due)."""
+    leftover: str = ""
+    """What the cards left undealt are called: tressette a tre's ``widow``, the ``monte``,
+    the ``stock`` of tressette a due; empty where every card is dealt."""
     check: Callable[[Rules], str | None] | None = None
     """What the family's own rules refuse of the knobs, as an error text; None: all well."""
 
@@ -90,7 +90,7 @@ def _calabresella_knobs(rules: Rules) -> str | None:
 
 def _tressette_family(
     name: str, seats: int, deal_class: type[Any], *, partners: bool = False, hand: int = 10,
-    lower_wins: bool = False, briscola: bool = False, leftover: str = "widow",
+    lower_wins: bool = False, briscola: bool = False, leftover: str = "",
 ) -> Family:  # fmt: skip
     """A family of Tressette's: its deal, game, codec and dealing, with its own seats."""
     return Family(
@@ -113,7 +113,7 @@ FAMILIES: Mapping[str, Family] = {
     f.name: f
     for f in (
         _tressette_family("tressette", 4, TressetteDeal, partners=True, briscola=True),
-        _tressette_family("tressette-a-tre", 3, TressetteATreDeal, hand=12),
+        _tressette_family("tressette-a-tre", 3, TressetteATreDeal, hand=12, leftover="widow"),
         _tressette_family("ciapano", 4, TressetteDeal, lower_wins=True),
         _tressette_family("tressette-a-due", 2, TressetteADueDeal, leftover="stock"),
         Family(

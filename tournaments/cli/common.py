@@ -122,11 +122,11 @@ def given_deals(
         fail(f"--hands plays a single deal, so --deals must be 1 or left out, not {deals}")
     if dealer is None:
         fail("--hands needs --dealer, the seat that dealt them")
-    if rules.players == 2:
-        fail("tressette-a-due needs the stock in its order: give the deal in a --book")
+    if rules.family.leftover == "stock":
+        fail(f"{rules.game} needs the stock in its order: give the deal in a --book")
     seats = [[c for c in re.split(r"[,\s]+", seat.strip()) if c] for seat in hands.split(";")]
     line: dict[str, object] = {"dealer": dealer, "hands": seats}
-    if rules.game in ("tressette-a-tre", "calabresella"):
+    if rules.family.leftover:
         # The widow or the monte: the cards no hand holds.
         held = {c for seat in seats for c in seat}
         line[rules.family.leftover] = [c for c in CARD_NAMES if c not in held]

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from referee.engine.cards import CARD_NAMES, cards_of, names
+from referee.engine.deal_book import deal_line
 from referee.engine.deals import SeedError, check_seed, dealer_of
 from tournaments.cli.common import GAME_HELP, RULE_HELP, fail, load_rules
 
@@ -30,20 +30,12 @@ def deal(
     dealer = dealer_of(rules.game, seed, number, rules.players)
     # The family deals as its games do (Calabresella: three hands from the eldest).
     dealt = rules.family.deal(rules, seed, number, dealer)
-    hands = list(dealt.hands)
     out: dict[str, Any] = {
         "game": rules.game,
         "seed": seed,
         "deal": number,
-        "dealer": dealer,
-        "hands": [names(cards_of(h)) for h in hands],
+        **deal_line(dealt, rules),
     }
-    if dealt.stock:
-        out["stock"] = [CARD_NAMES[c] for c in dealt.stock]  # in draw order, top first
-    elif dealt.widow:
-        out[rules.family.leftover] = names(cards_of(dealt.widow))
-    if rules.briscola:
-        out["trump"] = CARD_NAMES[dealt.last_card]
     if as_json:
         typer.echo(json.dumps(out, ensure_ascii=False))
         return
