@@ -57,9 +57,13 @@ from tests.bots.harness import (
 CALABRESELLA_EVENTS = {"bid_made", "card_called", "monte_split", "card_drawn"}
 """Checked by tests/test_calabresella_protocol.py and tests/test_tressette_a_due.py, whose
 hands change as their rules say (monte, swaps, draws)."""
-EVENT_TYPES = {
-    f.name for f in pb.Event.DESCRIPTOR.oneofs_by_name["event"].fields
-} - CALABRESELLA_EVENTS
+KEY_EVENTS = {"key_accepted"}
+"""Sent only to a stream opened with an entrant key: tests/test_entrant_keys.py."""
+EVENT_TYPES = (
+    {f.name for f in pb.Event.DESCRIPTOR.oneofs_by_name["event"].fields}
+    - CALABRESELLA_EVENTS
+    - KEY_EVENTS
+)
 CARD = re.compile(r"(?<![0-9A-Za-z])([32AKQJ7654][DCSB])(?![0-9A-Za-z])")
 SPECTATOR_EVENTS = {
     "declared",

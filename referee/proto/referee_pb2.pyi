@@ -77,12 +77,14 @@ class PlayRequest(_message.Message):
     def __init__(self, hello: _Optional[_Union[Hello, _Mapping]] = ..., decision: _Optional[_Union[Decision, _Mapping]] = ...) -> None: ...
 
 class Hello(_message.Message):
-    __slots__ = ("ticket", "protocol_version")
+    __slots__ = ("ticket", "protocol_version", "key")
     TICKET_FIELD_NUMBER: _ClassVar[int]
     PROTOCOL_VERSION_FIELD_NUMBER: _ClassVar[int]
+    KEY_FIELD_NUMBER: _ClassVar[int]
     ticket: str
     protocol_version: int
-    def __init__(self, ticket: _Optional[str] = ..., protocol_version: _Optional[int] = ...) -> None: ...
+    key: str
+    def __init__(self, ticket: _Optional[str] = ..., protocol_version: _Optional[int] = ..., key: _Optional[str] = ...) -> None: ...
 
 class Decision(_message.Message):
     __slots__ = ("request_id", "action_id")
@@ -117,7 +119,7 @@ class DecisionRequest(_message.Message):
     def __init__(self, request_id: _Optional[int] = ..., deadline_ms: _Optional[int] = ..., time_bank_ms: _Optional[int] = ..., observation: _Optional[_Union[Observation, _Mapping]] = ..., legal_actions: _Optional[_Iterable[_Union[Action, _Mapping]]] = ..., attempts_left: _Optional[int] = ...) -> None: ...
 
 class Event(_message.Message):
-    __slots__ = ("welcome", "match_started", "game_started", "hand_dealt", "declared", "card_played", "trick_won", "deal_scored", "game_over", "match_over", "action_rejected", "called_out", "declarations_ended", "error", "bid_made", "card_called", "monte_split", "card_drawn")
+    __slots__ = ("welcome", "match_started", "game_started", "hand_dealt", "declared", "card_played", "trick_won", "deal_scored", "game_over", "match_over", "action_rejected", "called_out", "declarations_ended", "error", "bid_made", "card_called", "monte_split", "card_drawn", "key_accepted")
     WELCOME_FIELD_NUMBER: _ClassVar[int]
     MATCH_STARTED_FIELD_NUMBER: _ClassVar[int]
     GAME_STARTED_FIELD_NUMBER: _ClassVar[int]
@@ -136,6 +138,7 @@ class Event(_message.Message):
     CARD_CALLED_FIELD_NUMBER: _ClassVar[int]
     MONTE_SPLIT_FIELD_NUMBER: _ClassVar[int]
     CARD_DRAWN_FIELD_NUMBER: _ClassVar[int]
+    KEY_ACCEPTED_FIELD_NUMBER: _ClassVar[int]
     welcome: Welcome
     match_started: MatchStarted
     game_started: GameStarted
@@ -154,7 +157,18 @@ class Event(_message.Message):
     card_called: CardCalled
     monte_split: MonteSplit
     card_drawn: Draw
-    def __init__(self, welcome: _Optional[_Union[Welcome, _Mapping]] = ..., match_started: _Optional[_Union[MatchStarted, _Mapping]] = ..., game_started: _Optional[_Union[GameStarted, _Mapping]] = ..., hand_dealt: _Optional[_Union[HandDealt, _Mapping]] = ..., declared: _Optional[_Union[Declared, _Mapping]] = ..., card_played: _Optional[_Union[CardPlayed, _Mapping]] = ..., trick_won: _Optional[_Union[TrickWon, _Mapping]] = ..., deal_scored: _Optional[_Union[DealScored, _Mapping]] = ..., game_over: _Optional[_Union[GameOver, _Mapping]] = ..., match_over: _Optional[_Union[MatchOver, _Mapping]] = ..., action_rejected: _Optional[_Union[ActionRejected, _Mapping]] = ..., called_out: _Optional[_Union[CalledOut, _Mapping]] = ..., declarations_ended: _Optional[_Union[DeclarationsEnded, _Mapping]] = ..., error: _Optional[_Union[ErrorEvent, _Mapping]] = ..., bid_made: _Optional[_Union[BidMade, _Mapping]] = ..., card_called: _Optional[_Union[CardCalled, _Mapping]] = ..., monte_split: _Optional[_Union[MonteSplit, _Mapping]] = ..., card_drawn: _Optional[_Union[Draw, _Mapping]] = ...) -> None: ...
+    key_accepted: KeyAccepted
+    def __init__(self, welcome: _Optional[_Union[Welcome, _Mapping]] = ..., match_started: _Optional[_Union[MatchStarted, _Mapping]] = ..., game_started: _Optional[_Union[GameStarted, _Mapping]] = ..., hand_dealt: _Optional[_Union[HandDealt, _Mapping]] = ..., declared: _Optional[_Union[Declared, _Mapping]] = ..., card_played: _Optional[_Union[CardPlayed, _Mapping]] = ..., trick_won: _Optional[_Union[TrickWon, _Mapping]] = ..., deal_scored: _Optional[_Union[DealScored, _Mapping]] = ..., game_over: _Optional[_Union[GameOver, _Mapping]] = ..., match_over: _Optional[_Union[MatchOver, _Mapping]] = ..., action_rejected: _Optional[_Union[ActionRejected, _Mapping]] = ..., called_out: _Optional[_Union[CalledOut, _Mapping]] = ..., declarations_ended: _Optional[_Union[DeclarationsEnded, _Mapping]] = ..., error: _Optional[_Union[ErrorEvent, _Mapping]] = ..., bid_made: _Optional[_Union[BidMade, _Mapping]] = ..., card_called: _Optional[_Union[CardCalled, _Mapping]] = ..., monte_split: _Optional[_Union[MonteSplit, _Mapping]] = ..., card_drawn: _Optional[_Union[Draw, _Mapping]] = ..., key_accepted: _Optional[_Union[KeyAccepted, _Mapping]] = ...) -> None: ...
+
+class KeyAccepted(_message.Message):
+    __slots__ = ("entrant", "streams_per_table", "matches_left")
+    ENTRANT_FIELD_NUMBER: _ClassVar[int]
+    STREAMS_PER_TABLE_FIELD_NUMBER: _ClassVar[int]
+    MATCHES_LEFT_FIELD_NUMBER: _ClassVar[int]
+    entrant: str
+    streams_per_table: int
+    matches_left: int
+    def __init__(self, entrant: _Optional[str] = ..., streams_per_table: _Optional[int] = ..., matches_left: _Optional[int] = ...) -> None: ...
 
 class BidMade(_message.Message):
     __slots__ = ("seat", "bid")
@@ -505,7 +519,7 @@ class TableInfo(_message.Message):
     def __init__(self, table_id: _Optional[str] = ..., match_id: _Optional[str] = ..., game: _Optional[int] = ..., entries: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class CreateMatchRequest(_message.Message):
-    __slots__ = ("admin_token", "entries", "game", "rules", "seed", "deals", "sets", "deadline_ms")
+    __slots__ = ("admin_token", "entries", "game", "rules", "seed", "deals", "sets", "deadline_ms", "connect_timeout_ms")
     ADMIN_TOKEN_FIELD_NUMBER: _ClassVar[int]
     ENTRIES_FIELD_NUMBER: _ClassVar[int]
     GAME_FIELD_NUMBER: _ClassVar[int]
@@ -514,6 +528,7 @@ class CreateMatchRequest(_message.Message):
     DEALS_FIELD_NUMBER: _ClassVar[int]
     SETS_FIELD_NUMBER: _ClassVar[int]
     DEADLINE_MS_FIELD_NUMBER: _ClassVar[int]
+    CONNECT_TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
     admin_token: str
     entries: _containers.RepeatedScalarFieldContainer[str]
     game: str
@@ -522,7 +537,8 @@ class CreateMatchRequest(_message.Message):
     deals: int
     sets: int
     deadline_ms: int
-    def __init__(self, admin_token: _Optional[str] = ..., entries: _Optional[_Iterable[str]] = ..., game: _Optional[str] = ..., rules: _Optional[_Iterable[str]] = ..., seed: _Optional[str] = ..., deals: _Optional[int] = ..., sets: _Optional[int] = ..., deadline_ms: _Optional[int] = ...) -> None: ...
+    connect_timeout_ms: int
+    def __init__(self, admin_token: _Optional[str] = ..., entries: _Optional[_Iterable[str]] = ..., game: _Optional[str] = ..., rules: _Optional[_Iterable[str]] = ..., seed: _Optional[str] = ..., deals: _Optional[int] = ..., sets: _Optional[int] = ..., deadline_ms: _Optional[int] = ..., connect_timeout_ms: _Optional[int] = ...) -> None: ...
 
 class SeatTicket(_message.Message):
     __slots__ = ("label", "ticket")
@@ -551,15 +567,17 @@ class GetMatchRequest(_message.Message):
     def __init__(self, admin_token: _Optional[str] = ..., match_id: _Optional[str] = ...) -> None: ...
 
 class GetMatchResponse(_message.Message):
-    __slots__ = ("match_id", "status", "result_json", "error", "sandbox_json")
+    __slots__ = ("match_id", "status", "result_json", "error", "sandbox_json", "note")
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
     RESULT_JSON_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
     SANDBOX_JSON_FIELD_NUMBER: _ClassVar[int]
+    NOTE_FIELD_NUMBER: _ClassVar[int]
     match_id: str
     status: str
     result_json: str
     error: str
     sandbox_json: str
-    def __init__(self, match_id: _Optional[str] = ..., status: _Optional[str] = ..., result_json: _Optional[str] = ..., error: _Optional[str] = ..., sandbox_json: _Optional[str] = ...) -> None: ...
+    note: str
+    def __init__(self, match_id: _Optional[str] = ..., status: _Optional[str] = ..., result_json: _Optional[str] = ..., error: _Optional[str] = ..., sandbox_json: _Optional[str] = ..., note: _Optional[str] = ...) -> None: ...

@@ -1,7 +1,8 @@
 // Unit tests of the card helpers, Turn, the example bot's choices on hand-made requests,
 // run() against a fake referee on a Unix-domain socket (unix:/path) and on TCP (host:port),
 // and the contract every SDK keeps: which ticket refusals end a stream at once and which
-// are retried, one bot per ticket, and the seed texts.
+// are retried, one bot per ticket, and the seed texts; and entrant keys: match after match
+// on a key's streams, a fresh bot each, reconnections, refusals and settings.
 // Run: cmake -S . -B build-tests -DTAVOLO_BUILD_TESTS=ON && cmake --build build-tests -j 2
 //      && ctest --test-dir build-tests --output-on-failure
 #include <grpcpp/grpcpp.h>
@@ -13,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <future>
 #include <iostream>
 #include <memory>
 #include <mutex>
@@ -323,10 +325,16 @@ class ScriptedReferee final : public v1::RefereeService::Service {
     v1::PlayRequest hello;
     if (!stream->Read(&hello) || !hello.has_hello())
       return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "no_hello: bad hello");
+    {
+      std::lock_guard<std::mutex> guard(hellos_lock);
+      hellos.push_back(hello.hello());
+    }
     return script_(attempt, hello.hello().ticket(), stream);
   }
 
   std::atomic<int> attempts{0};
+  std::mutex hellos_lock;
+  std::vector<v1::Hello> hellos;  // every stream's Hello
 
  private:
   Script script_;
@@ -630,6 +638,414 @@ void test_seeds() {
   CHECK(seed_number("s/1/game/3") != seed_number("s/1/game/4"));
 }
 
+// --- entrant keys -------------------------------------------------------------------------
+
+void key_accepted(PlayStream* stream) {
+  v1::PlayResponse out;
+  auto* accepted = out.add_events()->mutable_key_accepted();
+  accepted->set_entrant("alice");
+  accepted->set_streams_per_table(2);
+  accepted->set_matches_left(2);
+  stream->Write(out);
+}
+
+void welcome_to(PlayStream* stream, const std::string& match, std::uint32_t slot) {
+  v1::PlayResponse out;
+  out.add_events()->mutable_welcome()->set_match_id(match);
+  out.mutable_events(0)->mutable_welcome()->set_slot(slot);
+  stream->Write(out);
+}
+
+// Request 5 (one legal play, 6C), with an event of a kind this SDK does not know.
+void send_request(PlayStream* stream) {
+  v1::PlayResponse out;
+  out.add_events();
+  out.mutable_request()->set_request_id(5);
+  out.mutable_request()->set_deadline_ms(1000);
+  add_play(*out.mutable_request(), "6C");
+  stream->Write(out);
+}
+
+bool got_answer(PlayStream* stream) {
+  v1::PlayRequest in;
+  return stream->Read(&in) && in.decision().request_id() == 5 &&
+         in.decision().action_id() == static_cast<std::uint32_t>(card_id("6C"));
+}
+
+void match_over(PlayStream* stream, const std::string& match) {
+  v1::PlayResponse over;
+  over.add_events()->mutable_match_over()->set_match_id(match);
+  stream->Write(over);
+}
+
+// Welcome, request 5, its answer, MatchOver; false if the answer was wrong.
+bool key_match(PlayStream* stream, const std::string& match, std::uint32_t slot) {
+  welcome_to(stream, match, slot);
+  send_request(stream);
+  if (!got_answer(stream)) return false;
+  match_over(stream, match);
+  return true;
+}
+
+const grpc::Status kBadDecision(grpc::StatusCode::INVALID_ARGUMENT, "bad decision");
+
+// What one bot of a key was made for and what it saw.
+struct MatchLog {
+  StreamInfo info;
+  int chosen = 0;
+  std::vector<std::string> events;
+  bool over = false;
+};
+
+struct KeyBots {
+  std::mutex lock;
+  std::vector<std::shared_ptr<MatchLog>> made;  // in the order the factory made them
+
+  BotFactory factory() {
+    return [this](const StreamInfo& info) -> std::unique_ptr<Bot> {
+      auto log = std::make_shared<MatchLog>();
+      log->info = info;
+      std::lock_guard<std::mutex> guard(lock);
+      made.push_back(log);
+      return std::make_unique<KeyBot>(log);
+    };
+  }
+
+  class KeyBot : public Bot {
+   public:
+    explicit KeyBot(std::shared_ptr<MatchLog> log) : log_(std::move(log)) {}
+    int choose(const Turn& turn) override {
+      ++log_->chosen;
+      return static_cast<int>(turn.legal()[0].id());
+    }
+    void on_event(const Event& event) override {
+      if (event.has_welcome())
+        log_->events.push_back("welcome " + event.welcome().match_id() + "/" +
+                               std::to_string(event.welcome().slot()));
+      else if (event.has_match_over())
+        log_->events.push_back("match_over " + event.match_over().match_id());
+      else if (event.has_key_accepted())
+        log_->events.push_back("key_accepted");  // must not happen
+      else
+        log_->events.push_back("other");
+    }
+    void on_match_over() override { log_->over = true; }
+
+   private:
+    std::shared_ptr<MatchLog> log_;
+  };
+};
+
+Settings key_settings(const std::string& referee, int streams, const std::string& seed) {
+  Settings settings;
+  settings.referee = referee;
+  settings.key = "kk";
+  settings.streams = streams;
+  settings.seed = seed;
+  settings.reconnect_seconds = 2;
+  return settings;
+}
+
+bool hellos_carry_the_key(ScriptedReferee& referee) {
+  std::lock_guard<std::mutex> guard(referee.hellos_lock);
+  return !referee.hellos.empty() &&
+         std::all_of(referee.hellos.begin(), referee.hellos.end(), [](const v1::Hello& h) {
+           return h.key() == "kk" && h.ticket().empty() && h.protocol_version() == 1;
+         });
+}
+
+using Events = std::vector<std::string>;
+
+void test_key_two_matches_on_one_stream() {
+  ScriptedReferee referee([](int, const std::string&, PlayStream* stream) {
+    key_accepted(stream);
+    if (!key_match(stream, "m1", 0) || !key_match(stream, "m2", 2)) return kBadDecision;
+    return grpc::Status::OK;  // no match left
+  });
+  std::string address;
+  auto server = serve_scripted(referee, &address);
+  for (const std::string seed : {"", "s"}) {
+    KeyBots bots;
+    const Outcome got = capture([&] { return run(bots.factory(), key_settings(address, 1, seed)); });
+    CHECK(got.code == kExitOk && got.lines.empty());
+    CHECK(bots.made.size() == 2);  // a fresh bot per match
+    const std::string base = seed.empty() ? "kk" : seed;
+    const std::vector<std::pair<std::string, int>> seats = {{"m1", 0}, {"m2", 2}};
+    for (std::size_t i = 0; i < bots.made.size() && i < 2; ++i) {
+      const MatchLog& log = *bots.made[i];
+      const auto& [match, slot] = seats[i];
+      CHECK(log.info.key == "kk" && log.info.ticket.empty() && log.info.index == 0 &&
+            log.info.count == 1);
+      CHECK(log.info.entrant == "alice" && log.info.match_id == match &&
+            log.info.match_number == static_cast<int>(i) + 1);
+      CHECK(log.info.seed == base + "/match/" + std::to_string(i + 1));
+      CHECK((log.events == Events{"welcome " + match + "/" + std::to_string(slot), "other",
+                                  "match_over " + match}));
+      CHECK(log.chosen == 1 && log.over);
+    }
+  }
+  CHECK(hellos_carry_the_key(referee));
+  server->Shutdown();
+}
+
+void test_key_reconnection_mid_match_keeps_the_bot() {
+  ScriptedReferee referee([](int attempt, const std::string&, PlayStream* stream) {
+    key_accepted(stream);
+    welcome_to(stream, "m1", 1);
+    send_request(stream);
+    // The line drops before the answer: KeyAccepted, Welcome, the request again.
+    if (attempt == 1) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "gone");
+    if (!got_answer(stream)) return kBadDecision;
+    match_over(stream, "m1");
+    return grpc::Status::OK;
+  });
+  std::string address;
+  auto server = serve_scripted(referee, &address);
+  KeyBots bots;
+  const Outcome got = capture([&] { return run(bots.factory(), key_settings(address, 1, "")); });
+  CHECK(got.code == kExitOk && got.lines.empty());
+  CHECK(bots.made.size() == 1);  // the same bot plays on
+  if (bots.made.size() == 1) {
+    const MatchLog& log = *bots.made[0];
+    // The unknown event once: not again with the re-sent request.
+    CHECK((log.events == Events{"welcome m1/1", "other", "welcome m1/1", "match_over m1"}));
+    CHECK(log.chosen == 1 && log.over);
+  }
+  CHECK(referee.attempts == 2);
+  server->Shutdown();
+}
+
+void test_key_reconnection_between_matches() {
+  ScriptedReferee referee([](int attempt, const std::string&, PlayStream* stream) {
+    key_accepted(stream);
+    if (attempt == 1) {
+      if (!key_match(stream, "m1", 0)) return kBadDecision;
+      return grpc::Status(grpc::StatusCode::UNAVAILABLE, "gone");  // waiting for m2
+    }
+    if (!key_match(stream, "m2", 0)) return kBadDecision;
+    return grpc::Status::OK;
+  });
+  std::string address;
+  auto server = serve_scripted(referee, &address);
+  KeyBots bots;
+  const Outcome got = capture([&] { return run(bots.factory(), key_settings(address, 1, "s")); });
+  CHECK(got.code == kExitOk && got.lines.empty());
+  CHECK(bots.made.size() == 2);
+  for (std::size_t i = 0; i < bots.made.size(); ++i) {
+    CHECK(bots.made[i]->info.match_number == static_cast<int>(i) + 1);
+    CHECK(bots.made[i]->info.seed == "s/match/" + std::to_string(i + 1));
+    CHECK(bots.made[i]->chosen == 1 && bots.made[i]->over);
+  }
+  server->Shutdown();
+}
+
+void test_key_seat_taken_over_by_another_stream() {
+  // The stream seated first loses its line after answering; the referee seats the other
+  // stream of the process where it played, and re-sends the request.
+  std::promise<void> first_done;
+  std::shared_future<void> first = first_done.get_future().share();
+  ScriptedReferee referee([&](int attempt, const std::string&, PlayStream* stream) {
+    key_accepted(stream);
+    if (attempt == 1) {
+      welcome_to(stream, "m1", 0);
+      send_request(stream);
+      const bool answered = got_answer(stream);
+      first_done.set_value();
+      return answered ? grpc::Status(grpc::StatusCode::UNAVAILABLE, "gone") : kBadDecision;
+    }
+    if (attempt == 2) {
+      first.wait();
+      if (!key_match(stream, "m1", 0)) return kBadDecision;
+    }
+    return grpc::Status::OK;  // the first stream, back: nothing left
+  });
+  std::string address;
+  auto server = serve_scripted(referee, &address);
+  KeyBots bots;
+  const Outcome got = capture([&] { return run(bots.factory(), key_settings(address, 2, "")); });
+  CHECK(got.code == kExitOk && got.lines.empty());
+  CHECK(bots.made.size() == 1);  // one bot for the seat, on either stream
+  if (bots.made.size() == 1) {
+    CHECK(bots.made[0]->chosen == 1 && bots.made[0]->over);  // not asked again
+    CHECK((bots.made[0]->events == Events{"welcome m1/0", "other", "welcome m1/0", "match_over m1"}));
+  }
+  server->Shutdown();
+}
+
+void test_key_opens_two_streams_by_default() {
+  std::atomic<int> matches{0};
+  ScriptedReferee referee([&](int, const std::string&, PlayStream* stream) {
+    key_accepted(stream);
+    if (!key_match(stream, "m" + std::to_string(++matches), 0)) return kBadDecision;
+    return grpc::Status::OK;
+  });
+  std::string address;
+  auto server = serve_scripted(referee, &address);
+  setenv("TAVOLO_REFEREE", address.c_str(), 1);
+  setenv("TAVOLO_KEY", "kk", 1);
+  unsetenv("TAVOLO_TICKET");
+  unsetenv("TAVOLO_STREAMS");
+  unsetenv("TAVOLO_SEED");
+  KeyBots bots;
+  const Outcome got = capture([&] { return run(bots.factory()); });
+  unsetenv("TAVOLO_REFEREE");
+  unsetenv("TAVOLO_KEY");
+  CHECK(got.code == kExitOk && got.lines.empty());
+  CHECK(bots.made.size() == static_cast<std::size_t>(kDefaultStreams));
+  std::vector<std::string> seeds;
+  for (const auto& log : bots.made) {
+    CHECK(log->info.count == 2 && log->info.match_number == 1);
+    seeds.push_back(log->info.seed);
+  }
+  std::sort(seeds.begin(), seeds.end());
+  CHECK((seeds == std::vector<std::string>{"kk/0/match/1", "kk/1/match/1"}));
+  CHECK(hellos_carry_the_key(referee));
+  server->Shutdown();
+}
+
+void test_key_refusals_end_the_stream_at_once() {
+  const std::vector<std::tuple<grpc::StatusCode, std::string, std::string, std::string>> cases = {
+      {grpc::StatusCode::UNAUTHENTICATED, "UNAUTHENTICATED", "unknown_key: no entrant has this key",
+       "the referee knows no entrant with this key"},
+      {grpc::StatusCode::PERMISSION_DENIED, "PERMISSION_DENIED",
+       "key_revoked: the organiser revoked the key of entrant 'alice'",
+       "the organiser revoked this key"},
+      {grpc::StatusCode::RESOURCE_EXHAUSTED, "RESOURCE_EXHAUSTED",
+       "too_many_streams: entrant 'alice' has 32 streams open already",
+       "the referee is over a limit"},
+  };
+  for (const auto& [code, name, details, hint] : cases) {
+    ScriptedReferee referee([&](int, const std::string&, PlayStream*) {
+      return grpc::Status(code, details);
+    });
+    std::string address;
+    auto server = serve_scripted(referee, &address);
+    KeyBots bots;
+    const Outcome got = capture([&] { return run(bots.factory(), key_settings(address, 1, "")); });
+    const std::string want = "the referee at " + address + " ended the stream: " + name + ": " +
+                             details + " (" + hint + ")";
+    CHECK(got.code == kExitFailed);
+    CHECK(referee.attempts == 1);  // no retry
+    CHECK(got.lines.size() == 1 && got.lines[0] == want);
+    CHECK(bots.made.empty());
+    if (got.lines.size() != 1 || got.lines[0] != want)
+      std::cerr << details << ": " << (got.lines.empty() ? "no line" : got.lines[0]) << "\n";
+    server->Shutdown();
+  }
+}
+
+void test_key_revoked_between_matches() {
+  ScriptedReferee referee([](int attempt, const std::string&, PlayStream* stream) {
+    if (attempt > 1)
+      return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
+                          "key_revoked: the organiser revoked the key of entrant 'alice'");
+    key_accepted(stream);
+    if (!key_match(stream, "m1", 0)) return kBadDecision;
+    return grpc::Status(grpc::StatusCode::UNAVAILABLE, "gone");
+  });
+  std::string address;
+  auto server = serve_scripted(referee, &address);
+  KeyBots bots;
+  const Outcome got = capture([&] { return run(bots.factory(), key_settings(address, 1, "")); });
+  CHECK(got.code == kExitFailed);
+  CHECK(got.lines.size() == 1 &&
+        got.lines[0].find("PERMISSION_DENIED: key_revoked: ") != std::string::npos);
+  CHECK(bots.made.size() == 1 && bots.made[0]->over);
+  server->Shutdown();
+}
+
+void test_key_stream_ended_mid_match() {
+  ScriptedReferee referee([](int, const std::string&, PlayStream* stream) {
+    key_accepted(stream);
+    welcome_to(stream, "m1", 0);
+    return grpc::Status::OK;  // the match not over
+  });
+  std::string address;
+  auto server = serve_scripted(referee, &address);
+  KeyBots bots;
+  const Outcome got = capture([&] { return run(bots.factory(), key_settings(address, 1, "")); });
+  CHECK(got.code == kExitFailed);
+  CHECK(got.lines.size() == 1 &&
+        got.lines[0] == "the referee ended the stream before match m1 was over");
+  server->Shutdown();
+}
+
+void test_key_request_before_a_welcome() {
+  ScriptedReferee referee([](int, const std::string&, PlayStream* stream) {
+    key_accepted(stream);
+    send_request(stream);
+    v1::PlayRequest in;
+    stream->Read(&in);  // the bot leaves
+    return grpc::Status::OK;
+  });
+  std::string address;
+  auto server = serve_scripted(referee, &address);
+  KeyBots bots;
+  const Outcome got = capture([&] { return run(bots.factory(), key_settings(address, 1, "")); });
+  CHECK(got.code == kExitFailed && bots.made.empty());
+  CHECK(got.lines.size() == 1 && got.lines[0].find("outside any match") != std::string::npos);
+  server->Shutdown();
+}
+
+// What settings_from_env makes of these variables (the rest unset): "streams N" or the error.
+std::string key_env(const char* key, const char* ticket, const char* streams) {
+  setenv("TAVOLO_REFEREE", "127.0.0.1:1", 1);
+  for (const auto& [name, value] :
+       {std::pair{"TAVOLO_KEY", key}, {"TAVOLO_TICKET", ticket}, {"TAVOLO_STREAMS", streams}}) {
+    if (value) {
+      setenv(name, value, 1);
+    } else {
+      unsetenv(name);
+    }
+  }
+  std::string got;
+  try {
+    const Settings s = settings_from_env();
+    got = "key " + s.key + ", " + std::to_string(s.tickets.size()) + " tickets, streams " +
+          std::to_string(s.streams);
+  } catch (const ConfigError& e) {
+    got = std::string("error: ") + e.what();
+  }
+  for (const char* name : {"TAVOLO_REFEREE", "TAVOLO_KEY", "TAVOLO_TICKET", "TAVOLO_STREAMS"})
+    unsetenv(name);
+  return got;
+}
+
+void test_key_settings() {
+  CHECK(key_env(" kk ", nullptr, nullptr) == "key kk, 0 tickets, streams 2");
+  CHECK(key_env("kk", nullptr, " 3 ") == "key kk, 0 tickets, streams 3");
+  for (const char* bad : {"0", "-1", "1.5", "two", "+2", "99999999999"}) {
+    const std::string got = key_env("kk", nullptr, bad);
+    CHECK(got.rfind("error: TAVOLO_STREAMS must be a whole number >= 1", 0) == 0);
+  }
+  CHECK(key_env("kk", "tk", nullptr).rfind("error: both TAVOLO_TICKET and TAVOLO_KEY are set", 0) == 0);
+  CHECK(key_env(nullptr, nullptr, nullptr).rfind("error: no ticket or key", 0) == 0);
+  // With tickets, each ticket is one stream: TAVOLO_STREAMS does not matter.
+  CHECK(key_env(nullptr, "ta,tb", "5") == "key , 2 tickets, streams 5");
+}
+
+void test_key_and_ticket_is_a_usage_error() {
+  ScriptedReferee referee([](int, const std::string& ticket, PlayStream* stream) {
+    return one_request_match(ticket, stream);
+  });
+  std::string address;
+  auto server = serve_scripted(referee, &address);
+  KeyBots bots;
+  Settings both = key_settings(address, 1, "");
+  both.tickets = {"tk"};
+  const Outcome got = capture([&] { return run(bots.factory(), both); });
+  CHECK(got.code == kExitUsage && got.lines.size() == 1);
+  CHECK(got.lines.size() == 1 && got.lines[0].rfind("both TAVOLO_TICKET and TAVOLO_KEY", 0) == 0);
+  // One bot cannot play a key's matches: each needs a fresh one.
+  Played log;
+  RecordingBot bot(log, 0);
+  const Outcome one = capture([&] { return run(bot, key_settings(address, 1, "")); });
+  CHECK(one.code == kExitUsage && one.lines.size() == 1 &&
+        one.lines[0].find("bot factory") != std::string::npos);
+  CHECK(referee.attempts == 0 && bots.made.empty());  // nothing played
+  server->Shutdown();
+}
+
 }  // namespace
 
 int main() {
@@ -654,6 +1070,19 @@ int main() {
       {"one bot per ticket", test_one_bot_per_ticket},
       {"run(Bot&) refuses several tickets", test_one_bot_cannot_play_several_tickets},
       {"seeds: settings, streams, games", test_seeds},
+      {"key: two matches on one stream, a fresh bot each", test_key_two_matches_on_one_stream},
+      {"key: a reconnection mid-match keeps the bot", test_key_reconnection_mid_match_keeps_the_bot},
+      {"key: a reconnection between matches", test_key_reconnection_between_matches},
+      {"key: a seat taken over by the other stream keeps its bot",
+       test_key_seat_taken_over_by_another_stream},
+      {"key: two streams by default, and their seeds", test_key_opens_two_streams_by_default},
+      {"key: unknown_key, key_revoked, too_many_streams: no retry",
+       test_key_refusals_end_the_stream_at_once},
+      {"key: key_revoked between matches", test_key_revoked_between_matches},
+      {"key: a stream ended mid-match fails", test_key_stream_ended_mid_match},
+      {"key: a request before a Welcome fails", test_key_request_before_a_welcome},
+      {"key: settings (TAVOLO_KEY, TAVOLO_STREAMS)", test_key_settings},
+      {"key: with a ticket too, or with run(Bot&): usage error", test_key_and_ticket_is_a_usage_error},
   };
   for (const auto& [name, test] : tests) {
     const int before = failures;

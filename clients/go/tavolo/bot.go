@@ -7,11 +7,12 @@ import (
 	"strconv"
 )
 
-// Bot plays one ticket: it picks one of turn.Legal() and returns its id.
+// Bot plays one ticket (with an entrant key: one match): it picks one of turn.Legal() and
+// returns its id.
 //
-// Each ticket gets its own Bot (see NewBot) and each ticket's stream runs in a goroutine of
-// its own, so a Bot needs no locking for its own fields. Choose must answer well within the
-// deadline (1 s by default): see Turn.Deadline.
+// Each ticket gets its own Bot (see NewBot), as does each match of a key, and a Bot is
+// called from one goroutine at a time, so it needs no locking for its own fields. Choose
+// must answer well within the deadline (1 s by default): see Turn.Deadline.
 type Bot interface {
 	Choose(turn *Turn) uint32
 }
@@ -34,15 +35,22 @@ type ChooseFunc func(turn *Turn) uint32
 // Choose calls f.
 func (f ChooseFunc) Choose(turn *Turn) uint32 { return f(turn) }
 
-// StreamInfo tells a new Bot which ticket it plays.
+// StreamInfo tells a new Bot which ticket it plays, or with an entrant key which match.
 type StreamInfo struct {
-	// Ticket is the secret of this player slot: do not print it.
+	// Ticket is the secret of this player slot: do not print it. "" with a key.
 	Ticket string
-	// Index is the ticket's position in TAVOLO_TICKET, from 0; Count how many there are.
+	// Key is the entrant key (TAVOLO_KEY), "" with a ticket: do not print it either.
+	Key string
+	// Index is the ticket's position in TAVOLO_TICKET, from 0, or the index of the key's
+	// stream; Count how many tickets or key streams (TAVOLO_STREAMS) there are.
 	Index, Count int
+	// With a key: Entrant is the entrant's name (KeyAccepted.entrant), MatchID the match
+	// (Welcome.match_id), and Match its ordinal on this stream: 1, 2, ... (0 with a ticket).
+	Entrant, MatchID string
+	Match            int
 	// Seed is the text to seed any randomness with: TAVOLO_SEED, or this stream's own
-	// Ticket when it is unset (or empty), with "/<Index>" appended when the process plays
-	// several tickets.
+	// Ticket (or the Key) when it is unset (or empty), with "/<Index>" appended when the
+	// process plays several streams; with a key, then "/match/<Match>" (see MatchSeed).
 	Seed string
 }
 
@@ -63,7 +71,13 @@ func GameSeed(streamSeed string, game uint32) string {
 	return streamSeed + "/game/" + strconv.FormatUint(uint64(game), 10)
 }
 
-// NewBot makes the Bot for one ticket.
+// MatchSeed is the seed text of the match-th match (from 1) of a key's stream whose seed
+// text is streamSeed: "<streamSeed>/match/<match>".
+func MatchSeed(streamSeed string, match int) string {
+	return streamSeed + "/match/" + strconv.Itoa(match)
+}
+
+// NewBot makes the Bot for one ticket, or for one match of a key.
 type NewBot func(info StreamInfo) Bot
 
 // NewRand is a PCG random source seeded from the SHA-256 of seed.
@@ -73,7 +87,8 @@ func NewRand(seed string) *rand.Rand {
 }
 
 // streamSeed is the seed text of stream index of count: seed (TAVOLO_SEED), or the
-// stream's own ticket when seed is "", then "/<index>" when there are several streams.
+// stream's own ticket (or the key) when seed is "", then "/<index>" when there are several
+// streams.
 func streamSeed(seed, ticket string, index, count int) string {
 	if seed == "" {
 		seed = ticket

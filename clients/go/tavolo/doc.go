@@ -19,6 +19,15 @@
 // once), and exits 0 after MatchOver, 1 when a stream fails (one line on stderr), 2 when a
 // setting is missing. StreamInfo.Seed and StreamInfo.GameSeed give the seed texts.
 //
+// With TAVOLO_KEY (a tournament's entrant key, instead of TAVOLO_TICKET) Main opens
+// TAVOLO_STREAMS streams (default 2) with the key; the referee answers each with
+// KeyAccepted, then seats it in the entrant's matches one after the other, each from
+// Welcome to MatchOver. Each match gets a fresh Bot (StreamInfo.Match is its ordinal on
+// the stream, 1, 2, ...; StreamInfo.Seed ends in "/match/<n>"); a stream reconnected
+// mid-match keeps the Bot of the seat the Welcome names. The referee ends a key's stream
+// with status OK when the entrant has no match left: then Main exits 0. UNAUTHENTICATED
+// "unknown_key" and PERMISSION_DENIED "key_revoked" end it at once (exit 1).
+//
 // Cards are text, rank then suit ("3D", "QB", "AS"): see Ranks, Suits, Strength, Points,
 // Beats and WinningCard. The protocol messages are the generated types of
 // github.com/tavolo/tavolo/clients/go/gen/tavolo/v1; the common ones are aliased here.

@@ -28,13 +28,17 @@ import (
 
 // Process exit codes, as Run returns them.
 const (
-	ExitOK     = 0 // every stream ended after MatchOver
+	ExitOK     = 0 // every stream ended after MatchOver (with a key: when the referee ended it with OK)
 	ExitFailed = 1 // a stream failed: refused, connection lost for good, or the bot panicked
 	ExitUsage  = 2 // settings missing or wrong: nothing was played
 )
 
 // DefaultReconnect is how long a broken stream is retried (TAVOLO_RECONNECT_SECONDS).
 const DefaultReconnect = 10 * time.Second
+
+// DefaultStreams is how many streams an entrant key opens (TAVOLO_STREAMS): a partnership
+// game seats an entrant on two streams at once.
+const DefaultStreams = 2
 
 const (
 	firstDelay = 100 * time.Millisecond
@@ -45,6 +49,8 @@ const (
 type Config struct {
 	Referee   string        // host:port, or unix:/path of a Unix-domain socket (TAVOLO_REFEREE)
 	Tickets   []string      // one stream each (TAVOLO_TICKET, comma-separated)
+	Key       string        // an entrant key instead of tickets (TAVOLO_KEY)
+	Streams   int           // streams to open with Key (TAVOLO_STREAMS; 0: DefaultStreams)
 	TLSCAFile string        // PEM root certificate: use TLS (TAVOLO_TLS_CA); "" for plaintext
 	Seed      string        // TAVOLO_SEED as given ("" when unset: each stream seeds from its own ticket)
 	Reconnect time.Duration // how long to retry a broken stream (TAVOLO_RECONNECT_SECONDS)
@@ -52,11 +58,13 @@ type Config struct {
 	Name      string        // prefix of those lines (the program's name if "")
 }
 
-// ConfigFromEnv reads TAVOLO_REFEREE, TAVOLO_TICKET, TAVOLO_TLS_CA, TAVOLO_SEED and
-// TAVOLO_RECONNECT_SECONDS. The error says, in one line, what is missing or wrong.
+// ConfigFromEnv reads TAVOLO_REFEREE, TAVOLO_TICKET or TAVOLO_KEY (and TAVOLO_STREAMS),
+// TAVOLO_TLS_CA, TAVOLO_SEED and TAVOLO_RECONNECT_SECONDS. The error says, in one line,
+// what is missing or wrong.
 func ConfigFromEnv() (Config, error) {
 	cfg := Config{
 		Referee:   strings.TrimSpace(os.Getenv("TAVOLO_REFEREE")),
+		Key:       strings.TrimSpace(os.Getenv("TAVOLO_KEY")),
 		TLSCAFile: strings.TrimSpace(os.Getenv("TAVOLO_TLS_CA")),
 		Seed:      os.Getenv("TAVOLO_SEED"),
 		Reconnect: DefaultReconnect,
@@ -73,6 +81,15 @@ func ConfigFromEnv() (Config, error) {
 		}
 		cfg.Reconnect = time.Duration(seconds * float64(time.Second))
 	}
+	if text := strings.TrimSpace(os.Getenv("TAVOLO_STREAMS")); text != "" {
+		streams, err := strconv.Atoi(text)
+		if err != nil || streams < 1 || strings.Trim(text, "0123456789") != "" {
+			return cfg, fmt.Errorf("TAVOLO_STREAMS must be a whole number >= 1, not %q", text)
+		}
+		if cfg.Key != "" { // with tickets, each ticket is one stream
+			cfg.Streams = streams
+		}
+	}
 	return cfg, cfg.check()
 }
 
@@ -84,10 +101,28 @@ func (cfg Config) check() error {
 		return fmt.Errorf("bad referee address %q: set TAVOLO_REFEREE to host:port or unix:/path (an absolute path)",
 			cfg.Referee)
 	}
-	if len(cfg.Tickets) == 0 {
-		return errors.New("no ticket: set TAVOLO_TICKET (several tickets: comma-separated)")
+	switch {
+	case cfg.Key != "" && len(cfg.Tickets) > 0:
+		return errors.New("both TAVOLO_TICKET and TAVOLO_KEY are set: set one (a ticket plays one match, a key all of an entrant's matches)")
+	case cfg.Key == "" && len(cfg.Tickets) == 0:
+		return errors.New("no ticket or key: set TAVOLO_TICKET (several tickets: comma-separated) or TAVOLO_KEY (a tournament's entrant key)")
+	case cfg.Streams < 0:
+		return fmt.Errorf("streams must be a whole number >= 1, not %d", cfg.Streams)
+	case cfg.Key == "" && cfg.Streams != 0:
+		return errors.New("streams are set without a key: with tickets, each ticket is one stream")
 	}
 	return nil
+}
+
+// streams is how many streams cfg opens.
+func (cfg Config) streams() int {
+	switch {
+	case cfg.Key == "":
+		return len(cfg.Tickets)
+	case cfg.Streams == 0:
+		return DefaultStreams
+	}
+	return cfg.Streams
 }
 
 // isUnixTarget tells whether addr names a Unix-domain socket (gRPC's unix: scheme).
@@ -111,9 +146,10 @@ func unixSocketPath(addr string) (path string, ok bool) {
 	return path, true
 }
 
-// Main plays every ticket of the environment's settings, a fresh Bot each, and exits the
-// process with Run's code. SIGINT and SIGTERM end the streams. It silences grpc-go's own
-// logging unless GRPC_GO_LOG_SEVERITY_LEVEL is set.
+// Main plays every ticket of the environment's settings, a fresh Bot each (with a key:
+// every match of the entrant, a fresh Bot each), and exits the process with Run's code.
+// SIGINT and SIGTERM end the streams. It silences grpc-go's own logging unless
+// GRPC_GO_LOG_SEVERITY_LEVEL is set.
 func Main(newBot NewBot) {
 	cfg, err := ConfigFromEnv()
 	if err != nil {
@@ -133,7 +169,9 @@ func Main(newBot NewBot) {
 
 // Run plays cfg.Tickets concurrently, one stream and one newBot(...) each, until every
 // match is over, and returns the exit code: ExitOK when every stream ended after MatchOver,
-// ExitFailed when one failed, ExitUsage when cfg is incomplete.
+// ExitFailed when one failed, ExitUsage when cfg is incomplete. With cfg.Key it opens
+// cfg.Streams streams with the key instead, and each plays the matches the referee seats
+// it in, one newBot(...) per match, until the referee ends it with status OK.
 func Run(ctx context.Context, cfg Config, newBot NewBot) int {
 	out := newReporter(cfg)
 	if err := cfg.check(); err != nil {
@@ -171,19 +209,29 @@ func Run(ctx context.Context, cfg Config, newBot NewBot) int {
 	defer conn.Close()
 	client := pb.NewRefereeServiceClient(conn)
 
-	count := len(cfg.Tickets)
+	count := cfg.streams()
 	codes := make([]int, count)
+	shared := &seats{open: map[seatID]*seat{}}
 	var wg sync.WaitGroup
-	for i, ticket := range cfg.Tickets {
-		s := &stream{client: client, ticket: ticket, referee: cfg.Referee, reconnect: cfg.Reconnect, out: out}
-		if count > 1 {
-			s.label = fmt.Sprintf("ticket %d/%d: ", i+1, count)
+	for i := range count {
+		s := &stream{client: client, referee: cfg.Referee, reconnect: cfg.Reconnect, out: out, newBot: newBot}
+		if cfg.Key == "" {
+			s.ticket = cfg.Tickets[i]
+			s.info = StreamInfo{Ticket: s.ticket, Index: i, Count: count, Seed: streamSeed(cfg.Seed, s.ticket, i, count)}
+			if count > 1 {
+				s.label = fmt.Sprintf("ticket %d/%d: ", i+1, count)
+			}
+		} else {
+			s.key, s.seats = cfg.Key, shared
+			s.info = StreamInfo{Key: cfg.Key, Index: i, Count: count, Seed: streamSeed(cfg.Seed, cfg.Key, i, count)}
+			if count > 1 {
+				s.label = fmt.Sprintf("key stream %d/%d: ", i+1, count)
+			}
 		}
-		info := StreamInfo{Ticket: ticket, Index: i, Count: count, Seed: streamSeed(cfg.Seed, ticket, i, count)}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			codes[i] = s.run(ctx, info, newBot)
+			codes[i] = s.run(ctx)
 		}()
 	}
 	wg.Wait()
@@ -227,21 +275,51 @@ func (r *reporter) dump(text []byte) {
 // errBotPanicked ends a stream whose bot panicked (already reported).
 var errBotPanicked = errors.New("the bot panicked")
 
-// stream is one ticket's stream, reconnected while the match is not over.
+// errStreamFailed ends a stream for a reason already reported.
+var errStreamFailed = errors.New("the stream failed")
+
+// seatID names one player slot of one match.
+type seatID struct {
+	match string
+	slot  uint32
+}
+
+// seat is one Bot playing one slot of one match, and what it has answered.
+type seat struct {
+	mu          sync.Mutex // with a key, another stream of the process may take the seat over
+	id          seatID
+	bot         Bot
+	over        bool   // MatchOver seen
+	seenRequest uint64 // the request last seen
+	answered    uint64 // the request last answered, and with what
+	answer      uint32
+}
+
+// seats are the seats of a key's matches not over yet, shared by the process's streams:
+// a stream that reconnects mid-match may be seated again where another of them played.
+type seats struct {
+	mu   sync.Mutex
+	open map[seatID]*seat
+}
+
+// stream is one ticket's stream, reconnected while the match is not over; or one of a
+// key's streams, reconnected until the referee ends it with OK.
 type stream struct {
 	client    pb.RefereeServiceClient
 	ticket    string
+	key       string
 	referee   string
 	reconnect time.Duration
 	out       *reporter
 	label     string
-	bot       Bot
+	newBot    NewBot
+	info      StreamInfo // with a key: the stream's; each match's Bot gets a copy
+	seats     *seats     // with a key
+	matches   int        // with a key: matches this stream started a Bot for
+	entrant   string     // with a key: from KeyAccepted
+	cur       *seat      // the seat played now (with a key: nil between matches)
 
-	matchOver   bool
 	established bool // the current session has read a message
-	seenRequest uint64
-	answered    uint64 // the request last answered, and with what
-	answer      uint32
 }
 
 func (s *stream) say(line string) { s.out.say(s.label + line) }
@@ -261,7 +339,8 @@ func transient(code codes.Code) bool {
 // (another connection holds the seat, e.g. the referee has not yet noticed a drop).
 // Every other refusal ends the stream at once: "ticket_used: ..." (the match of this
 // ticket is over), PERMISSION_DENIED "wrong_socket: ..." or "process_gone: ...",
-// UNAUTHENTICATED "unknown_ticket: ...", and the rest.
+// UNAUTHENTICATED "unknown_ticket: ..." or "unknown_key: ...", PERMISSION_DENIED
+// "key_revoked: ...", and the rest.
 func retryable(st *status.Status) bool {
 	if st.Code() == codes.AlreadyExists {
 		return reasonOf(st.Message()) == "seat_taken"
@@ -282,6 +361,8 @@ var reasonHints = map[string]string{
 	"wrong_socket":   "this ticket works only on the socket the referee made for its bot",
 	"process_gone":   "the bot process this ticket was made for has ended",
 	"unknown_ticket": "the referee does not know this ticket",
+	"unknown_key":    "the referee knows no entrant with this key",
+	"key_revoked":    "the organiser revoked this key",
 }
 
 var hints = map[codes.Code]string{
@@ -293,24 +374,33 @@ var hints = map[codes.Code]string{
 	codes.ResourceExhausted:  "the referee is over a limit",
 }
 
-func hintFor(st *status.Status) string {
+// keyHints are the hints by status code for a key's stream.
+var keyHints = map[codes.Code]string{
+	codes.Unauthenticated:    "the referee knows no entrant with this key",
+	codes.PermissionDenied:   "the referee does not accept this key",
+	codes.AlreadyExists:      "another connection is playing this seat",
+	codes.InvalidArgument:    "the referee refused a message of this bot",
+	codes.FailedPrecondition: "the referee cannot play this key now",
+	codes.ResourceExhausted:  "the referee is over a limit",
+}
+
+func (s *stream) hintFor(st *status.Status) string {
 	if hint, ok := reasonHints[reasonOf(st.Message())]; ok {
 		return hint
+	}
+	if s.key != "" {
+		return keyHints[st.Code()]
 	}
 	return hints[st.Code()]
 }
 
-func (s *stream) run(ctx context.Context, info StreamInfo, newBot NewBot) (code int) {
-	defer func() {
-		if r := recover(); r != nil {
-			s.panicked("NewBot", r)
-			code = ExitFailed
+func (s *stream) run(ctx context.Context) (code int) {
+	if s.key == "" {
+		bot, err := s.makeBot(s.info)
+		if err != nil {
+			return ExitFailed
 		}
-	}()
-	s.bot = newBot(info)
-	if s.bot == nil {
-		s.say("NewBot returned no bot")
-		return ExitFailed
+		s.cur = &seat{bot: bot}
 	}
 	var giveUpAt time.Time
 	delay := firstDelay
@@ -319,21 +409,29 @@ func (s *stream) run(ctx context.Context, info StreamInfo, newBot NewBot) (code 
 		s.established = false
 		err := s.session(ctx)
 		switch {
-		case s.matchOver:
+		case s.key == "" && s.cur.over:
 			return ExitOK // how the stream ended no longer matters
-		case errors.Is(err, errBotPanicked):
+		case errors.Is(err, errBotPanicked), errors.Is(err, errStreamFailed):
 			return ExitFailed
-		case ctx.Err() != nil:
+		case ctx.Err() != nil && s.key == "":
 			s.say("interrupted before the match was over")
 			return ExitFailed
-		case err == nil:
+		case ctx.Err() != nil:
+			s.say("interrupted before the referee ended the key's stream")
+			return ExitFailed
+		case err == nil && s.key == "":
 			s.say("the referee ended the stream before the match was over")
 			return ExitFailed
+		case err == nil && s.cur != nil:
+			s.say(fmt.Sprintf("the referee ended the stream before match %s was over", s.cur.id.match))
+			return ExitFailed
+		case err == nil:
+			return ExitOK // the entrant has no match left
 		}
 		st := status.Convert(err)
 		if !retryable(st) {
 			line := fmt.Sprintf("the referee at %s ended the stream: %s: %s", s.referee, codeName(st.Code()), st.Message())
-			if hint := hintFor(st); hint != "" {
+			if hint := s.hintFor(st); hint != "" {
 				line += " (" + hint + ")"
 			}
 			s.say(line)
@@ -347,6 +445,8 @@ func (s *stream) run(ctx context.Context, info StreamInfo, newBot NewBot) (code 
 		if now.Add(delay).After(giveUpAt) {
 			what := "cannot reach the referee"
 			switch {
+			case st.Code() == codes.AlreadyExists && s.key != "":
+				what = "another connection kept a seat of this key"
 			case st.Code() == codes.AlreadyExists:
 				what = "another connection kept the seat of this ticket"
 			case everEstablished:
@@ -364,15 +464,35 @@ func (s *stream) run(ctx context.Context, info StreamInfo, newBot NewBot) (code 
 	}
 }
 
+// makeBot calls newBot; the error (already reported) if it panicked or made no Bot.
+func (s *stream) makeBot(info StreamInfo) (bot Bot, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.panicked("NewBot", r)
+			bot, err = nil, errBotPanicked
+		}
+	}()
+	if bot = s.newBot(info); bot == nil {
+		s.say("NewBot returned no bot")
+		return nil, errStreamFailed
+	}
+	return bot, nil
+}
+
 // session is one stream, from Hello to its end: nil if it ended with status OK.
 func (s *stream) session(parent context.Context) error {
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel() // tells the referee we left, unless the call is over already
+	if s.key != "" {
+		// A key's new stream plays no seat until a Welcome names one: the seat it left may
+		// go to another stream of the process, and stays in s.seats for it.
+		s.cur = nil
+	}
 	call, err := s.client.Play(ctx)
 	if err != nil {
 		return err
 	}
-	hello := &pb.PlayRequest{Message: &pb.PlayRequest_Hello{Hello: &pb.Hello{Ticket: s.ticket, ProtocolVersion: ProtocolVersion}}}
+	hello := &pb.PlayRequest{Message: &pb.PlayRequest_Hello{Hello: &pb.Hello{Ticket: s.ticket, Key: s.key, ProtocolVersion: ProtocolVersion}}}
 	if err := call.Send(hello); err != nil && err != io.EOF {
 		return err // io.EOF: the call is over, and Recv tells how
 	}
@@ -408,22 +528,34 @@ func (s *stream) handle(response *pb.PlayResponse) (decision *pb.Decision, err e
 	}()
 	request := response.GetRequest()
 	// After a reconnection the referee re-sends the open request with its events: the bot
-	// has heard those events already if it saw this request.
-	repeated := request != nil && request.GetRequestId() == s.seenRequest
-	if request != nil {
-		s.seenRequest = request.GetRequestId()
+	// has heard those events already if it saw this request (at the same seat).
+	repeated := false
+	if request != nil && s.cur != nil && !s.reseats(response.GetEvents()) {
+		s.cur.mu.Lock()
+		repeated = request.GetRequestId() == s.cur.seenRequest
+		s.cur.mu.Unlock()
 	}
 	if !repeated {
 		for _, event := range response.GetEvents() {
-			s.event(event)
+			if err := s.event(event); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if request == nil {
 		return nil, nil
 	}
+	cur := s.cur
+	if cur == nil {
+		s.say("the referee sent a decision request outside any match (before a Welcome); this stream stops")
+		return nil, errStreamFailed
+	}
+	cur.mu.Lock()
+	defer cur.mu.Unlock()
+	cur.seenRequest = request.GetRequestId()
 	id := request.GetRequestId()
-	if s.answered != id || id == 0 {
-		chosen := s.bot.Choose(NewTurn(request))
+	if cur.answered != id || id == 0 {
+		chosen := cur.bot.Choose(NewTurn(request))
 		legal := false
 		for _, action := range request.GetLegalActions() {
 			legal = legal || action.GetId() == chosen
@@ -431,13 +563,27 @@ func (s *stream) handle(response *pb.PlayResponse) (decision *pb.Decision, err e
 		if !legal {
 			s.say(fmt.Sprintf("Choose returned %d, not a legal action id; sending it anyway", chosen))
 		}
-		s.answered, s.answer = id, chosen
+		cur.answered, cur.answer = id, chosen
 	}
 	// A request re-sent after a reconnection gets the same answer without asking the bot twice.
-	return &pb.Decision{RequestId: id, ActionId: s.answer}, nil
+	return &pb.Decision{RequestId: id, ActionId: cur.answer}, nil
 }
 
-func (s *stream) event(event *pb.Event) {
+// reseats tells whether events hold a Welcome to a seat other than the one played now
+// (with a key: the start of another match).
+func (s *stream) reseats(events []*pb.Event) bool {
+	if s.key == "" {
+		return false
+	}
+	for _, event := range events {
+		if w := event.GetWelcome(); w != nil && (s.cur == nil || s.cur.id != (seatID{w.GetMatchId(), w.GetSlot()})) {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *stream) event(event *pb.Event) error {
 	if r := event.GetActionRejected(); r != nil {
 		left := ""
 		if r.GetReason() != "stale_request" { // a stale answer closes no attempt: no count to show
@@ -448,15 +594,67 @@ func (s *stream) event(event *pb.Event) {
 	if e := event.GetError(); e != nil {
 		s.say(fmt.Sprintf("referee reports %s: %s", e.GetReason(), e.GetMessage()))
 	}
-	if h, ok := s.bot.(EventHandler); ok {
-		h.OnEvent(event)
-	}
-	if event.GetMatchOver() != nil && !s.matchOver {
-		s.matchOver = true
-		if h, ok := s.bot.(MatchOverHandler); ok {
-			h.OnMatchOver()
+	if s.key != "" {
+		if k := event.GetKeyAccepted(); k != nil {
+			s.entrant = k.GetEntrant()
+			return nil // the stream's own news: no bot plays yet
+		}
+		if w := event.GetWelcome(); w != nil {
+			if err := s.sit(seatID{w.GetMatchId(), w.GetSlot()}); err != nil {
+				return err
+			}
 		}
 	}
+	cur := s.cur
+	if cur == nil {
+		return nil // with a key, between matches: no bot to tell
+	}
+	cur.mu.Lock()
+	defer cur.mu.Unlock()
+	if h, ok := cur.bot.(EventHandler); ok {
+		h.OnEvent(event)
+	}
+	if event.GetMatchOver() != nil && !cur.over {
+		cur.over = true
+		if h, ok := cur.bot.(MatchOverHandler); ok {
+			h.OnMatchOver()
+		}
+		if s.key != "" {
+			s.seats.mu.Lock()
+			delete(s.seats.open, cur.id)
+			s.seats.mu.Unlock()
+			s.cur = nil
+		}
+	}
+	return nil
+}
+
+// sit makes id the seat this key's stream plays: the same Bot when it is the seat played
+// now, or one another stream of the process left mid-match; else a new Bot for a new match.
+func (s *stream) sit(id seatID) error {
+	if s.cur != nil && s.cur.id == id {
+		return nil
+	}
+	s.seats.mu.Lock()
+	taken, ok := s.seats.open[id]
+	s.seats.mu.Unlock()
+	if ok {
+		s.cur = taken
+		return nil
+	}
+	s.matches++
+	info := s.info
+	info.Entrant, info.MatchID, info.Match = s.entrant, id.match, s.matches
+	info.Seed = MatchSeed(s.info.Seed, s.matches)
+	bot, err := s.makeBot(info)
+	if err != nil {
+		return err
+	}
+	s.cur = &seat{id: id, bot: bot}
+	s.seats.mu.Lock()
+	s.seats.open[id] = s.cur
+	s.seats.mu.Unlock()
+	return nil
 }
 
 func (s *stream) panicked(who string, value any) {

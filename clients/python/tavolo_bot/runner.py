@@ -4,14 +4,19 @@ Environment (read when :func:`run` gets no arguments):
 
 - ``TAVOLO_REFEREE``: the referee's ``host:port``, or ``unix:/path`` of a Unix-domain socket.
 - ``TAVOLO_TICKET``: one ticket, or several separated by commas (one stream and one bot each).
+- ``TAVOLO_KEY``: an entrant key instead of tickets: its streams are seated in each of the
+  entrant's matches in turn, with a fresh bot for each match (docs/protocol.md).
+- ``TAVOLO_STREAMS``: how many streams to open with ``TAVOLO_KEY`` (2): a table of a
+  partnership game takes two, otherwise one, so more streams play more tables at once.
 - ``TAVOLO_TLS_CA``: a PEM file of the root certificate; unset means no TLS.
 - ``TAVOLO_RECONNECT_SECONDS``: how long to keep reconnecting after the stream breaks (10).
 - ``TAVOLO_SEED``: seed text for the bots' randomness (unset: each stream's ticket).
 
 A refusal that trying again cannot change ends the stream at once: ``ticket_used`` (the
-match is over), ``unknown_ticket``, ``wrong_socket``, ``process_gone``, and any other status
-that is the referee's answer. ``seat_taken`` (another connection still holds the seat, as
-right after a drop) is retried within ``TAVOLO_RECONNECT_SECONDS``, like a broken connection.
+match is over), ``unknown_ticket``, ``wrong_socket``, ``process_gone``, ``unknown_key``,
+``key_revoked``, and any other status that is the referee's answer. ``seat_taken``
+(another connection still holds the seat, as right after a drop) is retried within
+``TAVOLO_RECONNECT_SECONDS``, like a broken connection.
 """
 
 from __future__ import annotations
@@ -44,6 +49,8 @@ EXIT_USAGE = 2
 """The settings are missing or wrong; nothing was played."""
 
 DEFAULT_RECONNECT_SECONDS = 10.0
+DEFAULT_KEY_STREAMS = 2
+"""Streams opened with an entrant key unless ``TAVOLO_STREAMS`` says otherwise."""
 _FIRST_DELAY = 0.1
 _MAX_DELAY = 1.0
 
@@ -71,6 +78,8 @@ _REASON_HINTS = {
     "wrong_socket": "this ticket works only on the socket the referee gave its bot",
     "process_gone": "the bot process this ticket was made for has ended",
     "protocol_version": f"this SDK speaks protocol version {PROTOCOL_VERSION}",
+    "unknown_key": "the referee knows no entrant with this key",
+    "key_revoked": "the organiser revoked this key",
 }
 
 _HINTS = {
@@ -105,11 +114,15 @@ class Settings:
     referee: str
     """``host:port``."""
     tickets: tuple[str, ...]
+    """Empty with an entrant key."""
     tls_ca: bytes | None = None
     """PEM root certificate; None for an insecure channel."""
     reconnect_seconds: float = DEFAULT_RECONNECT_SECONDS
     seed: str = ""
     """``TAVOLO_SEED`` as given; empty when unset (each stream then uses its ticket)."""
+    key: str = ""
+    """``TAVOLO_KEY``: an entrant key, played on ``streams`` streams; empty with tickets."""
+    streams: int = DEFAULT_KEY_STREAMS
 
 
 def load_settings(
@@ -124,13 +137,25 @@ def load_settings(
     referee = referee.strip()
     if not referee:
         raise ConfigError("no referee address: set TAVOLO_REFEREE to host:port")
+    key = env.get("TAVOLO_KEY", "").strip() if tickets is None else ""
     if tickets is None:
         tickets = env.get("TAVOLO_TICKET", "")
     if isinstance(tickets, str):
         tickets = tickets.split(",")
     cleaned = tuple(t.strip() for t in tickets if t.strip())
-    if not cleaned:
-        raise ConfigError("no ticket: set TAVOLO_TICKET (several tickets: comma-separated)")
+    if key and cleaned:
+        raise ConfigError("set TAVOLO_TICKET or TAVOLO_KEY, not both")
+    if not cleaned and not key:
+        raise ConfigError(
+            "no ticket: set TAVOLO_TICKET (several tickets: comma-separated), "
+            "or TAVOLO_KEY to play an entrant key"
+        )
+    streams = DEFAULT_KEY_STREAMS
+    text = env.get("TAVOLO_STREAMS", "").strip()
+    if text:
+        if not text.isdigit() or int(text) < 1:
+            raise ConfigError(f"TAVOLO_STREAMS must be a whole number from 1, not {text!r}")
+        streams = int(text)
     tls_ca = None
     ca_path = env.get("TAVOLO_TLS_CA", "").strip()
     if ca_path:
@@ -148,7 +173,7 @@ def load_settings(
             reconnect = -1.0
         if not reconnect >= 0:  # also refuses nan
             raise ConfigError(f"TAVOLO_RECONNECT_SECONDS must be seconds >= 0, not {text!r}")
-    return Settings(referee, cleaned, tls_ca, reconnect, env.get("TAVOLO_SEED", ""))
+    return Settings(referee, cleaned, tls_ca, reconnect, env.get("TAVOLO_SEED", ""), key, streams)
 
 
 def _say(line: str) -> None:
@@ -199,16 +224,32 @@ def action_id(choice: object, turn: Turn) -> int:
 
 
 class _Stream:
-    """One ticket's stream, reconnected while the match is not over."""
+    """One ticket's stream, reconnected while the match is not over; or one stream of an
+    entrant key, seated in match after match with a fresh bot each (``make_bot``)."""
 
     def __init__(
-        self, channel: grpc.aio.Channel, bot: Bot, ticket: str, label: str, settings: Settings
+        self,
+        channel: grpc.aio.Channel,
+        bot: Bot,
+        ticket: str,
+        label: str,
+        settings: Settings,
+        make_bot: Callable[[int], Bot] | None = None,
+        left: dict[tuple[str, int], tuple[Bot, tuple[int, int] | None, int | None]] | None = None,
     ) -> None:
         self._stub = referee_pb2_grpc.RefereeServiceStub(channel)  # type: ignore[no-untyped-call]
         self._bot = bot
         self._ticket = ticket
         self._label = label
         self._settings = settings
+        self._make_bot = make_bot
+        """Key mode: makes the bot of the stream's n-th match (from 1)."""
+        self._match: tuple[str, int] | None = None
+        """Key mode: (match id, slot) the stream plays now or played last."""
+        self._matches = 0
+        self._left = {} if left is None else left
+        """Key mode, shared by the process's key streams: the bot (and its last answer) of
+        each seat a lost stream left mid-match, for whichever stream is seated there next."""
         self._match_over = False
         self._established = False
         # The last (request_id, action_id) sent: a request re-sent after a reconnection gets
@@ -239,8 +280,9 @@ class _Stream:
             try:
                 await self._session()
             except grpc.aio.AioRpcError as err:
-                if self._match_over:
+                if self._match_over and self._make_bot is None:
                     return EXIT_OK  # how the stream ended no longer matters
+                self._leave_seat()
                 code, details = err.code(), err.details() or ""
                 if not retryable(code, details):
                     hint = _hint(code, details)
@@ -252,6 +294,15 @@ class _Stream:
                 outcome = f"{code.name}: {details}"
                 seat_taken = code == grpc.StatusCode.ALREADY_EXISTS
             else:
+                if self._make_bot is not None and self._established:
+                    # With a key the referee ends the stream once the entrant has no match
+                    # left: between matches, never in the middle of one.
+                    if self._match is None or self._match_over:
+                        return EXIT_OK
+                    self._say(
+                        f"the referee ended the stream before match {self._match[0]} was over"
+                    )
+                    return EXIT_FAILED
                 if self._match_over:
                     return EXIT_OK
                 self._say("the referee ended the stream before the match was over")
@@ -279,7 +330,10 @@ class _Stream:
         """One stream, from Hello to its end; raises ``AioRpcError`` unless it ends OK."""
         call: grpc.aio.StreamStreamCall[pb.PlayRequest, pb.PlayResponse] = self._stub.Play()
         try:
-            hello = pb.Hello(ticket=self._ticket, protocol_version=PROTOCOL_VERSION)
+            if self._make_bot is not None:
+                hello = pb.Hello(key=self._settings.key, protocol_version=PROTOCOL_VERSION)
+            else:
+                hello = pb.Hello(ticket=self._ticket, protocol_version=PROTOCOL_VERSION)
             await _write(call, pb.PlayRequest(hello=hello))
             while True:
                 response = await call.read()
@@ -302,6 +356,8 @@ class _Stream:
         self._seen_request = request_id if request_id is not None else self._seen_request
         for event in () if repeated else response.events:
             kind = event.WhichOneof("event")
+            if kind == "welcome" and self._make_bot is not None:
+                self._seat(event.welcome)
             if kind == "action_rejected":
                 r = event.action_rejected
                 # A stale answer (re-sent, or too late) closes no attempt: no count to show.
@@ -309,12 +365,14 @@ class _Stream:
                 self._say(f"action {r.action_id} was rejected ({r.reason}: {r.message}){left}")
             elif kind == "error":
                 self._say(f"referee reports {event.error.reason}: {event.error.message}")
+            bot = self._bot  # a Welcome may have brought a new bot (key mode)
             bot.on_event(event)
             if kind == "match_over" and not self._match_over:
                 self._match_over = True
                 bot.on_match_over()
         if not response.HasField("request"):
             return None
+        bot = self._bot
         request = response.request
         if self._answered is not None and self._answered[0] == request.request_id:
             chosen = self._answered[1]
@@ -325,6 +383,34 @@ class _Stream:
                 self._say(f"choose() returned {chosen}, not a legal action id; sending it anyway")
             self._answered = (request.request_id, chosen)
         return pb.Decision(request_id=request.request_id, action_id=chosen)
+
+    def _seat(self, welcome: pb.Welcome) -> None:
+        """Key mode: a Welcome to a match not played yet brings a fresh bot; one to the
+        match being played (after a reconnection) keeps the bot it has."""
+        seat = (welcome.match_id, welcome.slot)
+        if seat == self._match:
+            return
+        self._leave_seat()
+        self._match = seat
+        self._match_over = False
+        if seat in self._left:
+            # All streams of a process share a channel: after a drop, this one may be seated
+            # where another stream was playing, and that seat's bot plays on here.
+            self._bot, self._answered, self._seen_request = self._left.pop(seat)
+            return
+        assert self._make_bot is not None
+        self._matches += 1
+        self._bot = self._make_bot(self._matches)
+        self._answered = None
+        self._seen_request = None
+
+    def _leave_seat(self) -> None:
+        """Key mode: the stream is lost, or seated elsewhere, in the middle of a match: keep
+        that seat's bot for the stream that comes back to it."""
+        if self._make_bot is None or self._match is None or self._match_over:
+            return
+        self._left[self._match] = (self._bot, self._answered, self._seen_request)
+        self._match = None
 
 
 async def _write(
@@ -349,6 +435,8 @@ async def run_async(
         return EXIT_USAGE
     # gRPC's C core logs connection chatter at INFO; keep stderr for our own lines.
     os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
+    if settings.key:
+        return await _run_key(bot_class, settings)
     count = len(settings.tickets)
     bots = []
     for index, ticket in enumerate(settings.tickets):
@@ -368,6 +456,46 @@ async def run_async(
                 channel, bot, bot.ticket, f"ticket {i + 1}/{count}: " if count > 1 else "", settings
             )
             for i, bot in enumerate(bots)
+        ]
+        codes = await asyncio.gather(*(s.play() for s in streams))
+    finally:
+        await channel.close()
+    return max(codes, default=EXIT_OK)
+
+
+async def _run_key(bot_class: BotFactory, settings: Settings) -> int:
+    """Play an entrant key on ``settings.streams`` streams until its matches are over."""
+    count = settings.streams
+
+    def maker(index: int) -> Callable[[int], Bot]:
+        def make(match: int) -> Bot:
+            bot = bot_class()
+            bot.ticket, bot.stream_index, bot.stream_count = settings.key, index, count
+            bot.seed = f"{stream_seed(settings.seed, settings.key, index, count)}/match/{match}"
+            return bot
+
+        return make
+
+    try:
+        bot_class()  # made now too, so a bot that cannot be made fails before connecting
+    except Exception:
+        _say("making the bot raised an exception:")
+        traceback.print_exc()
+        return EXIT_FAILED
+    channel = _make_channel(settings)
+    left: dict[tuple[str, int], tuple[Bot, tuple[int, int] | None, int | None]] = {}
+    try:
+        streams = [
+            _Stream(
+                channel,
+                Bot(),
+                "",
+                f"key stream {i + 1}/{count}: " if count > 1 else "",
+                settings,
+                make_bot=maker(i),
+                left=left,
+            )
+            for i in range(count)
         ]
         codes = await asyncio.gather(*(s.play() for s in streams))
     finally:

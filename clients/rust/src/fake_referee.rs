@@ -1,15 +1,16 @@
 //! An in-process fake referee for the unit tests: `RefereeService.Play` spoken by hand over
 //! HTTP/2 (the h2 crate tonic's client already uses), on a TCP port of 127.0.0.1, on its
 //! own thread and runtime. Each stream follows a script chosen from its attempt number and
-//! the ticket of its Hello; the fake counts the streams opened.
+//! the ticket of its Hello; the fake counts the streams opened and keeps their Hellos.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 use bytes::{Buf, BufMut, Bytes, BytesMut};
 use h2::RecvStream;
 use h2::server::SendResponse;
 use prost::Message;
+use tokio::sync::Notify;
 use tonic::Code;
 
 use crate::pb::{self, PlayRequest, PlayResponse, event::Event};
@@ -22,6 +23,10 @@ pub enum Step {
     Expect { request_id: u64, action_id: u32 },
     /// End the stream with this status and details (trailers-only if nothing was sent).
     End(Code, String),
+    /// Tell whoever waits on this (a stream of another attempt).
+    Notify(Arc<Notify>),
+    /// Wait until told.
+    Wait(Arc<Notify>),
 }
 
 /// What a stream does: from its attempt number (1 for the first stream the fake sees) and
@@ -32,6 +37,7 @@ pub struct FakeReferee {
     /// `host:port`, for `TAVOLO_REFEREE`.
     pub address: String,
     attempts: Arc<AtomicUsize>,
+    hellos: Arc<Mutex<Vec<pb::Hello>>>,
 }
 
 impl FakeReferee {
@@ -39,12 +45,19 @@ impl FakeReferee {
     pub fn attempts(&self) -> usize {
         self.attempts.load(Ordering::SeqCst)
     }
+
+    /// The Hello of every stream so far (a default one for a stream that sent none).
+    pub fn hellos(&self) -> Vec<pb::Hello> {
+        self.hellos.lock().unwrap().clone()
+    }
 }
 
 /// Starts the fake on a fresh port; it lives until the test process ends.
 pub fn serve(script: impl Fn(usize, &str) -> Vec<Step> + Send + Sync + 'static) -> FakeReferee {
     let attempts = Arc::new(AtomicUsize::new(0));
     let counter = attempts.clone();
+    let hellos = Arc::new(Mutex::new(Vec::new()));
+    let kept = hellos.clone();
     let script: Arc<Script> = Arc::new(script);
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
@@ -59,16 +72,16 @@ pub fn serve(script: impl Fn(usize, &str) -> Vec<Step> + Send + Sync + 'static) 
                 let Ok((io, _)) = listener.accept().await else {
                     continue;
                 };
-                let (script, counter) = (script.clone(), counter.clone());
+                let (script, counter, kept) = (script.clone(), counter.clone(), kept.clone());
                 tokio::spawn(async move {
                     let Ok(mut conn) = h2::server::handshake(io).await else {
                         return;
                     };
                     while let Some(Ok((request, respond))) = conn.accept().await {
                         let n = counter.fetch_add(1, Ordering::SeqCst) + 1;
-                        let script = script.clone();
+                        let (script, kept) = (script.clone(), kept.clone());
                         tokio::spawn(async move {
-                            play(n, request.into_body(), respond, &*script).await;
+                            play(n, request.into_body(), respond, &*script, &kept).await;
                         });
                     }
                 });
@@ -78,6 +91,7 @@ pub fn serve(script: impl Fn(usize, &str) -> Vec<Step> + Send + Sync + 'static) 
     FakeReferee {
         address: rx.recv().unwrap(),
         attempts,
+        hellos,
     }
 }
 
@@ -122,15 +136,23 @@ fn status_headers(code: Code, details: &str) -> http::HeaderMap {
     headers
 }
 
-async fn play(n: usize, body: RecvStream, mut respond: SendResponse<Bytes>, script: &Script) {
+async fn play(
+    n: usize,
+    body: RecvStream,
+    mut respond: SendResponse<Bytes>,
+    script: &Script,
+    hellos: &Mutex<Vec<pb::Hello>>,
+) {
     let mut reader = Reader {
         body,
         buffer: BytesMut::new(),
     };
-    let ticket = match reader.next().await.and_then(|m| m.message) {
-        Some(pb::play_request::Message::Hello(hello)) => hello.ticket,
-        _ => String::new(),
+    let hello = match reader.next().await.and_then(|m| m.message) {
+        Some(pb::play_request::Message::Hello(hello)) => hello,
+        _ => pb::Hello::default(),
     };
+    let ticket = hello.ticket.clone();
+    hellos.lock().unwrap().push(hello);
     let mut sending: Option<h2::SendStream<Bytes>> = None;
     let ok_headers = || {
         http::Response::builder()
@@ -175,6 +197,8 @@ async fn play(n: usize, body: RecvStream, mut respond: SendResponse<Bytes>, scri
                 end = (code, details);
                 break;
             }
+            Step::Notify(notify) => notify.notify_one(),
+            Step::Wait(notify) => notify.notified().await,
         }
     }
     let trailers = status_headers(end.0, &end.1);
@@ -210,6 +234,70 @@ pub fn welcome(ticket: &str) -> Step {
         match_id: ticket.to_string(),
         slot: 0,
     })])))
+}
+
+/// The request every scripted match sends: id 5, one legal play, id 17, with an event of a
+/// kind this SDK does not know.
+pub fn request() -> Step {
+    let request = pb::DecisionRequest {
+        request_id: 5,
+        deadline_ms: 1000,
+        legal_actions: vec![pb::Action {
+            id: 17,
+            kind: pb::ActionKind::Play as i32,
+            card: "6C".into(),
+            text: "6C".into(),
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    Step::Send(Box::new(PlayResponse {
+        events: vec![pb::Event { event: None }],
+        request: Some(request),
+    }))
+}
+
+/// Read the answer to [`request`].
+pub fn expect_answer() -> Step {
+    Step::Expect {
+        request_id: 5,
+        action_id: 17,
+    }
+}
+
+/// KeyAccepted, as the referee sends it first on a key's stream.
+pub fn key_accepted() -> Step {
+    Step::Send(Box::new(events(vec![Event::KeyAccepted(
+        pb::KeyAccepted {
+            entrant: "alice".into(),
+            streams_per_table: 2,
+            matches_left: 2,
+        },
+    )])))
+}
+
+/// A Welcome seating a key's stream at `slot` of `match_id`.
+pub fn welcome_to(match_id: &str, slot: u32) -> Step {
+    Step::Send(Box::new(events(vec![Event::Welcome(pb::Welcome {
+        match_id: match_id.into(),
+        slot,
+    })])))
+}
+
+pub fn match_over(match_id: &str) -> Step {
+    Step::Send(Box::new(events(vec![Event::MatchOver(pb::MatchOver {
+        match_id: match_id.into(),
+    })])))
+}
+
+/// A key's match of one request: Welcome, [`request`], its answer, MatchOver.
+pub fn key_match(match_id: &str, slot: u32) -> Vec<Step> {
+    vec![
+        welcome_to(match_id, slot),
+        request(),
+        expect_answer(),
+        match_over(match_id),
+    ]
 }
 
 /// A whole match of one request (id 5, one legal play, id 17) answered 17, then MatchOver.

@@ -3,7 +3,9 @@
 //! Implement [`Bot::choose`] (and optionally the event hooks), then hand a factory to
 //! [`run`]: it reads `TAVOLO_REFEREE` / `TAVOLO_TICKET` / `TAVOLO_SEED` / `TAVOLO_TLS_CA`,
 //! opens one gRPC stream per ticket, sends the Hello, answers every request with your
-//! choice, reconnects if the line drops, and returns the process exit code.
+//! choice, reconnects if the line drops, and returns the process exit code. With
+//! `TAVOLO_KEY` (a tournament's entrant key) it opens `TAVOLO_STREAMS` streams (2) with
+//! the key instead, and plays every match the referee seats them in, a new bot each.
 //!
 //! ```no_run
 //! use tavolo_bot::{Bot, Turn};
@@ -38,12 +40,13 @@ pub use cards::{Card, Suit, winning_card};
 pub use pb::event::Event;
 pub use pb::{Action, ActionKind, Observation, Signal};
 pub use runner::{
-    ConfigError, EXIT_FAILED, EXIT_OK, EXIT_USAGE, PROTOCOL_VERSION, RefereeAddress, Settings,
-    StreamInfo, game_seed, run, run_with, stream_seed,
+    ConfigError, DEFAULT_STREAMS, EXIT_FAILED, EXIT_OK, EXIT_USAGE, PROTOCOL_VERSION,
+    RefereeAddress, Settings, StreamInfo, game_seed, match_seed, run, run_with, stream_seed,
 };
 pub use turn::{TrickCard, Turn, card_of, is_play};
 
-/// A bot: one instance per ticket (stream), living for the whole match.
+/// A bot: one instance per ticket (stream), or per match of an entrant key, living for
+/// the whole match.
 pub trait Bot: Send + 'static {
     /// The id of one of `turn.legal()`. Called once per request; keep it well within
     /// `turn.deadline_ms()`.

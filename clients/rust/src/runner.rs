@@ -1,22 +1,27 @@
-//! Playing tickets: one gRPC stream per ticket, reconnection, and the process exit code.
+//! Playing tickets: one gRPC stream per ticket, reconnection, and the process exit code;
+//! or an entrant key: several streams, each seated in match after match.
 
+use std::collections::HashMap;
 use std::fmt;
+use std::panic::AssertUnwindSafe;
 use std::process::ExitCode;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::Poll;
 use std::time::Duration;
 
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::transport::{Channel, Endpoint};
 use tonic::{Code, Status};
 
 use crate::pb::referee_service_client::RefereeServiceClient;
-use crate::pb::{self, DecisionRequest, PlayRequest, PlayResponse, event::Event, play_request};
+use crate::pb::{self, PlayRequest, PlayResponse, event::Event, play_request};
 use crate::{Bot, Turn};
 
 /// The protocol version this SDK speaks (`Hello.protocol_version`).
 pub const PROTOCOL_VERSION: u32 = 1;
-/// Every stream ended after `MatchOver`.
+/// Every stream ended after `MatchOver` (with a key: the referee ended each with OK).
 pub const EXIT_OK: u8 = 0;
 /// A stream failed: refused by the referee, connection lost for good, or the bot panicked.
 pub const EXIT_FAILED: u8 = 1;
@@ -24,6 +29,9 @@ pub const EXIT_FAILED: u8 = 1;
 pub const EXIT_USAGE: u8 = 2;
 
 const DEFAULT_RECONNECT: Duration = Duration::from_secs(10);
+/// Streams an entrant key opens unless `TAVOLO_STREAMS` says otherwise: a partnership
+/// table seats the entrant on two at once.
+pub const DEFAULT_STREAMS: usize = 2;
 const FIRST_DELAY: Duration = Duration::from_millis(100);
 const MAX_DELAY: Duration = Duration::from_secs(1);
 
@@ -83,8 +91,12 @@ impl RefereeAddress {
 pub struct Settings {
     /// `host:port`, `unix:/path` or `unix:///path` (see [`RefereeAddress`]).
     pub referee: String,
-    /// One stream per ticket.
+    /// One stream per ticket; empty with a key.
     pub tickets: Vec<String>,
+    /// `TAVOLO_KEY`: an entrant key, played on `streams` streams; empty with tickets.
+    pub key: String,
+    /// `TAVOLO_STREAMS`: how many streams the key opens (ignored with tickets).
+    pub streams: usize,
     /// `TAVOLO_SEED` as given; empty when unset (then each stream seeds from its own
     /// ticket: see [`StreamInfo::seed`]).
     pub seed: String,
@@ -95,8 +107,9 @@ pub struct Settings {
 }
 
 impl Settings {
-    /// Settings from `TAVOLO_REFEREE`, `TAVOLO_TICKET` (comma-separated tickets),
-    /// `TAVOLO_SEED`, `TAVOLO_TLS_CA` and `TAVOLO_RECONNECT_SECONDS`.
+    /// Settings from `TAVOLO_REFEREE`, `TAVOLO_TICKET` (comma-separated tickets) or
+    /// `TAVOLO_KEY` (and `TAVOLO_STREAMS`), `TAVOLO_SEED`, `TAVOLO_TLS_CA` and
+    /// `TAVOLO_RECONNECT_SECONDS`.
     pub fn from_env() -> Result<Settings, ConfigError> {
         Settings::from_lookup(|name| std::env::var(name).ok())
     }
@@ -117,11 +130,34 @@ impl Settings {
             .filter(|t| !t.is_empty())
             .map(String::from)
             .collect();
-        if tickets.is_empty() {
+        let key = var("TAVOLO_KEY");
+        if !key.is_empty() && !tickets.is_empty() {
             return Err(ConfigError(
-                "no ticket: set TAVOLO_TICKET (several tickets: comma-separated)".into(),
+                "both TAVOLO_TICKET and TAVOLO_KEY are set: set one (a ticket plays one match, \
+                 a key all of an entrant's matches)"
+                    .into(),
             ));
         }
+        if key.is_empty() && tickets.is_empty() {
+            return Err(ConfigError(
+                "no ticket or key: set TAVOLO_TICKET (several tickets: comma-separated) \
+                 or TAVOLO_KEY (a tournament's entrant key)"
+                    .into(),
+            ));
+        }
+        let text = var("TAVOLO_STREAMS");
+        let streams = if text.is_empty() {
+            DEFAULT_STREAMS
+        } else {
+            match text.parse::<usize>() {
+                Ok(n) if n >= 1 && text.bytes().all(|b| b.is_ascii_digit()) => n,
+                _ => {
+                    return Err(ConfigError(format!(
+                        "TAVOLO_STREAMS must be a whole number >= 1, not {text:?}"
+                    )));
+                }
+            }
+        };
         let seed = get("TAVOLO_SEED").unwrap_or_default();
         let ca_path = var("TAVOLO_TLS_CA");
         let tls_ca = if ca_path.is_empty() {
@@ -147,6 +183,8 @@ impl Settings {
         Ok(Settings {
             referee,
             tickets,
+            key,
+            streams,
             seed,
             tls_ca,
             reconnect,
@@ -154,16 +192,27 @@ impl Settings {
     }
 }
 
-/// What a bot factory learns about the stream its bot will play.
-#[derive(Debug, Clone)]
+/// What a bot factory learns about the stream its bot will play (with a key: the match).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct StreamInfo {
+    /// The ticket; empty with a key. A secret: do not print it.
     pub ticket: String,
-    /// From 0, in `TAVOLO_TICKET` order.
+    /// The entrant key (`TAVOLO_KEY`); empty with a ticket. A secret too.
+    pub key: String,
+    /// From 0, in `TAVOLO_TICKET` order, or the key's stream.
     pub index: usize,
+    /// How many tickets, or key streams (`TAVOLO_STREAMS`).
     pub count: usize,
-    /// Seed text for this bot's randomness: `TAVOLO_SEED`, or this stream's own ticket
-    /// when it is unset (or empty), with `/<index>` appended when the process plays several
-    /// tickets. See [`stream_seed`].
+    /// With a key: the entrant's name (`KeyAccepted::entrant`).
+    pub entrant: String,
+    /// With a key: the match (`Welcome::match_id`).
+    pub match_id: String,
+    /// With a key: the match's ordinal on this stream, 1, 2, ...; 0 with a ticket.
+    pub match_number: u32,
+    /// Seed text for this bot's randomness: `TAVOLO_SEED`, or this stream's own ticket (or
+    /// the key) when it is unset (or empty), with `/<index>` appended when the process
+    /// plays several streams; with a key, then `/match/<match_number>`. See
+    /// [`stream_seed`] and [`match_seed`].
     pub seed: String,
 }
 
@@ -187,6 +236,12 @@ pub fn stream_seed(seed: &str, ticket: &str, index: usize, count: usize) -> Stri
     }
 }
 
+/// The seed text of the `number`-th match (from 1) of a key's stream whose seed text is
+/// `stream_seed`: `<stream_seed>/match/<number>`.
+pub fn match_seed(stream_seed: &str, number: u32) -> String {
+    format!("{stream_seed}/match/{number}")
+}
+
 /// The seed text of game `game` of a stream whose seed text is `stream_seed`:
 /// `<stream_seed>/game/<game>`, as the Python SDK's built-in random bot uses it.
 pub fn game_seed(stream_seed: &str, game: u32) -> String {
@@ -202,8 +257,10 @@ fn say(line: &str) {
 }
 
 /// Plays every ticket of `TAVOLO_TICKET`, each with its own bot: `make` is called once
-/// per ticket, with that stream's [`StreamInfo`]. The exit code:
-/// 0 when every stream ended after `MatchOver`, 1 when one failed, 2 for bad settings.
+/// per ticket, with that stream's [`StreamInfo`]. With `TAVOLO_KEY` it plays the key on
+/// `TAVOLO_STREAMS` streams instead, and `make` is called once per match, on this thread.
+/// The exit code: 0 when every stream ended after `MatchOver` (with a key: with status
+/// OK), 1 when one failed, 2 for bad settings.
 pub fn run<B: Bot>(make: impl FnMut(&StreamInfo) -> B) -> ExitCode {
     match Settings::from_env() {
         Ok(settings) => ExitCode::from(run_with(settings, make)),
@@ -235,6 +292,13 @@ pub fn run_with<B: Bot>(settings: Settings, mut make: impl FnMut(&StreamInfo) ->
             return EXIT_USAGE;
         }
     };
+    if let Some(problem) = settings_problem(&settings) {
+        say(&problem);
+        return EXIT_USAGE;
+    }
+    if !settings.key.is_empty() {
+        return run_key(&runtime, channel, &settings, make);
+    }
     let count = settings.tickets.len();
     let mut streams = Vec::with_capacity(count);
     for (index, ticket) in settings.tickets.iter().enumerate() {
@@ -243,13 +307,21 @@ pub fn run_with<B: Bot>(settings: Settings, mut make: impl FnMut(&StreamInfo) ->
             index,
             count,
             seed: stream_seed(&settings.seed, ticket, index, count),
+            ..StreamInfo::default()
         };
         let label = if count > 1 {
             format!("ticket {}/{count}: ", index + 1)
         } else {
             String::new()
         };
-        streams.push(Stream::new(make(&info), ticket.clone(), label, &settings));
+        let seat = Arc::new(Mutex::new(Seat::new(None, make(&info))));
+        streams.push(Stream::new(
+            Some(seat),
+            ticket.clone(),
+            None,
+            label,
+            &settings,
+        ));
     }
     runtime.block_on(async move {
         let mut tasks = tokio::task::JoinSet::new();
@@ -267,6 +339,79 @@ pub fn run_with<B: Bot>(settings: Settings, mut make: impl FnMut(&StreamInfo) ->
         }
         code
     })
+}
+
+/// What is wrong with settings made by hand (from_lookup makes none of these).
+fn settings_problem(settings: &Settings) -> Option<String> {
+    match (settings.key.is_empty(), settings.tickets.is_empty()) {
+        (false, false) => Some("both a ticket and a key are set: set one".into()),
+        (true, true) => Some("no ticket or key: set TAVOLO_TICKET or TAVOLO_KEY".into()),
+        (false, true) if settings.streams == 0 => Some("streams must be at least 1".into()),
+        _ => None,
+    }
+}
+
+/// A request for a new bot, from a key's stream to the factory (which only the thread of
+/// `run_with` may call: it need not be `Send`).
+type BotOrder<B> = (StreamInfo, oneshot::Sender<Option<B>>);
+
+/// Plays `settings.key` on `settings.streams` streams until the referee ends each with OK.
+fn run_key<B: Bot>(
+    runtime: &tokio::runtime::Runtime,
+    channel: Channel,
+    settings: &Settings,
+    mut make: impl FnMut(&StreamInfo) -> B,
+) -> u8 {
+    let count = settings.streams;
+    let seats: Seats<B> = Arc::default();
+    let (orders, mut inbox) = mpsc::unbounded_channel::<BotOrder<B>>();
+    let mut tasks = tokio::task::JoinSet::new();
+    for index in 0..count {
+        let info = StreamInfo {
+            key: settings.key.clone(),
+            index,
+            count,
+            seed: stream_seed(&settings.seed, &settings.key, index, count),
+            ..StreamInfo::default()
+        };
+        let label = if count > 1 {
+            format!("key stream {}/{count}: ", index + 1)
+        } else {
+            String::new()
+        };
+        let key = KeyStream {
+            key: settings.key.clone(),
+            info,
+            seats: seats.clone(),
+            orders: orders.clone(),
+            matches: 0,
+            entrant: String::new(),
+        };
+        let stream = Stream::new(None, String::new(), Some(key), label, settings);
+        let channel = channel.clone();
+        tasks.spawn_on(async move { stream.play(channel).await }, runtime.handle());
+    }
+    drop(orders);
+    let mut code = EXIT_OK;
+    runtime.block_on(std::future::poll_fn(|cx| {
+        loop {
+            while let Poll::Ready(Some((info, reply))) = inbox.poll_recv(cx) {
+                // The panic hook prints the factory's message; the stream says it stops.
+                let bot = std::panic::catch_unwind(AssertUnwindSafe(|| make(&info))).ok();
+                let _ = reply.send(bot);
+            }
+            match tasks.poll_join_next(cx) {
+                Poll::Ready(Some(joined)) => {
+                    code = code.max(joined.unwrap_or_else(|_| {
+                        say("the bot panicked; its stream stops");
+                        EXIT_FAILED
+                    }));
+                }
+                Poll::Ready(None) => return Poll::Ready(code),
+                Poll::Pending => return Poll::Pending,
+            }
+        }
+    }))
 }
 
 fn make_channel(settings: &Settings) -> Result<Channel, ConfigError> {
@@ -344,7 +489,7 @@ fn reason_of(details: &str) -> &str {
 /// (another connection holds the seat, e.g. the referee has not yet noticed a drop). Every
 /// other refusal ends the stream at once: `ticket_used` (the match of this ticket is over),
 /// `PERMISSION_DENIED` `wrong_socket` or `process_gone`, `UNAUTHENTICATED`
-/// `unknown_ticket`, and the rest.
+/// `unknown_ticket` or `unknown_key`, `PERMISSION_DENIED` `key_revoked`, and the rest.
 fn retryable(status: &Status) -> bool {
     let code = status.code();
     if code == Code::AlreadyExists {
@@ -356,8 +501,10 @@ fn retryable(status: &Status) -> bool {
     transient(code) || broken
 }
 
-fn hint(code: Code, message: &str) -> &'static str {
+fn hint(code: Code, message: &str, key: bool) -> &'static str {
     match reason_of(message) {
+        "unknown_key" => return " (the referee knows no entrant with this key)",
+        "key_revoked" => return " (the organiser revoked this key)",
         "ticket_used" => return " (the match of this ticket is over)",
         "seat_taken" => return " (another connection is playing this ticket)",
         "wrong_socket" => {
@@ -366,6 +513,17 @@ fn hint(code: Code, message: &str) -> &'static str {
         "process_gone" => return " (the bot process this ticket was made for has ended)",
         "unknown_ticket" => return " (the referee does not know this ticket)",
         _ => {}
+    }
+    if key {
+        return match code {
+            Code::Unauthenticated => " (the referee knows no entrant with this key)",
+            Code::PermissionDenied => " (the referee does not accept this key)",
+            Code::AlreadyExists => " (another connection is playing this seat)",
+            Code::InvalidArgument => " (the referee refused a message of this bot)",
+            Code::FailedPrecondition => " (the referee cannot play this key now)",
+            Code::ResourceExhausted => " (the referee is over a limit)",
+            _ => "",
+        };
     }
     match code {
         Code::Unauthenticated => " (the referee does not know this ticket)",
@@ -390,33 +548,97 @@ fn code_name(code: Code) -> String {
     name
 }
 
-/// One ticket's stream, reconnected while the match is not over.
-struct Stream<B: Bot> {
+/// A player slot of a match: (match id, slot).
+type SeatId = (String, u32);
+
+/// One bot playing one slot of one match, and what it has answered.
+struct Seat<B: Bot> {
+    /// With a key: the seat; None for a ticket's.
+    id: Option<SeatId>,
     bot: B,
-    ticket: String,
-    label: String,
-    referee: String,
-    reconnect: Duration,
-    match_over: bool,
-    established: bool,
+    /// MatchOver seen.
+    over: bool,
     /// The last (request_id, action_id) sent: a request re-sent after a reconnection gets
     /// the same answer without asking the bot twice.
     answered: Option<(u64, u32)>,
     seen_request: Option<u64>,
 }
 
-impl<B: Bot> Stream<B> {
-    fn new(bot: B, ticket: String, label: String, settings: &Settings) -> Stream<B> {
-        Stream {
+impl<B: Bot> Seat<B> {
+    fn new(id: Option<SeatId>, bot: B) -> Seat<B> {
+        Seat {
+            id,
             bot,
+            over: false,
+            answered: None,
+            seen_request: None,
+        }
+    }
+}
+
+/// A seat, shared: with a key, another stream of the process may take it over.
+type SharedSeat<B> = Arc<Mutex<Seat<B>>>;
+
+/// The seats of a key's matches not over yet, shared by the process's streams: a stream
+/// that reconnects mid-match may be seated again where another of them played.
+type Seats<B> = Arc<Mutex<HashMap<SeatId, SharedSeat<B>>>>;
+
+/// What a key's stream has beyond a ticket's.
+struct KeyStream<B: Bot> {
+    key: String,
+    /// The stream's own; each match's bot gets a copy with the match filled in.
+    info: StreamInfo,
+    seats: Seats<B>,
+    orders: mpsc::UnboundedSender<BotOrder<B>>,
+    /// Matches this stream made a bot for.
+    matches: u32,
+    /// From KeyAccepted.
+    entrant: String,
+}
+
+/// How a session ended.
+enum Ended {
+    /// The call ended with this status.
+    Status(Status),
+    /// This side stopped it, for a reason already said.
+    Failed,
+}
+
+impl From<Status> for Ended {
+    fn from(status: Status) -> Ended {
+        Ended::Status(status)
+    }
+}
+
+/// One ticket's stream, reconnected while the match is not over; or one of a key's
+/// streams, reconnected until the referee ends it with OK.
+struct Stream<B: Bot> {
+    /// The seat played now: a ticket's only one; with a key, None between matches.
+    cur: Option<SharedSeat<B>>,
+    ticket: String,
+    key: Option<KeyStream<B>>,
+    label: String,
+    referee: String,
+    reconnect: Duration,
+    established: bool,
+}
+
+impl<B: Bot> Stream<B> {
+    fn new(
+        cur: Option<SharedSeat<B>>,
+        ticket: String,
+        key: Option<KeyStream<B>>,
+        label: String,
+        settings: &Settings,
+    ) -> Stream<B> {
+        Stream {
+            cur,
             ticket,
+            key,
             label,
             referee: settings.referee.clone(),
             reconnect: settings.reconnect,
-            match_over: false,
             established: false,
-            answered: None,
-            seen_request: None,
         }
     }
 
@@ -424,7 +646,25 @@ impl<B: Bot> Stream<B> {
         say(&format!("{}{line}", self.label));
     }
 
-    /// Plays the ticket to the end of the match; the exit code of this stream.
+    /// The seat's lock; a seat whose bot panicked on another stream stops this one too.
+    fn lock<'a>(&self, seat: &'a SharedSeat<B>) -> Result<MutexGuard<'a, Seat<B>>, Ended> {
+        seat.lock().map_err(|_| {
+            self.say("the bot of this seat panicked on another stream; this stream stops");
+            Ended::Failed
+        })
+    }
+
+    /// A ticket's match is over: how its stream ends no longer matters.
+    fn ticket_match_over(&self) -> bool {
+        self.key.is_none()
+            && self
+                .cur
+                .as_ref()
+                .is_some_and(|seat| seat.lock().is_ok_and(|seat| seat.over))
+    }
+
+    /// Plays the ticket to the end of the match, or the key until the referee ends its
+    /// stream with OK; the exit code of this stream.
     async fn play(mut self, channel: Channel) -> u8 {
         let mut client = RefereeServiceClient::new(channel);
         let mut give_up_at: Option<Instant> = None;
@@ -432,21 +672,36 @@ impl<B: Bot> Stream<B> {
         let mut ever_established = false;
         loop {
             self.established = false;
-            let outcome = match self.session(&mut client).await {
-                Ok(()) if self.match_over => return EXIT_OK,
-                Ok(()) => {
+            let result = self.session(&mut client).await;
+            let outcome = match result {
+                _ if self.ticket_match_over() => return EXIT_OK,
+                Err(Ended::Failed) => return EXIT_FAILED,
+                Ok(()) if self.key.is_none() => {
                     self.say("the referee ended the stream before the match was over");
                     return EXIT_FAILED;
                 }
-                Err(_) if self.match_over => return EXIT_OK, // how it ended no longer matters
-                Err(status) => {
+                Ok(()) => {
+                    let Some(seat) = self.cur.clone() else {
+                        return EXIT_OK; // the entrant has no match left
+                    };
+                    let id = match self.lock(&seat) {
+                        Ok(seat) => seat.id.clone().unwrap_or_default(),
+                        Err(_) => return EXIT_FAILED,
+                    };
+                    self.say(&format!(
+                        "the referee ended the stream before match {} was over",
+                        id.0
+                    ));
+                    return EXIT_FAILED;
+                }
+                Err(Ended::Status(status)) => {
                     let code = status.code();
                     let text = format!("{}: {}", code_name(code), status.message());
                     if !retryable(&status) {
                         self.say(&format!(
                             "the referee at {} ended the stream: {text}{}",
                             self.referee,
-                            hint(code, status.message())
+                            hint(code, status.message(), self.key.is_some())
                         ));
                         return EXIT_FAILED;
                     }
@@ -460,12 +715,16 @@ impl<B: Bot> Stream<B> {
                 delay = FIRST_DELAY;
             }
             if now + delay > give_up_at.unwrap_or(now) {
-                let what = if outcome.starts_with("ALREADY_EXISTS") {
-                    "another connection kept the seat of this ticket"
-                } else if ever_established {
-                    "lost the referee"
+                let what = if !outcome.starts_with("ALREADY_EXISTS") {
+                    if ever_established {
+                        "lost the referee"
+                    } else {
+                        "cannot reach the referee"
+                    }
+                } else if self.key.is_some() {
+                    "another connection kept a seat of this key"
                 } else {
-                    "cannot reach the referee"
+                    "another connection kept the seat of this ticket"
                 };
                 self.say(&format!(
                     "{what} at {} ({outcome}); gave up after retrying for {} s (TAVOLO_RECONNECT_SECONDS)",
@@ -480,11 +739,21 @@ impl<B: Bot> Stream<B> {
     }
 
     /// One stream, from Hello to its end: Ok when it ends with status OK.
-    async fn session(&mut self, client: &mut RefereeServiceClient<Channel>) -> Result<(), Status> {
+    async fn session(&mut self, client: &mut RefereeServiceClient<Channel>) -> Result<(), Ended> {
+        let key = match &self.key {
+            Some(key) => {
+                // A key's new stream plays no seat until a Welcome names one: the seat it
+                // left may go to another stream of the process, and stays in `seats`.
+                self.cur = None;
+                key.key.clone()
+            }
+            None => String::new(),
+        };
         let (tx, rx) = mpsc::channel::<PlayRequest>(8);
         let hello = pb::Hello {
             ticket: self.ticket.clone(),
             protocol_version: PROTOCOL_VERSION,
+            key,
         };
         let _ = tx
             .send(PlayRequest {
@@ -495,7 +764,7 @@ impl<B: Bot> Stream<B> {
         // Dropping `tx` and `inbound` on return cancels the call if it is still open.
         while let Some(response) = inbound.message().await? {
             self.established = true;
-            if let Some(decision) = self.handle(response) {
+            if let Some(decision) = self.handle(response).await? {
                 let message = Some(play_request::Message::Decision(decision));
                 // If the call is over the send fails; the next read says how it ended.
                 let _ = tx.send(PlayRequest { message }).await;
@@ -505,27 +774,69 @@ impl<B: Bot> Stream<B> {
     }
 
     /// Passes the events to the bot; the decision to send if the response asks for one.
-    fn handle(&mut self, response: PlayResponse) -> Option<pb::Decision> {
+    async fn handle(&mut self, response: PlayResponse) -> Result<Option<pb::Decision>, Ended> {
         let request_id = response.request.as_ref().map(|r| r.request_id);
         // After a reconnection the referee re-sends the open request with its events: the
-        // bot has heard those events already if it saw this request.
-        let repeated = request_id.is_some() && request_id == self.seen_request;
-        if request_id.is_some() {
-            self.seen_request = request_id;
+        // bot has heard those events already if it saw this request (at the same seat).
+        let mut repeated = false;
+        if let (Some(id), Some(seat)) = (request_id, self.cur.clone())
+            && !self.reseats(&response.events)?
+        {
+            repeated = self.lock(&seat)?.seen_request == Some(id);
         }
         if !repeated {
             for event in response.events.iter().filter_map(|e| e.event.as_ref()) {
-                self.note(event);
+                self.note(event).await?;
             }
         }
-        let request = response.request?;
-        Some(pb::Decision {
+        let Some(request) = response.request else {
+            return Ok(None);
+        };
+        let Some(seat) = self.cur.clone() else {
+            self.say(
+                "the referee sent a decision request outside any match (before a Welcome); \
+                 this stream stops",
+            );
+            return Err(Ended::Failed);
+        };
+        let mut seat = self.lock(&seat)?;
+        seat.seen_request = Some(request.request_id);
+        let action_id = match seat.answered {
+            Some((id, chosen)) if id == request.request_id => chosen,
+            _ => {
+                let chosen = seat.bot.choose(&Turn::new(&request));
+                if !request.legal_actions.iter().any(|a| a.id == chosen) {
+                    self.say(&format!(
+                        "choose() returned {chosen}, not a legal action id; sending it anyway"
+                    ));
+                }
+                seat.answered = Some((request.request_id, chosen));
+                chosen
+            }
+        };
+        Ok(Some(pb::Decision {
             request_id: request.request_id,
-            action_id: self.decide(&request),
-        })
+            action_id,
+        }))
     }
 
-    fn note(&mut self, event: &Event) {
+    /// Whether `events` hold a Welcome to a seat other than the one played now (with a
+    /// key: the start of another match).
+    fn reseats(&self, events: &[pb::Event]) -> Result<bool, Ended> {
+        if self.key.is_none() {
+            return Ok(false);
+        }
+        let current = match &self.cur {
+            Some(seat) => self.lock(seat)?.id.clone(),
+            None => None,
+        };
+        Ok(events.iter().any(|e| match &e.event {
+            Some(Event::Welcome(w)) => current != Some((w.match_id.clone(), w.slot)),
+            _ => false,
+        }))
+    }
+
+    async fn note(&mut self, event: &Event) -> Result<(), Ended> {
         match event {
             Event::ActionRejected(r) => {
                 // A stale answer closes no attempt: no count to show.
@@ -540,29 +851,85 @@ impl<B: Bot> Stream<B> {
                 ));
             }
             Event::Error(e) => self.say(&format!("referee reports {}: {}", e.reason, e.message)),
+            Event::KeyAccepted(k) => {
+                if let Some(key) = &mut self.key {
+                    key.entrant = k.entrant.clone();
+                    return Ok(()); // the stream's own news: no bot plays yet
+                }
+            }
+            Event::Welcome(w) if self.key.is_some() => {
+                self.sit((w.match_id.clone(), w.slot)).await?;
+            }
             _ => {}
         }
-        self.bot.on_event(event);
-        if matches!(event, Event::MatchOver(_)) && !self.match_over {
-            self.match_over = true;
-            self.bot.on_match_over();
+        let Some(shared) = self.cur.clone() else {
+            return Ok(()); // with a key, between matches: no bot to tell
+        };
+        let mut seat = self.lock(&shared)?;
+        seat.bot.on_event(event);
+        if matches!(event, Event::MatchOver(_)) && !seat.over {
+            seat.over = true;
+            seat.bot.on_match_over();
+            if let Some(key) = &self.key {
+                if let Some(id) = &seat.id {
+                    key.seats
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .remove(id);
+                }
+                drop(seat);
+                self.cur = None;
+            }
         }
+        Ok(())
     }
 
-    fn decide(&mut self, request: &DecisionRequest) -> u32 {
-        if let Some((id, chosen)) = self.answered
-            && id == request.request_id
+    /// Makes `id` the seat this key's stream plays: the same bot when it is the seat
+    /// played now, or one another stream of the process left mid-match; else a new bot
+    /// for a new match.
+    async fn sit(&mut self, id: SeatId) -> Result<(), Ended> {
+        if let Some(seat) = self.cur.clone()
+            && self.lock(&seat)?.id.as_ref() == Some(&id)
         {
-            return chosen;
+            return Ok(());
         }
-        let chosen = self.bot.choose(&Turn::new(request));
-        if !request.legal_actions.iter().any(|a| a.id == chosen) {
-            self.say(&format!(
-                "choose() returned {chosen}, not a legal action id; sending it anyway"
-            ));
+        let Some(key) = &mut self.key else {
+            return Ok(());
+        };
+        let taken = key
+            .seats
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&id)
+            .cloned();
+        if let Some(seat) = taken {
+            self.cur = Some(seat);
+            return Ok(());
         }
-        self.answered = Some((request.request_id, chosen));
-        chosen
+        key.matches += 1;
+        let info = StreamInfo {
+            entrant: key.entrant.clone(),
+            match_id: id.0.clone(),
+            match_number: key.matches,
+            seed: match_seed(&key.info.seed, key.matches),
+            ..key.info.clone()
+        };
+        let (reply, made) = oneshot::channel();
+        let bot = match key.orders.send((info, reply)) {
+            Ok(()) => made.await.ok().flatten(),
+            Err(_) => None,
+        };
+        let Some(bot) = bot else {
+            self.say("making the bot panicked; this stream stops");
+            return Err(Ended::Failed);
+        };
+        let seat = Arc::new(Mutex::new(Seat::new(Some(id.clone()), bot)));
+        key.seats
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(id, seat.clone());
+        self.cur = Some(seat);
+        Ok(())
     }
 }
 
@@ -571,7 +938,7 @@ mod tests {
     use super::*;
     use crate::fake_referee::{self, Step};
     use std::cell::RefCell;
-    use std::sync::{Arc, Mutex};
+    use std::sync::atomic::{AtomicUsize, Ordering};
 
     thread_local! {
         /// What `say` printed on this thread (the runtime of `run_with` runs on the
@@ -623,6 +990,8 @@ mod tests {
         Settings {
             referee: referee.to_string(),
             tickets: tickets.iter().map(|t| t.to_string()).collect(),
+            key: String::new(),
+            streams: DEFAULT_STREAMS,
             seed: seed.to_string(),
             tls_ca: None,
             reconnect: Duration::from_secs_f64(reconnect),
@@ -791,6 +1160,7 @@ mod tests {
             index: 1,
             count: 2,
             seed: "s/1".into(),
+            ..StreamInfo::default()
         };
         assert_eq!(info.game_seed(3), "s/1/game/3");
         assert_eq!(game_seed("tk", 0), "tk/game/0");
@@ -964,5 +1334,413 @@ mod tests {
     fn code_names() {
         assert_eq!(code_name(Code::AlreadyExists), "ALREADY_EXISTS");
         assert_eq!(code_name(Code::Unauthenticated), "UNAUTHENTICATED");
+    }
+
+    // --- entrant keys ---------------------------------------------------------------------
+
+    /// What one bot of a key was made for and what it saw.
+    #[derive(Debug, Default, Clone)]
+    struct MatchLog {
+        info: StreamInfo,
+        chosen: usize,
+        events: Vec<String>,
+        over: bool,
+    }
+
+    struct KeyBot(Arc<Mutex<MatchLog>>);
+
+    impl Bot for KeyBot {
+        fn choose(&mut self, turn: &Turn<'_>) -> u32 {
+            self.0.lock().unwrap().chosen += 1;
+            turn.legal()[0].id
+        }
+        fn on_event(&mut self, event: &Event) {
+            let seen = match event {
+                Event::Welcome(w) => format!("welcome {}/{}", w.match_id, w.slot),
+                Event::MatchOver(m) => format!("match_over {}", m.match_id),
+                Event::KeyAccepted(_) => panic!("KeyAccepted reached a bot"),
+                other => format!("{other:?}"),
+            };
+            self.0.lock().unwrap().events.push(seen);
+        }
+        fn on_match_over(&mut self) {
+            self.0.lock().unwrap().over = true;
+        }
+    }
+
+    fn key_settings(referee: &str, streams: usize, seed: &str) -> Settings {
+        Settings {
+            referee: referee.to_string(),
+            tickets: Vec::new(),
+            key: "kk".into(),
+            streams,
+            seed: seed.to_string(),
+            tls_ca: None,
+            reconnect: Duration::from_secs(2),
+        }
+    }
+
+    /// Plays key "kk": the exit code, each bot's log in the order they were made, and the
+    /// lines said.
+    fn play_key(settings: Settings) -> (u8, Vec<MatchLog>, Vec<String>) {
+        let mut logs: Vec<Arc<Mutex<MatchLog>>> = Vec::new();
+        take_said();
+        let exit = run_with(settings, |info| {
+            let log = Arc::new(Mutex::new(MatchLog {
+                info: info.clone(),
+                ..MatchLog::default()
+            }));
+            logs.push(log.clone());
+            KeyBot(log)
+        });
+        let logs = logs.iter().map(|l| l.lock().unwrap().clone()).collect();
+        (exit, logs, take_said())
+    }
+
+    fn hellos_carry_the_key(fake: &fake_referee::FakeReferee) {
+        for hello in fake.hellos() {
+            assert_eq!(
+                (
+                    hello.key.as_str(),
+                    hello.ticket.as_str(),
+                    hello.protocol_version
+                ),
+                ("kk", "", 1)
+            );
+        }
+    }
+
+    #[test]
+    fn key_plays_two_matches_on_one_stream_with_a_fresh_bot_each() {
+        let fake = fake_referee::serve(|_, _| {
+            let mut steps = vec![fake_referee::key_accepted()];
+            steps.extend(fake_referee::key_match("m1", 0));
+            steps.extend(fake_referee::key_match("m2", 2));
+            steps.push(Step::End(Code::Ok, String::new())); // no match left
+            steps
+        });
+        for seed in ["", "s"] {
+            let (exit, logs, said) = play_key(key_settings(&fake.address, 1, seed));
+            assert_eq!(
+                (exit, said),
+                (EXIT_OK, Vec::<String>::new()),
+                "seed {seed:?}"
+            );
+            assert_eq!(logs.len(), 2, "a bot per match");
+            let base = if seed.is_empty() { "kk" } else { seed };
+            for (i, (log, (id, slot))) in logs.iter().zip([("m1", 0), ("m2", 2)]).enumerate() {
+                let want = StreamInfo {
+                    key: "kk".into(),
+                    index: 0,
+                    count: 1,
+                    entrant: "alice".into(),
+                    match_id: id.into(),
+                    match_number: i as u32 + 1,
+                    seed: format!("{base}/match/{}", i + 1),
+                    ..StreamInfo::default()
+                };
+                assert_eq!(log.info, want);
+                assert_eq!(
+                    log.events,
+                    [format!("welcome {id}/{slot}"), format!("match_over {id}")]
+                );
+                assert!(log.chosen == 1 && log.over, "{log:?}");
+            }
+        }
+        hellos_carry_the_key(&fake);
+    }
+
+    #[test]
+    fn key_reconnection_mid_match_keeps_the_bot() {
+        let fake = fake_referee::serve(|n, _| {
+            let mut steps = vec![
+                fake_referee::key_accepted(),
+                fake_referee::welcome_to("m1", 1),
+                fake_referee::request(),
+            ];
+            if n == 1 {
+                // The line drops before the answer: KeyAccepted, Welcome, the request again.
+                steps.push(Step::End(Code::Unavailable, "gone".into()));
+            } else {
+                steps.push(fake_referee::expect_answer());
+                steps.push(fake_referee::match_over("m1"));
+                steps.push(Step::End(Code::Ok, String::new()));
+            }
+            steps
+        });
+        let (exit, logs, said) = play_key(key_settings(&fake.address, 1, ""));
+        assert_eq!((exit, said), (EXIT_OK, Vec::<String>::new()));
+        assert_eq!(logs.len(), 1, "the same bot plays on");
+        assert_eq!(
+            logs[0].events,
+            ["welcome m1/1", "welcome m1/1", "match_over m1"]
+        );
+        assert!(logs[0].chosen == 1 && logs[0].over, "{:?}", logs[0]);
+        assert_eq!(fake.attempts(), 2);
+        hellos_carry_the_key(&fake);
+    }
+
+    #[test]
+    fn key_reconnection_between_matches() {
+        let fake = fake_referee::serve(|n, _| {
+            let mut steps = vec![fake_referee::key_accepted()];
+            if n == 1 {
+                steps.extend(fake_referee::key_match("m1", 0));
+                steps.push(Step::End(Code::Unavailable, "gone".into())); // waiting for m2
+            } else {
+                steps.extend(fake_referee::key_match("m2", 0));
+                steps.push(Step::End(Code::Ok, String::new()));
+            }
+            steps
+        });
+        let (exit, logs, said) = play_key(key_settings(&fake.address, 1, "s"));
+        assert_eq!((exit, said), (EXIT_OK, Vec::<String>::new()));
+        assert_eq!(logs.len(), 2);
+        for (i, log) in logs.iter().enumerate() {
+            assert_eq!(log.info.match_number, i as u32 + 1);
+            assert_eq!(log.info.seed, format!("s/match/{}", i + 1));
+            assert!(log.chosen == 1 && log.over, "{log:?}");
+        }
+    }
+
+    #[test]
+    fn key_seat_taken_over_by_another_stream_keeps_the_bot() {
+        // The stream seated first loses its line after answering; the referee seats the
+        // other stream of the process where it played, and re-sends the request.
+        let first_done = Arc::new(tokio::sync::Notify::new());
+        let fake = fake_referee::serve(move |n, _| {
+            let mut steps = vec![fake_referee::key_accepted()];
+            match n {
+                1 => steps.extend([
+                    fake_referee::welcome_to("m1", 0),
+                    fake_referee::request(),
+                    fake_referee::expect_answer(),
+                    Step::Notify(first_done.clone()),
+                    Step::End(Code::Unavailable, "gone".into()),
+                ]),
+                2 => {
+                    steps.push(Step::Wait(first_done.clone()));
+                    steps.extend(fake_referee::key_match("m1", 0));
+                    steps.push(Step::End(Code::Ok, String::new()));
+                }
+                _ => steps.push(Step::End(Code::Ok, String::new())), // nothing left
+            }
+            steps
+        });
+        let (exit, logs, said) = play_key(key_settings(&fake.address, 2, ""));
+        assert_eq!((exit, said), (EXIT_OK, Vec::<String>::new()));
+        assert_eq!(logs.len(), 1, "one bot for the seat, on either stream");
+        assert!(logs[0].chosen == 1 && logs[0].over, "{:?}", logs[0]);
+        assert_eq!(
+            logs[0].events,
+            ["welcome m1/0", "welcome m1/0", "match_over m1"]
+        );
+    }
+
+    #[test]
+    fn key_opens_two_streams_by_default() {
+        let matches = Arc::new(AtomicUsize::new(0));
+        let fake = fake_referee::serve(move |_, _| {
+            let id = format!("m{}", matches.fetch_add(1, Ordering::SeqCst) + 1);
+            let mut steps = vec![fake_referee::key_accepted()];
+            steps.extend(fake_referee::key_match(&id, 0));
+            steps.push(Step::End(Code::Ok, String::new()));
+            steps
+        });
+        let settings = Settings::from_lookup(lookup(&[
+            ("TAVOLO_REFEREE", &fake.address),
+            ("TAVOLO_KEY", "kk"),
+        ]))
+        .unwrap();
+        let (exit, mut logs, said) = play_key(settings);
+        assert_eq!((exit, said), (EXIT_OK, Vec::<String>::new()));
+        assert_eq!(logs.len(), DEFAULT_STREAMS);
+        logs.sort_by_key(|l| l.info.index);
+        for (i, log) in logs.iter().enumerate() {
+            assert_eq!((log.info.index, log.info.count), (i, 2));
+            assert_eq!(log.info.seed, format!("kk/{i}/match/1"));
+        }
+        hellos_carry_the_key(&fake);
+    }
+
+    #[test]
+    fn key_refusals_end_the_stream_at_once() {
+        for (code, details, hint) in [
+            (
+                Code::Unauthenticated,
+                "unknown_key: no entrant has this key",
+                "the referee knows no entrant with this key",
+            ),
+            (
+                Code::PermissionDenied,
+                "key_revoked: the organiser revoked the key of entrant 'alice'",
+                "the organiser revoked this key",
+            ),
+            (
+                Code::ResourceExhausted,
+                "too_many_streams: entrant 'alice' has 32 streams open already",
+                "the referee is over a limit",
+            ),
+        ] {
+            let fake = fake_referee::serve(move |_, _| vec![Step::End(code, details.into())]);
+            let (exit, logs, said) = play_key(key_settings(&fake.address, 1, ""));
+            let want = format!(
+                "the referee at {} ended the stream: {}: {details} ({hint})",
+                fake.address,
+                code_name(code)
+            );
+            assert_eq!((exit, said), (EXIT_FAILED, vec![want]));
+            assert_eq!(fake.attempts(), 1, "{details}: retried");
+            assert!(logs.is_empty());
+        }
+    }
+
+    #[test]
+    fn key_revoked_between_matches() {
+        let fake = fake_referee::serve(|n, _| {
+            if n > 1 {
+                return vec![Step::End(
+                    Code::PermissionDenied,
+                    "key_revoked: the organiser revoked the key of entrant 'alice'".into(),
+                )];
+            }
+            let mut steps = vec![fake_referee::key_accepted()];
+            steps.extend(fake_referee::key_match("m1", 0));
+            steps.push(Step::End(Code::Unavailable, "gone".into()));
+            steps
+        });
+        let (exit, logs, said) = play_key(key_settings(&fake.address, 1, ""));
+        assert_eq!(exit, EXIT_FAILED);
+        assert!(
+            said.len() == 1 && said[0].contains("PERMISSION_DENIED: key_revoked: "),
+            "{said:?}"
+        );
+        assert!(logs.len() == 1 && logs[0].over);
+    }
+
+    #[test]
+    fn key_stream_ended_mid_match_fails() {
+        let fake = fake_referee::serve(|_, _| {
+            vec![
+                fake_referee::key_accepted(),
+                fake_referee::welcome_to("m1", 0),
+                Step::End(Code::Ok, String::new()),
+            ]
+        });
+        let (exit, _, said) = play_key(key_settings(&fake.address, 1, ""));
+        assert_eq!(
+            (exit, said),
+            (
+                EXIT_FAILED,
+                vec!["the referee ended the stream before match m1 was over".to_string()]
+            )
+        );
+    }
+
+    #[test]
+    fn key_request_before_a_welcome_fails() {
+        let fake = fake_referee::serve(|_, _| {
+            vec![
+                fake_referee::key_accepted(),
+                fake_referee::request(),
+                fake_referee::expect_answer(),
+            ]
+        });
+        let (exit, logs, said) = play_key(key_settings(&fake.address, 1, ""));
+        assert_eq!(exit, EXIT_FAILED);
+        assert!(
+            said.len() == 1 && said[0].contains("outside any match"),
+            "{said:?}"
+        );
+        assert!(logs.is_empty());
+    }
+
+    #[test]
+    fn key_settings_from_lookup() {
+        let key =
+            Settings::from_lookup(lookup(&[("TAVOLO_REFEREE", "h:1"), ("TAVOLO_KEY", " kk ")]))
+                .unwrap();
+        assert_eq!((key.key.as_str(), key.streams), ("kk", DEFAULT_STREAMS));
+        assert!(key.tickets.is_empty());
+        let three = Settings::from_lookup(lookup(&[
+            ("TAVOLO_REFEREE", "h:1"),
+            ("TAVOLO_KEY", "kk"),
+            ("TAVOLO_STREAMS", " 3 "),
+        ]))
+        .unwrap();
+        assert_eq!(three.streams, 3);
+        for bad in ["0", "-1", "1.5", "two", "+2"] {
+            let e = Settings::from_lookup(lookup(&[
+                ("TAVOLO_REFEREE", "h:1"),
+                ("TAVOLO_KEY", "kk"),
+                ("TAVOLO_STREAMS", bad),
+            ]))
+            .unwrap_err();
+            assert!(
+                e.0.starts_with("TAVOLO_STREAMS must be a whole number >= 1"),
+                "{bad}: {e}"
+            );
+        }
+        let e = Settings::from_lookup(lookup(&[
+            ("TAVOLO_REFEREE", "h:1"),
+            ("TAVOLO_KEY", "kk"),
+            ("TAVOLO_TICKET", "tk"),
+        ]))
+        .unwrap_err();
+        assert!(
+            e.0.starts_with("both TAVOLO_TICKET and TAVOLO_KEY are set"),
+            "{e}"
+        );
+        let e = Settings::from_lookup(lookup(&[("TAVOLO_REFEREE", "h:1")])).unwrap_err();
+        assert!(e.0.starts_with("no ticket or key"), "{e}");
+        // With tickets, each ticket is one stream: TAVOLO_STREAMS does not matter.
+        let tickets = Settings::from_lookup(lookup(&[
+            ("TAVOLO_REFEREE", "h:1"),
+            ("TAVOLO_TICKET", "ta,tb"),
+            ("TAVOLO_STREAMS", "5"),
+        ]))
+        .unwrap();
+        assert_eq!(tickets.tickets, ["ta", "tb"]);
+    }
+
+    #[test]
+    fn key_and_ticket_is_a_usage_error() {
+        let fake = fake_referee::serve(|_, ticket| fake_referee::one_request_match(ticket));
+        let mut settings = key_settings(&fake.address, 1, "");
+        settings.tickets = vec!["tk".into()];
+        let (exit, logs, said) = play_key(settings);
+        assert_eq!(exit, EXIT_USAGE);
+        assert_eq!(said.len(), 1, "{said:?}");
+        assert!(logs.is_empty());
+        assert_eq!(fake.attempts(), 0, "nothing played");
+    }
+
+    #[test]
+    fn key_bot_that_panics_stops_its_stream() {
+        struct Panics;
+        impl Bot for Panics {
+            fn choose(&mut self, _: &Turn<'_>) -> u32 {
+                panic!("the bot's own bug")
+            }
+        }
+        let fake = fake_referee::serve(|_, _| {
+            let mut steps = vec![fake_referee::key_accepted()];
+            steps.extend(fake_referee::key_match("m1", 0));
+            steps
+        });
+        for factory_panics in [false, true] {
+            take_said();
+            let exit = run_with(key_settings(&fake.address, 1, ""), |_| {
+                assert!(!factory_panics, "the factory's own bug");
+                Panics
+            });
+            let said = take_said();
+            let want = if factory_panics {
+                "making the bot panicked; this stream stops"
+            } else {
+                "the bot panicked; its stream stops"
+            };
+            assert_eq!((exit, said), (EXIT_FAILED, vec![want.to_string()]));
+        }
     }
 }

@@ -2,10 +2,10 @@
  * tavolo-bot: write a Tressette bot for the Tavolo referee in TypeScript.
  *
  *     import { run, type Turn } from "tavolo-bot";
- *     run(() => ({ choose: (turn: Turn) => turn.legal[0].id })); // one bot per ticket
+ *     run(() => ({ choose: (turn: Turn) => turn.legal[0].id })); // one bot per ticket, or per match with a key
  */
 
-export { type Bot, type BotFactory, type StreamInfo, eventKind, gameSeed, streamSeed } from "./bot";
+export { type Bot, type BotFactory, type StreamInfo, eventKind, gameSeed, matchSeed, streamSeed } from "./bot";
 export {
   CARDS,
   RANKS,

@@ -1,32 +1,43 @@
 /**
- * Playing tickets: one gRPC stream per ticket, reconnection, and the process exit code.
+ * Playing tickets or an entrant key: one gRPC stream per ticket (or TAVOLO_STREAMS streams
+ * with a key), reconnection, and the process exit code.
  *
  * Environment (read unless `RunOptions` says otherwise):
  * - TAVOLO_REFEREE: the referee's host:port, or unix:/path of a Unix-domain socket (also
  *   unix:///path), as the referee gives every bot it starts.
  * - TAVOLO_TICKET: one ticket, or several separated by commas (one stream each, concurrently).
+ * - TAVOLO_KEY: an entrant key instead of tickets: each stream is seated in the entrant's
+ *   matches one after the other, with a fresh bot for each match, until the referee ends it.
+ * - TAVOLO_STREAMS: how many streams to open with the key (2).
  * - TAVOLO_TLS_CA: a PEM file of the root certificate; unset means plaintext.
  * - TAVOLO_RECONNECT_SECONDS: how long to keep reconnecting after the stream breaks (10).
- * - TAVOLO_SEED: seed text for the bot's randomness (default: the ticket).
+ * - TAVOLO_SEED: seed text for the bot's randomness (default: the ticket, or the key).
  *
  * A refusal that trying again cannot change ends the stream at once: ticket_used (the match
  * of the ticket is over), unknown_ticket, wrong_socket, process_gone, and every other status
  * that is the referee's answer. ALREADY_EXISTS seat_taken (another connection still holds
  * the seat, as right after a drop) is retried within TAVOLO_RECONNECT_SECONDS, like a broken
- * connection.
+ * connection. With a key, unknown_key and key_revoked are final too.
  */
 
 import { readFileSync } from "node:fs";
 import { isIP } from "node:net";
 import { credentials, status as Code, type ClientDuplexStream, type StatusObject } from "@grpc/grpc-js";
-import { type Bot, type BotFactory, eventKind, streamInfo } from "./bot";
-import { type Decision, type PlayRequest, type PlayResponse, RefereeServiceClient } from "./gen/tavolo/v1/referee";
+import { type Bot, type BotFactory, keyMatchInfo, streamInfo } from "./bot";
+import {
+  type Decision,
+  type Event,
+  type KeyAccepted,
+  type PlayRequest,
+  type PlayResponse,
+  RefereeServiceClient,
+} from "./gen/tavolo/v1/referee";
 import { Turn } from "./turn";
 
 /** The protocol version this SDK speaks (Hello.protocolVersion). */
 export const PROTOCOL_VERSION = 1;
 
-/** Every stream ended after MatchOver. */
+/** Every stream ended after MatchOver (with a key: every stream ended with status OK). */
 export const EXIT_OK = 0;
 /** A stream failed: refused by the referee, connection lost, or the bot threw. */
 export const EXIT_FAILED = 1;
@@ -34,6 +45,7 @@ export const EXIT_FAILED = 1;
 export const EXIT_USAGE = 2;
 
 const DEFAULT_RECONNECT_SECONDS = 10;
+const DEFAULT_KEY_STREAMS = 2;
 const FIRST_DELAY_MS = 100;
 const MAX_DELAY_MS = 1000;
 
@@ -54,14 +66,25 @@ const REASON_HINTS: Partial<Record<string, string>> = {
   wrong_socket: "this ticket works only on the socket the referee gave its bot",
   process_gone: "the bot process this ticket was made for has ended",
   protocol_version: `this SDK speaks protocol version ${PROTOCOL_VERSION}`,
+  unknown_key: "the referee knows no entrant with this key",
+  key_revoked: "the organiser revoked this key",
 };
 
-const HINTS: Partial<Record<number, string>> = {
+const TICKET_HINTS: Partial<Record<number, string>> = {
   [Code.UNAUTHENTICATED]: "the referee does not know this ticket",
   [Code.ALREADY_EXISTS]: "another connection plays this ticket, or its match is over",
   [Code.PERMISSION_DENIED]: "the referee does not accept this ticket here",
   [Code.INVALID_ARGUMENT]: "the referee refused a message of this bot",
   [Code.FAILED_PRECONDITION]: "the referee cannot play this ticket now",
+  [Code.RESOURCE_EXHAUSTED]: "the referee is over a limit",
+};
+
+const KEY_HINTS: Partial<Record<number, string>> = {
+  [Code.UNAUTHENTICATED]: "the referee knows no entrant with this key",
+  [Code.ALREADY_EXISTS]: "another connection holds a seat of this key",
+  [Code.PERMISSION_DENIED]: "the referee does not accept this key here",
+  [Code.INVALID_ARGUMENT]: "the referee refused a message of this bot",
+  [Code.FAILED_PRECONDITION]: "the referee cannot play this key now",
   [Code.RESOURCE_EXHAUSTED]: "the referee is over a limit",
 };
 
@@ -79,11 +102,16 @@ export class ConfigError extends Error {}
 export interface Settings {
   /** host:port, or unix:/path (a Unix-domain socket) */
   referee: string;
+  /** The tickets to play, one stream each; [] with a key. */
   tickets: string[];
+  /** The entrant key (TAVOLO_KEY); "" with tickets. */
+  key: string;
+  /** How many streams to open: one per ticket, or TAVOLO_STREAMS (default 2) with a key. */
+  streams: number;
   /** PEM root certificate; undefined for plaintext. */
   tlsCa?: Buffer;
   reconnectSeconds: number;
-  /** TAVOLO_SEED as given; "" when unset (each stream then uses its ticket: `streamSeed`). */
+  /** TAVOLO_SEED as given; "" when unset (each stream then uses its ticket or key: `streamSeed`). */
   seed: string;
 }
 
@@ -93,6 +121,10 @@ export interface RunOptions {
   referee?: string;
   /** A list, or comma-separated text; default TAVOLO_TICKET. */
   tickets?: string | string[];
+  /** An entrant key; default TAVOLO_KEY. Giving `tickets` or `key` here ignores both variables. */
+  key?: string;
+  /** Streams to open with the key; default TAVOLO_STREAMS, else 2. */
+  streams?: number;
   /** The environment to read; default process.env. */
   env?: Record<string, string | undefined>;
 }
@@ -122,9 +154,28 @@ export function loadSettings(options: RunOptions = {}): Settings {
   const referee = (options.referee ?? env.TAVOLO_REFEREE ?? "").trim();
   if (!referee) throw new ConfigError(`no referee address: set TAVOLO_REFEREE to ${ADDRESS_FORMAT}`);
   unixSocketPath(referee);
-  const raw = options.tickets ?? env.TAVOLO_TICKET ?? "";
+  // The options choose the mode when they name a ticket or a key; else the environment does.
+  const fromOptions = options.tickets !== undefined || options.key !== undefined;
+  const raw = (fromOptions ? options.tickets : env.TAVOLO_TICKET) ?? "";
   const tickets = (typeof raw === "string" ? raw.split(",") : raw).map((t) => t.trim()).filter((t) => t);
-  if (tickets.length === 0) throw new ConfigError("no ticket: set TAVOLO_TICKET (several tickets: comma-separated)");
+  const key = ((fromOptions ? options.key : env.TAVOLO_KEY) ?? "").trim();
+  if (tickets.length > 0 && key) {
+    throw new ConfigError("both TAVOLO_TICKET and TAVOLO_KEY are set: set one of them, not both");
+  }
+  if (tickets.length === 0 && !key) {
+    throw new ConfigError(
+      "no ticket or key: set TAVOLO_TICKET (several tickets: comma-separated) or TAVOLO_KEY (an entrant key)",
+    );
+  }
+  if (key.includes(",")) {
+    // Several keys would be several entrants: one process plays one.
+    throw new ConfigError("TAVOLO_KEY holds one entrant key, without commas: run one process per key");
+  }
+  let streams = tickets.length;
+  if (key) streams = options.streams ?? keyStreams(env.TAVOLO_STREAMS);
+  if (!Number.isSafeInteger(streams) || streams < 1) {
+    throw new ConfigError(`the streams of a key must be a whole number >= 1, not ${streams}`);
+  }
   let tlsCa: Buffer | undefined;
   const caPath = (env.TAVOLO_TLS_CA ?? "").trim();
   if (caPath) {
@@ -144,7 +195,18 @@ export function loadSettings(options: RunOptions = {}): Settings {
     }
   }
   const seed = env.TAVOLO_SEED ?? "";
-  return { referee, tickets, tlsCa, reconnectSeconds, seed };
+  return { referee, tickets, key, streams, tlsCa, reconnectSeconds, seed };
+}
+
+/** TAVOLO_STREAMS: a whole number >= 1, DEFAULT_KEY_STREAMS when unset or empty. */
+function keyStreams(value: string | undefined): number {
+  const text = (value ?? "").trim();
+  if (!text) return DEFAULT_KEY_STREAMS;
+  const streams = /^[0-9]+$/.test(text) ? Number(text) : NaN;
+  if (!(Number.isSafeInteger(streams) && streams >= 1)) {
+    throw new ConfigError(`TAVOLO_STREAMS must be a whole number >= 1, not ${JSON.stringify(text)}`);
+  }
+  return streams;
 }
 
 /** The reason word that starts the referee's details ("ticket_used: ..."), or "". */
@@ -177,56 +239,130 @@ interface Outcome {
   botError?: unknown;
 }
 
+/** Stops the stream with its message; the exit code is EXIT_FAILED. */
 class BotError extends Error {}
 
-/** One ticket's stream, reconnected while the match is not over. */
-class TicketStream {
-  private matchOver = false;
-  private established = false;
+/** The factory threw while making the bot of a match (key mode). */
+class FactoryError extends Error {
+  constructor(
+    readonly matchId: string,
+    readonly thrown: unknown,
+  ) {
+    super(`making the bot of match ${matchId} threw an exception`);
+  }
+}
+
+/** What a stream plays with: its ticket, or the entrant key and a factory for each match. */
+type Credential = { ticket: string } | { key: string; factory: BotFactory; index: number };
+
+/** The match a stream is playing, with its bot. */
+interface MatchState {
+  bot: Bot;
+  /** Welcome.match_id; "" in ticket mode. */
+  matchId: string;
+  /** Welcome.slot (key mode). */
+  slot: number;
+  over: boolean;
   // The last (request id, action id) sent: a request re-sent after a reconnection gets the
-  // same answer without asking the bot twice.
-  private answered?: { requestId: bigint; actionId: number };
-  private seenRequest?: bigint;
+  // same answer without asking the bot twice. Request ids are unique within a match only.
+  answered?: { requestId: bigint; actionId: number };
+  seenRequest?: bigint;
+}
+
+/** What every stream of one process shares. */
+interface Shared {
+  /** The streams_per_table note has been printed. */
+  saidStreams: boolean;
+  /** The lines that end key streams, printed once for all of them. */
+  endings: Set<string>;
+}
+
+/**
+ * One stream, reconnected while it has play left. With a ticket: one match, with one bot.
+ * With a key: the entrant's matches one after the other, a fresh bot for each, until the
+ * referee ends the stream with status OK.
+ */
+class PlayStream {
+  private match?: MatchState;
+  /** Matches begun on this stream (key mode): the last one's number. */
+  private matches = 0;
+  private established = false;
 
   constructor(
     private readonly client: RefereeServiceClient,
-    private readonly bot: Bot,
-    private readonly ticket: string,
+    private readonly credential: Credential,
     private readonly label: string,
     private readonly settings: Settings,
-  ) {}
+    private readonly shared: Shared,
+    bot?: Bot,
+  ) {
+    if (bot !== undefined) this.match = { bot, matchId: "", slot: 0, over: false };
+  }
+
+  private get keyMode(): boolean {
+    return "key" in this.credential;
+  }
 
   private say(line: string): void {
     say(this.label + line);
   }
 
-  /** Play the ticket to the end of the match; the exit code of this stream. */
+  /**
+   * The line that ends this stream. A key's streams are alike, and a refusal of the key (an
+   * unknown or revoked key, a lost referee) ends each of them: the line is said once, unlabelled.
+   */
+  private sayEnd(line: string): void {
+    if (!this.keyMode) return this.say(line);
+    if (this.shared.endings.has(line)) return;
+    this.shared.endings.add(line);
+    say(line);
+  }
+
+  /** Play the ticket to the end of its match, or the key until the referee ends it; the exit code. */
   async play(): Promise<number> {
     const windowMs = this.settings.reconnectSeconds * 1000;
     let giveUpAt: number | undefined;
     let delay = FIRST_DELAY_MS;
     let everEstablished = false;
+    const what = this.keyMode ? "key" : "ticket";
     for (;;) {
       this.established = false;
       const { status, botError } = await this.session();
       if (botError !== undefined) {
         if (botError instanceof BotError) {
           this.say(botError.message + "; this stream stops");
+        } else if (botError instanceof FactoryError) {
+          this.say(botError.message + "; this stream stops:");
+          console.error(botError.thrown);
         } else {
           this.say("the bot threw an exception; this stream stops:");
           console.error(botError);
         }
         return EXIT_FAILED;
       }
-      if (this.matchOver) return EXIT_OK; // how the stream ended no longer matters
+      // A ticket's match is over: how the stream ended no longer matters.
+      if (!this.keyMode && this.match?.over) return EXIT_OK;
       const name = Code[status.code] ?? String(status.code);
       if (status.code === Code.OK) {
-        this.say("the referee ended the stream before the match was over");
+        // With a key, OK after KeyAccepted is the referee's "no match left": it comes between
+        // matches, never in the middle of one.
+        if (this.keyMode && this.established) {
+          const match = this.match;
+          if (match === undefined || match.over) return EXIT_OK;
+          this.say(`the referee ended the stream before match ${match.matchId} was over`);
+          return EXIT_FAILED;
+        }
+        this.say(
+          this.keyMode
+            ? "the referee ended the stream before accepting the key"
+            : "the referee ended the stream before the match was over",
+        );
         return EXIT_FAILED;
       }
       if (!retryable(status.code, status.details)) {
-        const hint = REASON_HINTS[reasonOf(status.details)] ?? HINTS[status.code];
-        this.say(
+        const hints = this.keyMode ? KEY_HINTS : TICKET_HINTS;
+        const hint = REASON_HINTS[reasonOf(status.details)] ?? hints[status.code];
+        this.sayEnd(
           `the referee at ${this.settings.referee} ended the stream: ${name}: ${status.details}` +
             (hint ? ` (${hint})` : ""),
         );
@@ -239,14 +375,14 @@ class TicketStream {
         delay = FIRST_DELAY_MS;
       }
       if (now + delay > giveUpAt) {
-        const what =
+        const why =
           status.code === Code.ALREADY_EXISTS
-            ? "another connection still holds the seat of this ticket"
+            ? `another connection still holds the seat of this ${what}`
             : everEstablished
               ? "lost the referee"
               : "cannot reach the referee";
-        this.say(
-          `${what} at ${this.settings.referee} (${name}: ${status.details}); ` +
+        this.sayEnd(
+          `${why} at ${this.settings.referee} (${name}: ${status.details}); ` +
             `gave up after retrying for ${this.settings.reconnectSeconds} s (TAVOLO_RECONNECT_SECONDS)`,
         );
         return EXIT_FAILED;
@@ -299,20 +435,76 @@ class TicketStream {
         if (ended) finish();
         else setTimeout(finish, 500).unref(); // the last messages are read before "end"
       });
-      send({ hello: { ticket: this.ticket, protocolVersion: PROTOCOL_VERSION } });
+      const credential = this.credential;
+      const hello =
+        "key" in credential
+          ? { ticket: "", key: credential.key, protocolVersion: PROTOCOL_VERSION }
+          : { ticket: credential.ticket, key: "", protocolVersion: PROTOCOL_VERSION };
+      send({ hello });
     });
+  }
+
+  /** Key mode: a fresh bot for slot `slot` of match `matchId`, the stream's next match. */
+  private begin(matchId: string, slot: number): MatchState {
+    const credential = this.credential;
+    if (!("key" in credential)) throw new Error("begin() is for key mode");
+    this.matches++;
+    const info = keyMatchInfo(
+      this.settings.seed,
+      credential.key,
+      credential.index,
+      this.settings.streams,
+      this.matches,
+      matchId,
+    );
+    let made: Bot;
+    try {
+      made = credential.factory(info);
+    } catch (err) {
+      throw new FactoryError(matchId, err);
+    }
+    if (typeof made !== "object" || made === null || typeof made.choose !== "function") {
+      throw new BotError(`the bot factory returned no bot (an object with a choose method) for match ${matchId}`);
+    }
+    this.match = { bot: made, matchId, slot, over: false };
+    return this.match;
+  }
+
+  /** KeyAccepted: a note when this process alone cannot fill one of the entrant's tables. */
+  private accepted(k: KeyAccepted): void {
+    if (this.shared.saidStreams || k.streamsPerTable <= this.settings.streams) return;
+    this.shared.saidStreams = true;
+    // Not an error: other processes may open the other streams with the same key.
+    say(
+      `the referee seats ${k.streamsPerTable} streams of entrant ${JSON.stringify(k.entrant)} per table and ` +
+        `this process opens ${this.settings.streams} (TAVOLO_STREAMS): a table starts only when ` +
+        `other streams with this key join`,
+    );
+  }
+
+  /**
+   * Key mode: whether `event` is a Welcome to another seat (match and slot) than the one being
+   * played, which begins a new match; a Welcome to it is a reconnection, which keeps the bot.
+   */
+  private begins(event: Event): boolean {
+    const welcome = event.welcome;
+    if (!this.keyMode || welcome === undefined) return false;
+    return welcome.matchId !== this.match?.matchId || welcome.slot !== this.match.slot;
   }
 
   /** Pass the events to the bot; the decision to send if the response asks for one. */
   private async handle(response: PlayResponse): Promise<Decision | undefined> {
-    const bot = this.bot;
     const request = response.request;
+    const begins = response.events.some((e) => this.begins(e));
     // After a reconnection the referee re-sends the open request with its events: the bot
     // has heard those events already if it saw this request.
-    const repeated = request !== undefined && request.requestId === this.seenRequest;
-    if (request !== undefined) this.seenRequest = request.requestId;
+    const repeated = request !== undefined && !begins && request.requestId === this.match?.seenRequest;
     for (const event of repeated ? [] : response.events) {
-      const kind = eventKind(event);
+      if (event.keyAccepted) {
+        this.accepted(event.keyAccepted);
+        continue; // the stream's event, not a match's: no bot hears it
+      }
+      if (event.welcome && this.begins(event)) this.begin(event.welcome.matchId, event.welcome.slot);
       if (event.actionRejected) {
         const r = event.actionRejected;
         // A stale answer (re-sent, or too late) closes no attempt: no count to show.
@@ -321,18 +513,25 @@ class TicketStream {
       } else if (event.error) {
         this.say(`referee reports ${event.error.reason}: ${event.error.message}`);
       }
-      bot.onEvent?.(event);
-      if (kind === "matchOver" && !this.matchOver) {
-        this.matchOver = true;
-        bot.onMatchOver?.();
+      const match = this.match;
+      // Key mode before the first Welcome: no match, so no bot to hear the event (an
+      // ErrorEvent is printed above; kinds newer than this SDK are skipped, as a bot would).
+      if (match === undefined) continue;
+      match.bot.onEvent?.(event);
+      if (event.matchOver && !match.over) {
+        match.over = true;
+        match.bot.onMatchOver?.();
       }
     }
     if (request === undefined) return undefined;
+    const match = this.match;
+    if (match === undefined) throw new BotError("the referee sent a request before a Welcome");
+    match.seenRequest = request.requestId;
     let actionId: number;
-    if (this.answered !== undefined && this.answered.requestId === request.requestId) {
-      actionId = this.answered.actionId;
+    if (match.answered !== undefined && match.answered.requestId === request.requestId) {
+      actionId = match.answered.actionId;
     } else {
-      const choice: unknown = await bot.choose(new Turn(request));
+      const choice: unknown = await match.bot.choose(new Turn(request));
       if (typeof choice !== "number" || !Number.isInteger(choice) || choice < 0 || choice > 0xffffffff) {
         throw new BotError(`choose() returned ${String(choice)}, which is no action id`);
       }
@@ -340,17 +539,19 @@ class TicketStream {
       if (!request.legalActions.some((a) => a.id === actionId)) {
         this.say(`choose() returned ${actionId}, not a legal action id; sending it anyway`);
       }
-      this.answered = { requestId: request.requestId, actionId };
+      match.answered = { requestId: request.requestId, actionId };
     }
     return { requestId: request.requestId, actionId };
   }
 }
 
 /**
- * Play every ticket, each with its own bot, and return the process exit code: 0 when every
- * stream ended after MatchOver, 1 when one failed, 2 when the settings are missing or wrong.
- * `bot` is a factory, called once per ticket before any stream opens, or a bot object, which
- * plays a single ticket: with several tickets it plays nothing (one line on stderr, exit 2).
+ * Play every ticket, each with its own bot, or the key's streams, with a fresh bot for each
+ * match, and return the process exit code: 0 when every stream ended after MatchOver (with a
+ * key: with status OK, the entrant having no match left), 1 when one failed, 2 when the
+ * settings are missing or wrong. `bot` is a factory, called once per ticket before any stream
+ * opens (with a key: at each new match), or a bot object, which plays a single ticket: with
+ * several tickets, or a key, it plays nothing (one line on stderr, exit 2).
  */
 export async function play(bot: Bot | BotFactory, options: RunOptions = {}): Promise<number> {
   let settings: Settings;
@@ -361,7 +562,12 @@ export async function play(bot: Bot | BotFactory, options: RunOptions = {}): Pro
     say(err.message);
     return EXIT_USAGE;
   }
-  const count = settings.tickets.length;
+  const count = settings.streams;
+  if (typeof bot !== "function" && settings.key) {
+    // A key plays many matches, each with a fresh bot: one object cannot be all of them.
+    say("a key plays a fresh bot for each match: pass a factory, e.g. run(() => new MyBot())");
+    return EXIT_USAGE;
+  }
   if (typeof bot !== "function" && count > 1) {
     // One bot object cannot be the bot of several streams: each ticket gets its own.
     say(`${count} tickets need a bot each: pass a factory, e.g. run(() => new MyBot())`);
@@ -390,12 +596,22 @@ export async function play(bot: Bot | BotFactory, options: RunOptions = {}): Pro
     process.noDeprecation = true;
   }
   const client = new RefereeServiceClient(settings.referee, creds, CHANNEL_OPTIONS);
+  const shared: Shared = { saidStreams: false, endings: new Set() };
+  const streams: PlayStream[] = [];
+  if (settings.key && typeof bot === "function") {
+    for (let index = 0; index < count; index++) {
+      const label = count > 1 ? `stream ${index + 1}/${count}: ` : "";
+      const credential = { key: settings.key, factory: bot, index };
+      streams.push(new PlayStream(client, credential, label, settings, shared));
+    }
+  } else {
+    for (const [index, ticket] of settings.tickets.entries()) {
+      const label = count > 1 ? `ticket ${index + 1}/${count}: ` : "";
+      streams.push(new PlayStream(client, { ticket }, label, settings, shared, bots[index]));
+    }
+  }
   try {
-    const codes = await Promise.all(
-      settings.tickets.map((ticket, i) =>
-        new TicketStream(client, bots[i], ticket, count > 1 ? `ticket ${i + 1}/${count}: ` : "", settings).play(),
-      ),
-    );
+    const codes = await Promise.all(streams.map((stream) => stream.play()));
     return Math.max(EXIT_OK, ...codes);
   } finally {
     client.close();

@@ -3,6 +3,7 @@
 // its cheapest card. It uses no randomness, so the same match plays the same way.
 //
 //	TAVOLO_REFEREE=127.0.0.1:50051 TAVOLO_TICKET=<ticket> example-bot
+//	TAVOLO_REFEREE=127.0.0.1:50051 TAVOLO_KEY=<entrant key> example-bot   # every match of a tournament
 package main
 
 import "github.com/tavolo/tavolo/clients/go/tavolo"

@@ -321,8 +321,13 @@ type Hello struct {
 	Ticket string `protobuf:"bytes,1,opt,name=ticket,proto3" json:"ticket,omitempty"`
 	// The protocol version the bot speaks; this file is version 1.
 	ProtocolVersion uint32 `protobuf:"varint,2,opt,name=protocol_version,json=protocolVersion,proto3" json:"protocol_version,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// An entrant key, instead of a ticket: the secret of one entrant for a whole tournament.
+	// The stream hears KeyAccepted, then is seated in the entrant's matches one after the
+	// other (each from Welcome to MatchOver, as with a ticket); the referee ends it with
+	// status OK once the entrant has no match left. Set exactly one of ticket and key.
+	Key           string `protobuf:"bytes,3,opt,name=key,proto3" json:"key,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Hello) Reset() {
@@ -367,6 +372,13 @@ func (x *Hello) GetProtocolVersion() uint32 {
 		return x.ProtocolVersion
 	}
 	return 0
+}
+
+func (x *Hello) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
 }
 
 type Decision struct {
@@ -589,6 +601,7 @@ type Event struct {
 	//	*Event_CardCalled
 	//	*Event_MonteSplit
 	//	*Event_CardDrawn
+	//	*Event_KeyAccepted
 	Event         isEvent_Event `protobuf_oneof:"event"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -793,6 +806,15 @@ func (x *Event) GetCardDrawn() *Draw {
 	return nil
 }
 
+func (x *Event) GetKeyAccepted() *KeyAccepted {
+	if x != nil {
+		if x, ok := x.Event.(*Event_KeyAccepted); ok {
+			return x.KeyAccepted
+		}
+	}
+	return nil
+}
+
 type isEvent_Event interface {
 	isEvent_Event()
 }
@@ -869,6 +891,10 @@ type Event_CardDrawn struct {
 	CardDrawn *Draw `protobuf:"bytes,18,opt,name=card_drawn,json=cardDrawn,proto3,oneof"`
 }
 
+type Event_KeyAccepted struct {
+	KeyAccepted *KeyAccepted `protobuf:"bytes,19,opt,name=key_accepted,json=keyAccepted,proto3,oneof"`
+}
+
 func (*Event_Welcome) isEvent_Event() {}
 
 func (*Event_MatchStarted) isEvent_Event() {}
@@ -905,6 +931,75 @@ func (*Event_MonteSplit) isEvent_Event() {}
 
 func (*Event_CardDrawn) isEvent_Event() {}
 
+func (*Event_KeyAccepted) isEvent_Event() {}
+
+// The entrant key was accepted: the stream waits until one of the entrant's matches seats
+// it, which a Welcome naming the match says.
+type KeyAccepted struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The entrant the key belongs to, as the tournament names it.
+	Entrant string `protobuf:"bytes,1,opt,name=entrant,proto3" json:"entrant,omitempty"`
+	// Streams one table of this tournament seats for the entrant: 2 in partnership games
+	// (the entrant plays both partners, one stream each), else 1. Open that many streams
+	// per table you want to play at once.
+	StreamsPerTable uint32 `protobuf:"varint,2,opt,name=streams_per_table,json=streamsPerTable,proto3" json:"streams_per_table,omitempty"`
+	// Matches of the entrant not finished yet.
+	MatchesLeft   uint32 `protobuf:"varint,3,opt,name=matches_left,json=matchesLeft,proto3" json:"matches_left,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *KeyAccepted) Reset() {
+	*x = KeyAccepted{}
+	mi := &file_tavolo_v1_referee_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *KeyAccepted) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*KeyAccepted) ProtoMessage() {}
+
+func (x *KeyAccepted) ProtoReflect() protoreflect.Message {
+	mi := &file_tavolo_v1_referee_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use KeyAccepted.ProtoReflect.Descriptor instead.
+func (*KeyAccepted) Descriptor() ([]byte, []int) {
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *KeyAccepted) GetEntrant() string {
+	if x != nil {
+		return x.Entrant
+	}
+	return ""
+}
+
+func (x *KeyAccepted) GetStreamsPerTable() uint32 {
+	if x != nil {
+		return x.StreamsPerTable
+	}
+	return 0
+}
+
+func (x *KeyAccepted) GetMatchesLeft() uint32 {
+	if x != nil {
+		return x.MatchesLeft
+	}
+	return 0
+}
+
 // Calabresella: a bid in the auction (public).
 type BidMade struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -917,7 +1012,7 @@ type BidMade struct {
 
 func (x *BidMade) Reset() {
 	*x = BidMade{}
-	mi := &file_tavolo_v1_referee_proto_msgTypes[6]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -929,7 +1024,7 @@ func (x *BidMade) String() string {
 func (*BidMade) ProtoMessage() {}
 
 func (x *BidMade) ProtoReflect() protoreflect.Message {
-	mi := &file_tavolo_v1_referee_proto_msgTypes[6]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -942,7 +1037,7 @@ func (x *BidMade) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BidMade.ProtoReflect.Descriptor instead.
 func (*BidMade) Descriptor() ([]byte, []int) {
-	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{6}
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *BidMade) GetSeat() uint32 {
@@ -972,7 +1067,7 @@ type CardCalled struct {
 
 func (x *CardCalled) Reset() {
 	*x = CardCalled{}
-	mi := &file_tavolo_v1_referee_proto_msgTypes[7]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -984,7 +1079,7 @@ func (x *CardCalled) String() string {
 func (*CardCalled) ProtoMessage() {}
 
 func (x *CardCalled) ProtoReflect() protoreflect.Message {
-	mi := &file_tavolo_v1_referee_proto_msgTypes[7]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -997,7 +1092,7 @@ func (x *CardCalled) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CardCalled.ProtoReflect.Descriptor instead.
 func (*CardCalled) Descriptor() ([]byte, []int) {
-	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{7}
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *CardCalled) GetSeat() uint32 {
@@ -1032,7 +1127,7 @@ type MonteSplit struct {
 
 func (x *MonteSplit) Reset() {
 	*x = MonteSplit{}
-	mi := &file_tavolo_v1_referee_proto_msgTypes[8]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1044,7 +1139,7 @@ func (x *MonteSplit) String() string {
 func (*MonteSplit) ProtoMessage() {}
 
 func (x *MonteSplit) ProtoReflect() protoreflect.Message {
-	mi := &file_tavolo_v1_referee_proto_msgTypes[8]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1057,7 +1152,7 @@ func (x *MonteSplit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MonteSplit.ProtoReflect.Descriptor instead.
 func (*MonteSplit) Descriptor() ([]byte, []int) {
-	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{8}
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *MonteSplit) GetSeat() uint32 {
@@ -1087,7 +1182,7 @@ type Welcome struct {
 
 func (x *Welcome) Reset() {
 	*x = Welcome{}
-	mi := &file_tavolo_v1_referee_proto_msgTypes[9]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1099,7 +1194,7 @@ func (x *Welcome) String() string {
 func (*Welcome) ProtoMessage() {}
 
 func (x *Welcome) ProtoReflect() protoreflect.Message {
-	mi := &file_tavolo_v1_referee_proto_msgTypes[9]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1112,7 +1207,7 @@ func (x *Welcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Welcome.ProtoReflect.Descriptor instead.
 func (*Welcome) Descriptor() ([]byte, []int) {
-	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{9}
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Welcome) GetMatchId() string {
@@ -1146,7 +1241,7 @@ type MatchStarted struct {
 
 func (x *MatchStarted) Reset() {
 	*x = MatchStarted{}
-	mi := &file_tavolo_v1_referee_proto_msgTypes[10]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1158,7 +1253,7 @@ func (x *MatchStarted) String() string {
 func (*MatchStarted) ProtoMessage() {}
 
 func (x *MatchStarted) ProtoReflect() protoreflect.Message {
-	mi := &file_tavolo_v1_referee_proto_msgTypes[10]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1171,7 +1266,7 @@ func (x *MatchStarted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MatchStarted.ProtoReflect.Descriptor instead.
 func (*MatchStarted) Descriptor() ([]byte, []int) {
-	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{10}
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *MatchStarted) GetMatchId() string {
@@ -1221,7 +1316,7 @@ type GameStarted struct {
 
 func (x *GameStarted) Reset() {
 	*x = GameStarted{}
-	mi := &file_tavolo_v1_referee_proto_msgTypes[11]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1233,7 +1328,7 @@ func (x *GameStarted) String() string {
 func (*GameStarted) ProtoMessage() {}
 
 func (x *GameStarted) ProtoReflect() protoreflect.Message {
-	mi := &file_tavolo_v1_referee_proto_msgTypes[11]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1246,7 +1341,7 @@ func (x *GameStarted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GameStarted.ProtoReflect.Descriptor instead.
 func (*GameStarted) Descriptor() ([]byte, []int) {
-	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{11}
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *GameStarted) GetGame() uint32 {
@@ -1277,7 +1372,7 @@ type HandDealt struct {
 
 func (x *HandDealt) Reset() {
 	*x = HandDealt{}
-	mi := &file_tavolo_v1_referee_proto_msgTypes[12]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1289,7 +1384,7 @@ func (x *HandDealt) String() string {
 func (*HandDealt) ProtoMessage() {}
 
 func (x *HandDealt) ProtoReflect() protoreflect.Message {
-	mi := &file_tavolo_v1_referee_proto_msgTypes[12]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1302,7 +1397,7 @@ func (x *HandDealt) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HandDealt.ProtoReflect.Descriptor instead.
 func (*HandDealt) Descriptor() ([]byte, []int) {
-	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{12}
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *HandDealt) GetDeal() uint32 {
@@ -1347,7 +1442,7 @@ type Declared struct {
 
 func (x *Declared) Reset() {
 	*x = Declared{}
-	mi := &file_tavolo_v1_referee_proto_msgTypes[13]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1359,7 +1454,7 @@ func (x *Declared) String() string {
 func (*Declared) ProtoMessage() {}
 
 func (x *Declared) ProtoReflect() protoreflect.Message {
-	mi := &file_tavolo_v1_referee_proto_msgTypes[13]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1372,7 +1467,7 @@ func (x *Declared) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Declared.ProtoReflect.Descriptor instead.
 func (*Declared) Descriptor() ([]byte, []int) {
-	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{13}
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Declared) GetSeat() uint32 {
@@ -1412,7 +1507,7 @@ type DeclarationsEnded struct {
 
 func (x *DeclarationsEnded) Reset() {
 	*x = DeclarationsEnded{}
-	mi := &file_tavolo_v1_referee_proto_msgTypes[14]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1424,7 +1519,7 @@ func (x *DeclarationsEnded) String() string {
 func (*DeclarationsEnded) ProtoMessage() {}
 
 func (x *DeclarationsEnded) ProtoReflect() protoreflect.Message {
-	mi := &file_tavolo_v1_referee_proto_msgTypes[14]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1437,7 +1532,7 @@ func (x *DeclarationsEnded) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeclarationsEnded.ProtoReflect.Descriptor instead.
 func (*DeclarationsEnded) Descriptor() ([]byte, []int) {
-	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{14}
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *DeclarationsEnded) GetSeat() uint32 {
@@ -1458,7 +1553,7 @@ type CardPlayed struct {
 
 func (x *CardPlayed) Reset() {
 	*x = CardPlayed{}
-	mi := &file_tavolo_v1_referee_proto_msgTypes[15]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1470,7 +1565,7 @@ func (x *CardPlayed) String() string {
 func (*CardPlayed) ProtoMessage() {}
 
 func (x *CardPlayed) ProtoReflect() protoreflect.Message {
-	mi := &file_tavolo_v1_referee_proto_msgTypes[15]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1483,7 +1578,7 @@ func (x *CardPlayed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CardPlayed.ProtoReflect.Descriptor instead.
 func (*CardPlayed) Descriptor() ([]byte, []int) {
-	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{15}
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *CardPlayed) GetSeat() uint32 {
@@ -1518,7 +1613,7 @@ type TrickWon struct {
 
 func (x *TrickWon) Reset() {
 	*x = TrickWon{}
-	mi := &file_tavolo_v1_referee_proto_msgTypes[16]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1530,7 +1625,7 @@ func (x *TrickWon) String() string {
 func (*TrickWon) ProtoMessage() {}
 
 func (x *TrickWon) ProtoReflect() protoreflect.Message {
-	mi := &file_tavolo_v1_referee_proto_msgTypes[16]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1543,7 +1638,7 @@ func (x *TrickWon) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrickWon.ProtoReflect.Descriptor instead.
 func (*TrickWon) Descriptor() ([]byte, []int) {
-	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{16}
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *TrickWon) GetTrick() uint32 {
@@ -1571,7 +1666,7 @@ type CalledOut struct {
 
 func (x *CalledOut) Reset() {
 	*x = CalledOut{}
-	mi := &file_tavolo_v1_referee_proto_msgTypes[17]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1583,7 +1678,7 @@ func (x *CalledOut) String() string {
 func (*CalledOut) ProtoMessage() {}
 
 func (x *CalledOut) ProtoReflect() protoreflect.Message {
-	mi := &file_tavolo_v1_referee_proto_msgTypes[17]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1596,7 +1691,7 @@ func (x *CalledOut) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CalledOut.ProtoReflect.Descriptor instead.
 func (*CalledOut) Descriptor() ([]byte, []int) {
-	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{17}
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *CalledOut) GetSeat() uint32 {
@@ -1647,7 +1742,7 @@ type DealScored struct {
 
 func (x *DealScored) Reset() {
 	*x = DealScored{}
-	mi := &file_tavolo_v1_referee_proto_msgTypes[18]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1659,7 +1754,7 @@ func (x *DealScored) String() string {
 func (*DealScored) ProtoMessage() {}
 
 func (x *DealScored) ProtoReflect() protoreflect.Message {
-	mi := &file_tavolo_v1_referee_proto_msgTypes[18]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1672,7 +1767,7 @@ func (x *DealScored) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DealScored.ProtoReflect.Descriptor instead.
 func (*DealScored) Descriptor() ([]byte, []int) {
-	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{18}
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *DealScored) GetDeal() uint32 {
@@ -1775,7 +1870,7 @@ type Hand struct {
 
 func (x *Hand) Reset() {
 	*x = Hand{}
-	mi := &file_tavolo_v1_referee_proto_msgTypes[19]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1787,7 +1882,7 @@ func (x *Hand) String() string {
 func (*Hand) ProtoMessage() {}
 
 func (x *Hand) ProtoReflect() protoreflect.Message {
-	mi := &file_tavolo_v1_referee_proto_msgTypes[19]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1800,7 +1895,7 @@ func (x *Hand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Hand.ProtoReflect.Descriptor instead.
 func (*Hand) Descriptor() ([]byte, []int) {
-	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{19}
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *Hand) GetCards() []string {
@@ -1826,7 +1921,7 @@ type GameOver struct {
 
 func (x *GameOver) Reset() {
 	*x = GameOver{}
-	mi := &file_tavolo_v1_referee_proto_msgTypes[20]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1838,7 +1933,7 @@ func (x *GameOver) String() string {
 func (*GameOver) ProtoMessage() {}
 
 func (x *GameOver) ProtoReflect() protoreflect.Message {
-	mi := &file_tavolo_v1_referee_proto_msgTypes[20]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1851,7 +1946,7 @@ func (x *GameOver) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GameOver.ProtoReflect.Descriptor instead.
 func (*GameOver) Descriptor() ([]byte, []int) {
-	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{20}
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *GameOver) GetGame() uint32 {
@@ -1898,7 +1993,7 @@ type MatchOver struct {
 
 func (x *MatchOver) Reset() {
 	*x = MatchOver{}
-	mi := &file_tavolo_v1_referee_proto_msgTypes[21]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1910,7 +2005,7 @@ func (x *MatchOver) String() string {
 func (*MatchOver) ProtoMessage() {}
 
 func (x *MatchOver) ProtoReflect() protoreflect.Message {
-	mi := &file_tavolo_v1_referee_proto_msgTypes[21]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1923,7 +2018,7 @@ func (x *MatchOver) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MatchOver.ProtoReflect.Descriptor instead.
 func (*MatchOver) Descriptor() ([]byte, []int) {
-	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{21}
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *MatchOver) GetMatchId() string {
@@ -1948,7 +2043,7 @@ type ActionRejected struct {
 
 func (x *ActionRejected) Reset() {
 	*x = ActionRejected{}
-	mi := &file_tavolo_v1_referee_proto_msgTypes[22]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1960,7 +2055,7 @@ func (x *ActionRejected) String() string {
 func (*ActionRejected) ProtoMessage() {}
 
 func (x *ActionRejected) ProtoReflect() protoreflect.Message {
-	mi := &file_tavolo_v1_referee_proto_msgTypes[22]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1973,7 +2068,7 @@ func (x *ActionRejected) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ActionRejected.ProtoReflect.Descriptor instead.
 func (*ActionRejected) Descriptor() ([]byte, []int) {
-	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{22}
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ActionRejected) GetRequestId() uint64 {
@@ -2022,7 +2117,7 @@ type ErrorEvent struct {
 
 func (x *ErrorEvent) Reset() {
 	*x = ErrorEvent{}
-	mi := &file_tavolo_v1_referee_proto_msgTypes[23]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2034,7 +2129,7 @@ func (x *ErrorEvent) String() string {
 func (*ErrorEvent) ProtoMessage() {}
 
 func (x *ErrorEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_tavolo_v1_referee_proto_msgTypes[23]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2047,7 +2142,7 @@ func (x *ErrorEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ErrorEvent.ProtoReflect.Descriptor instead.
 func (*ErrorEvent) Descriptor() ([]byte, []int) {
-	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{23}
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ErrorEvent) GetReason() string {
@@ -2087,7 +2182,7 @@ type Action struct {
 
 func (x *Action) Reset() {
 	*x = Action{}
-	mi := &file_tavolo_v1_referee_proto_msgTypes[24]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2099,7 +2194,7 @@ func (x *Action) String() string {
 func (*Action) ProtoMessage() {}
 
 func (x *Action) ProtoReflect() protoreflect.Message {
-	mi := &file_tavolo_v1_referee_proto_msgTypes[24]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2112,7 +2207,7 @@ func (x *Action) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Action.ProtoReflect.Descriptor instead.
 func (*Action) Descriptor() ([]byte, []int) {
-	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{24}
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *Action) GetId() uint32 {
@@ -2181,7 +2276,7 @@ type Play struct {
 
 func (x *Play) Reset() {
 	*x = Play{}
-	mi := &file_tavolo_v1_referee_proto_msgTypes[25]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2193,7 +2288,7 @@ func (x *Play) String() string {
 func (*Play) ProtoMessage() {}
 
 func (x *Play) ProtoReflect() protoreflect.Message {
-	mi := &file_tavolo_v1_referee_proto_msgTypes[25]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2206,7 +2301,7 @@ func (x *Play) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Play.ProtoReflect.Descriptor instead.
 func (*Play) Descriptor() ([]byte, []int) {
-	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{25}
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *Play) GetSeat() uint32 {
@@ -2233,7 +2328,7 @@ type Trick struct {
 
 func (x *Trick) Reset() {
 	*x = Trick{}
-	mi := &file_tavolo_v1_referee_proto_msgTypes[26]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2245,7 +2340,7 @@ func (x *Trick) String() string {
 func (*Trick) ProtoMessage() {}
 
 func (x *Trick) ProtoReflect() protoreflect.Message {
-	mi := &file_tavolo_v1_referee_proto_msgTypes[26]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2258,7 +2353,7 @@ func (x *Trick) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Trick.ProtoReflect.Descriptor instead.
 func (*Trick) Descriptor() ([]byte, []int) {
-	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{26}
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *Trick) GetPlays() []*Play {
@@ -2315,7 +2410,7 @@ type Observation struct {
 
 func (x *Observation) Reset() {
 	*x = Observation{}
-	mi := &file_tavolo_v1_referee_proto_msgTypes[27]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2327,7 +2422,7 @@ func (x *Observation) String() string {
 func (*Observation) ProtoMessage() {}
 
 func (x *Observation) ProtoReflect() protoreflect.Message {
-	mi := &file_tavolo_v1_referee_proto_msgTypes[27]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2340,7 +2435,7 @@ func (x *Observation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Observation.ProtoReflect.Descriptor instead.
 func (*Observation) Descriptor() ([]byte, []int) {
-	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{27}
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *Observation) GetSeat() uint32 {
@@ -2473,7 +2568,7 @@ type Draw struct {
 
 func (x *Draw) Reset() {
 	*x = Draw{}
-	mi := &file_tavolo_v1_referee_proto_msgTypes[28]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2485,7 +2580,7 @@ func (x *Draw) String() string {
 func (*Draw) ProtoMessage() {}
 
 func (x *Draw) ProtoReflect() protoreflect.Message {
-	mi := &file_tavolo_v1_referee_proto_msgTypes[28]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2498,7 +2593,7 @@ func (x *Draw) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Draw.ProtoReflect.Descriptor instead.
 func (*Draw) Descriptor() ([]byte, []int) {
-	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{28}
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *Draw) GetSeat() uint32 {
@@ -2549,7 +2644,7 @@ type CalabresellaView struct {
 
 func (x *CalabresellaView) Reset() {
 	*x = CalabresellaView{}
-	mi := &file_tavolo_v1_referee_proto_msgTypes[29]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2561,7 +2656,7 @@ func (x *CalabresellaView) String() string {
 func (*CalabresellaView) ProtoMessage() {}
 
 func (x *CalabresellaView) ProtoReflect() protoreflect.Message {
-	mi := &file_tavolo_v1_referee_proto_msgTypes[29]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2574,7 +2669,7 @@ func (x *CalabresellaView) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CalabresellaView.ProtoReflect.Descriptor instead.
 func (*CalabresellaView) Descriptor() ([]byte, []int) {
-	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{29}
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *CalabresellaView) GetBids() []*Bid {
@@ -2679,7 +2774,7 @@ type Bid struct {
 
 func (x *Bid) Reset() {
 	*x = Bid{}
-	mi := &file_tavolo_v1_referee_proto_msgTypes[30]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2691,7 +2786,7 @@ func (x *Bid) String() string {
 func (*Bid) ProtoMessage() {}
 
 func (x *Bid) ProtoReflect() protoreflect.Message {
-	mi := &file_tavolo_v1_referee_proto_msgTypes[30]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2704,7 +2799,7 @@ func (x *Bid) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Bid.ProtoReflect.Descriptor instead.
 func (*Bid) Descriptor() ([]byte, []int) {
-	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{30}
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *Bid) GetSeat() uint32 {
@@ -2730,7 +2825,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_tavolo_v1_referee_proto_msgTypes[31]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2742,7 +2837,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tavolo_v1_referee_proto_msgTypes[31]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2755,7 +2850,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{31}
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *WatchRequest) GetTableId() string {
@@ -2775,7 +2870,7 @@ type WatchResponse struct {
 
 func (x *WatchResponse) Reset() {
 	*x = WatchResponse{}
-	mi := &file_tavolo_v1_referee_proto_msgTypes[32]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2787,7 +2882,7 @@ func (x *WatchResponse) String() string {
 func (*WatchResponse) ProtoMessage() {}
 
 func (x *WatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tavolo_v1_referee_proto_msgTypes[32]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2800,7 +2895,7 @@ func (x *WatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchResponse.ProtoReflect.Descriptor instead.
 func (*WatchResponse) Descriptor() ([]byte, []int) {
-	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{32}
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *WatchResponse) GetTableId() string {
@@ -2825,7 +2920,7 @@ type ListTablesRequest struct {
 
 func (x *ListTablesRequest) Reset() {
 	*x = ListTablesRequest{}
-	mi := &file_tavolo_v1_referee_proto_msgTypes[33]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2837,7 +2932,7 @@ func (x *ListTablesRequest) String() string {
 func (*ListTablesRequest) ProtoMessage() {}
 
 func (x *ListTablesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tavolo_v1_referee_proto_msgTypes[33]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2850,7 +2945,7 @@ func (x *ListTablesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTablesRequest.ProtoReflect.Descriptor instead.
 func (*ListTablesRequest) Descriptor() ([]byte, []int) {
-	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{33}
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{34}
 }
 
 type ListTablesResponse struct {
@@ -2862,7 +2957,7 @@ type ListTablesResponse struct {
 
 func (x *ListTablesResponse) Reset() {
 	*x = ListTablesResponse{}
-	mi := &file_tavolo_v1_referee_proto_msgTypes[34]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2874,7 +2969,7 @@ func (x *ListTablesResponse) String() string {
 func (*ListTablesResponse) ProtoMessage() {}
 
 func (x *ListTablesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tavolo_v1_referee_proto_msgTypes[34]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2887,7 +2982,7 @@ func (x *ListTablesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTablesResponse.ProtoReflect.Descriptor instead.
 func (*ListTablesResponse) Descriptor() ([]byte, []int) {
-	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{34}
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ListTablesResponse) GetTables() []*TableInfo {
@@ -2911,7 +3006,7 @@ type TableInfo struct {
 
 func (x *TableInfo) Reset() {
 	*x = TableInfo{}
-	mi := &file_tavolo_v1_referee_proto_msgTypes[35]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2923,7 +3018,7 @@ func (x *TableInfo) String() string {
 func (*TableInfo) ProtoMessage() {}
 
 func (x *TableInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_tavolo_v1_referee_proto_msgTypes[35]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2936,7 +3031,7 @@ func (x *TableInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableInfo.ProtoReflect.Descriptor instead.
 func (*TableInfo) Descriptor() ([]byte, []int) {
-	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{35}
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *TableInfo) GetTableId() string {
@@ -2983,14 +3078,18 @@ type CreateMatchRequest struct {
 	// Duplicate sets; 0 means 1.
 	Sets uint32 `protobuf:"varint,7,opt,name=sets,proto3" json:"sets,omitempty"`
 	// Milliseconds per decision; 0 means the default (1000).
-	DeadlineMs    uint32 `protobuf:"varint,8,opt,name=deadline_ms,json=deadlineMs,proto3" json:"deadline_ms,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	DeadlineMs uint32 `protobuf:"varint,8,opt,name=deadline_ms,json=deadlineMs,proto3" json:"deadline_ms,omitempty"`
+	// Milliseconds each bot has to connect, counted from the moment the match is created
+	// (a built-in bot's process is started then; a remote bot must connect with its ticket
+	// within it); 0 means the referee's default (tavolo serve --connect-timeout, else 20 s).
+	ConnectTimeoutMs uint32 `protobuf:"varint,9,opt,name=connect_timeout_ms,json=connectTimeoutMs,proto3" json:"connect_timeout_ms,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *CreateMatchRequest) Reset() {
 	*x = CreateMatchRequest{}
-	mi := &file_tavolo_v1_referee_proto_msgTypes[36]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3002,7 +3101,7 @@ func (x *CreateMatchRequest) String() string {
 func (*CreateMatchRequest) ProtoMessage() {}
 
 func (x *CreateMatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tavolo_v1_referee_proto_msgTypes[36]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3015,7 +3114,7 @@ func (x *CreateMatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateMatchRequest.ProtoReflect.Descriptor instead.
 func (*CreateMatchRequest) Descriptor() ([]byte, []int) {
-	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{36}
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *CreateMatchRequest) GetAdminToken() string {
@@ -3074,6 +3173,13 @@ func (x *CreateMatchRequest) GetDeadlineMs() uint32 {
 	return 0
 }
 
+func (x *CreateMatchRequest) GetConnectTimeoutMs() uint32 {
+	if x != nil {
+		return x.ConnectTimeoutMs
+	}
+	return 0
+}
+
 type SeatTicket struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// e.g. "remote#1".
@@ -3085,7 +3191,7 @@ type SeatTicket struct {
 
 func (x *SeatTicket) Reset() {
 	*x = SeatTicket{}
-	mi := &file_tavolo_v1_referee_proto_msgTypes[37]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3097,7 +3203,7 @@ func (x *SeatTicket) String() string {
 func (*SeatTicket) ProtoMessage() {}
 
 func (x *SeatTicket) ProtoReflect() protoreflect.Message {
-	mi := &file_tavolo_v1_referee_proto_msgTypes[37]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3110,7 +3216,7 @@ func (x *SeatTicket) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SeatTicket.ProtoReflect.Descriptor instead.
 func (*SeatTicket) Descriptor() ([]byte, []int) {
-	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{37}
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *SeatTicket) GetLabel() string {
@@ -3139,7 +3245,7 @@ type CreateMatchResponse struct {
 
 func (x *CreateMatchResponse) Reset() {
 	*x = CreateMatchResponse{}
-	mi := &file_tavolo_v1_referee_proto_msgTypes[38]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3151,7 +3257,7 @@ func (x *CreateMatchResponse) String() string {
 func (*CreateMatchResponse) ProtoMessage() {}
 
 func (x *CreateMatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tavolo_v1_referee_proto_msgTypes[38]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3164,7 +3270,7 @@ func (x *CreateMatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateMatchResponse.ProtoReflect.Descriptor instead.
 func (*CreateMatchResponse) Descriptor() ([]byte, []int) {
-	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{38}
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *CreateMatchResponse) GetMatchId() string {
@@ -3198,7 +3304,7 @@ type GetMatchRequest struct {
 
 func (x *GetMatchRequest) Reset() {
 	*x = GetMatchRequest{}
-	mi := &file_tavolo_v1_referee_proto_msgTypes[39]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3210,7 +3316,7 @@ func (x *GetMatchRequest) String() string {
 func (*GetMatchRequest) ProtoMessage() {}
 
 func (x *GetMatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tavolo_v1_referee_proto_msgTypes[39]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3223,7 +3329,7 @@ func (x *GetMatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetMatchRequest.ProtoReflect.Descriptor instead.
 func (*GetMatchRequest) Descriptor() ([]byte, []int) {
-	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{39}
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *GetMatchRequest) GetAdminToken() string {
@@ -3243,7 +3349,7 @@ func (x *GetMatchRequest) GetMatchId() string {
 type GetMatchResponse struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	MatchId string                 `protobuf:"bytes,1,opt,name=match_id,json=matchId,proto3" json:"match_id,omitempty"`
-	// "running", "done" or "failed".
+	// "waiting" (for its bots to connect), "running", "done" or "failed".
 	Status string `protobuf:"bytes,2,opt,name=status,proto3" json:"status,omitempty"`
 	// When done: the summary as JSON (games, sides, totals, terminations).
 	ResultJson string `protobuf:"bytes,3,opt,name=result_json,json=resultJson,proto3" json:"result_json,omitempty"`
@@ -3251,14 +3357,18 @@ type GetMatchResponse struct {
 	Error string `protobuf:"bytes,4,opt,name=error,proto3" json:"error,omitempty"`
 	// What each entry's bot processes run under, as JSON: {"entry": "bwrap" | "off" |
 	// "remote"}.
-	SandboxJson   string `protobuf:"bytes,5,opt,name=sandbox_json,json=sandboxJson,proto3" json:"sandbox_json,omitempty"`
+	SandboxJson string `protobuf:"bytes,5,opt,name=sandbox_json,json=sandboxJson,proto3" json:"sandbox_json,omitempty"`
+	// What the status alone does not say, as one line, or empty: while waiting, the seats
+	// that have not connected yet; when done, each entry that faulted in every game it
+	// played (a bot that never connected, say), with the last fault.
+	Note          string `protobuf:"bytes,6,opt,name=note,proto3" json:"note,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *GetMatchResponse) Reset() {
 	*x = GetMatchResponse{}
-	mi := &file_tavolo_v1_referee_proto_msgTypes[40]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3270,7 +3380,7 @@ func (x *GetMatchResponse) String() string {
 func (*GetMatchResponse) ProtoMessage() {}
 
 func (x *GetMatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tavolo_v1_referee_proto_msgTypes[40]
+	mi := &file_tavolo_v1_referee_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3283,7 +3393,7 @@ func (x *GetMatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetMatchResponse.ProtoReflect.Descriptor instead.
 func (*GetMatchResponse) Descriptor() ([]byte, []int) {
-	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{40}
+	return file_tavolo_v1_referee_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *GetMatchResponse) GetMatchId() string {
@@ -3321,6 +3431,13 @@ func (x *GetMatchResponse) GetSandboxJson() string {
 	return ""
 }
 
+func (x *GetMatchResponse) GetNote() string {
+	if x != nil {
+		return x.Note
+	}
+	return ""
+}
+
 var File_tavolo_v1_referee_proto protoreflect.FileDescriptor
 
 const file_tavolo_v1_referee_proto_rawDesc = "" +
@@ -3329,10 +3446,11 @@ const file_tavolo_v1_referee_proto_rawDesc = "" +
 	"\vPlayRequest\x12(\n" +
 	"\x05hello\x18\x01 \x01(\v2\x10.tavolo.v1.HelloH\x00R\x05hello\x121\n" +
 	"\bdecision\x18\x02 \x01(\v2\x13.tavolo.v1.DecisionH\x00R\bdecisionB\t\n" +
-	"\amessage\"J\n" +
+	"\amessage\"\\\n" +
 	"\x05Hello\x12\x16\n" +
 	"\x06ticket\x18\x01 \x01(\tR\x06ticket\x12)\n" +
-	"\x10protocol_version\x18\x02 \x01(\rR\x0fprotocolVersion\"F\n" +
+	"\x10protocol_version\x18\x02 \x01(\rR\x0fprotocolVersion\x12\x10\n" +
+	"\x03key\x18\x03 \x01(\tR\x03key\"F\n" +
 	"\bDecision\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\x04R\trequestId\x12\x1b\n" +
@@ -3349,7 +3467,7 @@ const file_tavolo_v1_referee_proto_rawDesc = "" +
 	"timeBankMs\x128\n" +
 	"\vobservation\x18\x04 \x01(\v2\x16.tavolo.v1.ObservationR\vobservation\x126\n" +
 	"\rlegal_actions\x18\x05 \x03(\v2\x11.tavolo.v1.ActionR\flegalActions\x12#\n" +
-	"\rattempts_left\x18\x06 \x01(\rR\fattemptsLeft\"\x8c\b\n" +
+	"\rattempts_left\x18\x06 \x01(\rR\fattemptsLeft\"\xc9\b\n" +
 	"\x05Event\x12.\n" +
 	"\awelcome\x18\x01 \x01(\v2\x12.tavolo.v1.WelcomeH\x00R\awelcome\x12>\n" +
 	"\rmatch_started\x18\x02 \x01(\v2\x17.tavolo.v1.MatchStartedH\x00R\fmatchStarted\x12;\n" +
@@ -3377,8 +3495,13 @@ const file_tavolo_v1_referee_proto_rawDesc = "" +
 	"\vmonte_split\x18\x11 \x01(\v2\x15.tavolo.v1.MonteSplitH\x00R\n" +
 	"monteSplit\x120\n" +
 	"\n" +
-	"card_drawn\x18\x12 \x01(\v2\x0f.tavolo.v1.DrawH\x00R\tcardDrawnB\a\n" +
-	"\x05event\"/\n" +
+	"card_drawn\x18\x12 \x01(\v2\x0f.tavolo.v1.DrawH\x00R\tcardDrawn\x12;\n" +
+	"\fkey_accepted\x18\x13 \x01(\v2\x16.tavolo.v1.KeyAcceptedH\x00R\vkeyAcceptedB\a\n" +
+	"\x05event\"v\n" +
+	"\vKeyAccepted\x12\x18\n" +
+	"\aentrant\x18\x01 \x01(\tR\aentrant\x12*\n" +
+	"\x11streams_per_table\x18\x02 \x01(\rR\x0fstreamsPerTable\x12!\n" +
+	"\fmatches_left\x18\x03 \x01(\rR\vmatchesLeft\"/\n" +
 	"\aBidMade\x12\x12\n" +
 	"\x04seat\x18\x01 \x01(\rR\x04seat\x12\x10\n" +
 	"\x03bid\x18\x02 \x01(\tR\x03bid\"L\n" +
@@ -3536,7 +3659,7 @@ const file_tavolo_v1_referee_proto_rawDesc = "" +
 	"\btable_id\x18\x01 \x01(\tR\atableId\x12\x19\n" +
 	"\bmatch_id\x18\x02 \x01(\tR\amatchId\x12\x12\n" +
 	"\x04game\x18\x03 \x01(\rR\x04game\x12\x18\n" +
-	"\aentries\x18\x04 \x03(\tR\aentries\"\xd8\x01\n" +
+	"\aentries\x18\x04 \x03(\tR\aentries\"\x86\x02\n" +
 	"\x12CreateMatchRequest\x12\x1f\n" +
 	"\vadmin_token\x18\x01 \x01(\tR\n" +
 	"adminToken\x12\x18\n" +
@@ -3547,7 +3670,8 @@ const file_tavolo_v1_referee_proto_rawDesc = "" +
 	"\x05deals\x18\x06 \x01(\rR\x05deals\x12\x12\n" +
 	"\x04sets\x18\a \x01(\rR\x04sets\x12\x1f\n" +
 	"\vdeadline_ms\x18\b \x01(\rR\n" +
-	"deadlineMs\":\n" +
+	"deadlineMs\x12,\n" +
+	"\x12connect_timeout_ms\x18\t \x01(\rR\x10connectTimeoutMs\":\n" +
 	"\n" +
 	"SeatTicket\x12\x14\n" +
 	"\x05label\x18\x01 \x01(\tR\x05label\x12\x16\n" +
@@ -3559,14 +3683,15 @@ const file_tavolo_v1_referee_proto_rawDesc = "" +
 	"\x0fGetMatchRequest\x12\x1f\n" +
 	"\vadmin_token\x18\x01 \x01(\tR\n" +
 	"adminToken\x12\x19\n" +
-	"\bmatch_id\x18\x02 \x01(\tR\amatchId\"\x9f\x01\n" +
+	"\bmatch_id\x18\x02 \x01(\tR\amatchId\"\xb3\x01\n" +
 	"\x10GetMatchResponse\x12\x19\n" +
 	"\bmatch_id\x18\x01 \x01(\tR\amatchId\x12\x16\n" +
 	"\x06status\x18\x02 \x01(\tR\x06status\x12\x1f\n" +
 	"\vresult_json\x18\x03 \x01(\tR\n" +
 	"resultJson\x12\x14\n" +
 	"\x05error\x18\x04 \x01(\tR\x05error\x12!\n" +
-	"\fsandbox_json\x18\x05 \x01(\tR\vsandboxJson*\xa2\x01\n" +
+	"\fsandbox_json\x18\x05 \x01(\tR\vsandboxJson\x12\x12\n" +
+	"\x04note\x18\x06 \x01(\tR\x04note*\xa2\x01\n" +
 	"\x06Signal\x12\x16\n" +
 	"\x12SIGNAL_UNSPECIFIED\x10\x00\x12\x10\n" +
 	"\fSIGNAL_BUSSO\x10\x01\x12\x0f\n" +
@@ -3626,7 +3751,7 @@ func file_tavolo_v1_referee_proto_rawDescGZIP() []byte {
 }
 
 var file_tavolo_v1_referee_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_tavolo_v1_referee_proto_msgTypes = make([]protoimpl.MessageInfo, 41)
+var file_tavolo_v1_referee_proto_msgTypes = make([]protoimpl.MessageInfo, 42)
 var file_tavolo_v1_referee_proto_goTypes = []any{
 	(Signal)(0),                 // 0: tavolo.v1.Signal
 	(ActionKind)(0),             // 1: tavolo.v1.ActionKind
@@ -3637,98 +3762,100 @@ var file_tavolo_v1_referee_proto_goTypes = []any{
 	(*PlayResponse)(nil),        // 6: tavolo.v1.PlayResponse
 	(*DecisionRequest)(nil),     // 7: tavolo.v1.DecisionRequest
 	(*Event)(nil),               // 8: tavolo.v1.Event
-	(*BidMade)(nil),             // 9: tavolo.v1.BidMade
-	(*CardCalled)(nil),          // 10: tavolo.v1.CardCalled
-	(*MonteSplit)(nil),          // 11: tavolo.v1.MonteSplit
-	(*Welcome)(nil),             // 12: tavolo.v1.Welcome
-	(*MatchStarted)(nil),        // 13: tavolo.v1.MatchStarted
-	(*GameStarted)(nil),         // 14: tavolo.v1.GameStarted
-	(*HandDealt)(nil),           // 15: tavolo.v1.HandDealt
-	(*Declared)(nil),            // 16: tavolo.v1.Declared
-	(*DeclarationsEnded)(nil),   // 17: tavolo.v1.DeclarationsEnded
-	(*CardPlayed)(nil),          // 18: tavolo.v1.CardPlayed
-	(*TrickWon)(nil),            // 19: tavolo.v1.TrickWon
-	(*CalledOut)(nil),           // 20: tavolo.v1.CalledOut
-	(*DealScored)(nil),          // 21: tavolo.v1.DealScored
-	(*Hand)(nil),                // 22: tavolo.v1.Hand
-	(*GameOver)(nil),            // 23: tavolo.v1.GameOver
-	(*MatchOver)(nil),           // 24: tavolo.v1.MatchOver
-	(*ActionRejected)(nil),      // 25: tavolo.v1.ActionRejected
-	(*ErrorEvent)(nil),          // 26: tavolo.v1.ErrorEvent
-	(*Action)(nil),              // 27: tavolo.v1.Action
-	(*Play)(nil),                // 28: tavolo.v1.Play
-	(*Trick)(nil),               // 29: tavolo.v1.Trick
-	(*Observation)(nil),         // 30: tavolo.v1.Observation
-	(*Draw)(nil),                // 31: tavolo.v1.Draw
-	(*CalabresellaView)(nil),    // 32: tavolo.v1.CalabresellaView
-	(*Bid)(nil),                 // 33: tavolo.v1.Bid
-	(*WatchRequest)(nil),        // 34: tavolo.v1.WatchRequest
-	(*WatchResponse)(nil),       // 35: tavolo.v1.WatchResponse
-	(*ListTablesRequest)(nil),   // 36: tavolo.v1.ListTablesRequest
-	(*ListTablesResponse)(nil),  // 37: tavolo.v1.ListTablesResponse
-	(*TableInfo)(nil),           // 38: tavolo.v1.TableInfo
-	(*CreateMatchRequest)(nil),  // 39: tavolo.v1.CreateMatchRequest
-	(*SeatTicket)(nil),          // 40: tavolo.v1.SeatTicket
-	(*CreateMatchResponse)(nil), // 41: tavolo.v1.CreateMatchResponse
-	(*GetMatchRequest)(nil),     // 42: tavolo.v1.GetMatchRequest
-	(*GetMatchResponse)(nil),    // 43: tavolo.v1.GetMatchResponse
+	(*KeyAccepted)(nil),         // 9: tavolo.v1.KeyAccepted
+	(*BidMade)(nil),             // 10: tavolo.v1.BidMade
+	(*CardCalled)(nil),          // 11: tavolo.v1.CardCalled
+	(*MonteSplit)(nil),          // 12: tavolo.v1.MonteSplit
+	(*Welcome)(nil),             // 13: tavolo.v1.Welcome
+	(*MatchStarted)(nil),        // 14: tavolo.v1.MatchStarted
+	(*GameStarted)(nil),         // 15: tavolo.v1.GameStarted
+	(*HandDealt)(nil),           // 16: tavolo.v1.HandDealt
+	(*Declared)(nil),            // 17: tavolo.v1.Declared
+	(*DeclarationsEnded)(nil),   // 18: tavolo.v1.DeclarationsEnded
+	(*CardPlayed)(nil),          // 19: tavolo.v1.CardPlayed
+	(*TrickWon)(nil),            // 20: tavolo.v1.TrickWon
+	(*CalledOut)(nil),           // 21: tavolo.v1.CalledOut
+	(*DealScored)(nil),          // 22: tavolo.v1.DealScored
+	(*Hand)(nil),                // 23: tavolo.v1.Hand
+	(*GameOver)(nil),            // 24: tavolo.v1.GameOver
+	(*MatchOver)(nil),           // 25: tavolo.v1.MatchOver
+	(*ActionRejected)(nil),      // 26: tavolo.v1.ActionRejected
+	(*ErrorEvent)(nil),          // 27: tavolo.v1.ErrorEvent
+	(*Action)(nil),              // 28: tavolo.v1.Action
+	(*Play)(nil),                // 29: tavolo.v1.Play
+	(*Trick)(nil),               // 30: tavolo.v1.Trick
+	(*Observation)(nil),         // 31: tavolo.v1.Observation
+	(*Draw)(nil),                // 32: tavolo.v1.Draw
+	(*CalabresellaView)(nil),    // 33: tavolo.v1.CalabresellaView
+	(*Bid)(nil),                 // 34: tavolo.v1.Bid
+	(*WatchRequest)(nil),        // 35: tavolo.v1.WatchRequest
+	(*WatchResponse)(nil),       // 36: tavolo.v1.WatchResponse
+	(*ListTablesRequest)(nil),   // 37: tavolo.v1.ListTablesRequest
+	(*ListTablesResponse)(nil),  // 38: tavolo.v1.ListTablesResponse
+	(*TableInfo)(nil),           // 39: tavolo.v1.TableInfo
+	(*CreateMatchRequest)(nil),  // 40: tavolo.v1.CreateMatchRequest
+	(*SeatTicket)(nil),          // 41: tavolo.v1.SeatTicket
+	(*CreateMatchResponse)(nil), // 42: tavolo.v1.CreateMatchResponse
+	(*GetMatchRequest)(nil),     // 43: tavolo.v1.GetMatchRequest
+	(*GetMatchResponse)(nil),    // 44: tavolo.v1.GetMatchResponse
 }
 var file_tavolo_v1_referee_proto_depIdxs = []int32{
 	4,  // 0: tavolo.v1.PlayRequest.hello:type_name -> tavolo.v1.Hello
 	5,  // 1: tavolo.v1.PlayRequest.decision:type_name -> tavolo.v1.Decision
 	8,  // 2: tavolo.v1.PlayResponse.events:type_name -> tavolo.v1.Event
 	7,  // 3: tavolo.v1.PlayResponse.request:type_name -> tavolo.v1.DecisionRequest
-	30, // 4: tavolo.v1.DecisionRequest.observation:type_name -> tavolo.v1.Observation
-	27, // 5: tavolo.v1.DecisionRequest.legal_actions:type_name -> tavolo.v1.Action
-	12, // 6: tavolo.v1.Event.welcome:type_name -> tavolo.v1.Welcome
-	13, // 7: tavolo.v1.Event.match_started:type_name -> tavolo.v1.MatchStarted
-	14, // 8: tavolo.v1.Event.game_started:type_name -> tavolo.v1.GameStarted
-	15, // 9: tavolo.v1.Event.hand_dealt:type_name -> tavolo.v1.HandDealt
-	16, // 10: tavolo.v1.Event.declared:type_name -> tavolo.v1.Declared
-	18, // 11: tavolo.v1.Event.card_played:type_name -> tavolo.v1.CardPlayed
-	19, // 12: tavolo.v1.Event.trick_won:type_name -> tavolo.v1.TrickWon
-	21, // 13: tavolo.v1.Event.deal_scored:type_name -> tavolo.v1.DealScored
-	23, // 14: tavolo.v1.Event.game_over:type_name -> tavolo.v1.GameOver
-	24, // 15: tavolo.v1.Event.match_over:type_name -> tavolo.v1.MatchOver
-	25, // 16: tavolo.v1.Event.action_rejected:type_name -> tavolo.v1.ActionRejected
-	20, // 17: tavolo.v1.Event.called_out:type_name -> tavolo.v1.CalledOut
-	17, // 18: tavolo.v1.Event.declarations_ended:type_name -> tavolo.v1.DeclarationsEnded
-	26, // 19: tavolo.v1.Event.error:type_name -> tavolo.v1.ErrorEvent
-	9,  // 20: tavolo.v1.Event.bid_made:type_name -> tavolo.v1.BidMade
-	10, // 21: tavolo.v1.Event.card_called:type_name -> tavolo.v1.CardCalled
-	11, // 22: tavolo.v1.Event.monte_split:type_name -> tavolo.v1.MonteSplit
-	31, // 23: tavolo.v1.Event.card_drawn:type_name -> tavolo.v1.Draw
-	0,  // 24: tavolo.v1.CardPlayed.signal:type_name -> tavolo.v1.Signal
-	22, // 25: tavolo.v1.DealScored.hands:type_name -> tavolo.v1.Hand
-	1,  // 26: tavolo.v1.Action.kind:type_name -> tavolo.v1.ActionKind
-	0,  // 27: tavolo.v1.Action.signal:type_name -> tavolo.v1.Signal
-	27, // 28: tavolo.v1.Play.action:type_name -> tavolo.v1.Action
-	28, // 29: tavolo.v1.Trick.plays:type_name -> tavolo.v1.Play
-	2,  // 30: tavolo.v1.Observation.phase:type_name -> tavolo.v1.Phase
-	28, // 31: tavolo.v1.Observation.trick:type_name -> tavolo.v1.Play
-	29, // 32: tavolo.v1.Observation.tricks:type_name -> tavolo.v1.Trick
-	16, // 33: tavolo.v1.Observation.declarations:type_name -> tavolo.v1.Declared
-	32, // 34: tavolo.v1.Observation.calabresella:type_name -> tavolo.v1.CalabresellaView
-	31, // 35: tavolo.v1.Observation.draws:type_name -> tavolo.v1.Draw
-	33, // 36: tavolo.v1.CalabresellaView.bids:type_name -> tavolo.v1.Bid
-	8,  // 37: tavolo.v1.WatchResponse.event:type_name -> tavolo.v1.Event
-	38, // 38: tavolo.v1.ListTablesResponse.tables:type_name -> tavolo.v1.TableInfo
-	40, // 39: tavolo.v1.CreateMatchResponse.tickets:type_name -> tavolo.v1.SeatTicket
-	3,  // 40: tavolo.v1.RefereeService.Play:input_type -> tavolo.v1.PlayRequest
-	34, // 41: tavolo.v1.SpectatorService.Watch:input_type -> tavolo.v1.WatchRequest
-	36, // 42: tavolo.v1.SpectatorService.ListTables:input_type -> tavolo.v1.ListTablesRequest
-	39, // 43: tavolo.v1.MatchService.CreateMatch:input_type -> tavolo.v1.CreateMatchRequest
-	42, // 44: tavolo.v1.MatchService.GetMatch:input_type -> tavolo.v1.GetMatchRequest
-	6,  // 45: tavolo.v1.RefereeService.Play:output_type -> tavolo.v1.PlayResponse
-	35, // 46: tavolo.v1.SpectatorService.Watch:output_type -> tavolo.v1.WatchResponse
-	37, // 47: tavolo.v1.SpectatorService.ListTables:output_type -> tavolo.v1.ListTablesResponse
-	41, // 48: tavolo.v1.MatchService.CreateMatch:output_type -> tavolo.v1.CreateMatchResponse
-	43, // 49: tavolo.v1.MatchService.GetMatch:output_type -> tavolo.v1.GetMatchResponse
-	45, // [45:50] is the sub-list for method output_type
-	40, // [40:45] is the sub-list for method input_type
-	40, // [40:40] is the sub-list for extension type_name
-	40, // [40:40] is the sub-list for extension extendee
-	0,  // [0:40] is the sub-list for field type_name
+	31, // 4: tavolo.v1.DecisionRequest.observation:type_name -> tavolo.v1.Observation
+	28, // 5: tavolo.v1.DecisionRequest.legal_actions:type_name -> tavolo.v1.Action
+	13, // 6: tavolo.v1.Event.welcome:type_name -> tavolo.v1.Welcome
+	14, // 7: tavolo.v1.Event.match_started:type_name -> tavolo.v1.MatchStarted
+	15, // 8: tavolo.v1.Event.game_started:type_name -> tavolo.v1.GameStarted
+	16, // 9: tavolo.v1.Event.hand_dealt:type_name -> tavolo.v1.HandDealt
+	17, // 10: tavolo.v1.Event.declared:type_name -> tavolo.v1.Declared
+	19, // 11: tavolo.v1.Event.card_played:type_name -> tavolo.v1.CardPlayed
+	20, // 12: tavolo.v1.Event.trick_won:type_name -> tavolo.v1.TrickWon
+	22, // 13: tavolo.v1.Event.deal_scored:type_name -> tavolo.v1.DealScored
+	24, // 14: tavolo.v1.Event.game_over:type_name -> tavolo.v1.GameOver
+	25, // 15: tavolo.v1.Event.match_over:type_name -> tavolo.v1.MatchOver
+	26, // 16: tavolo.v1.Event.action_rejected:type_name -> tavolo.v1.ActionRejected
+	21, // 17: tavolo.v1.Event.called_out:type_name -> tavolo.v1.CalledOut
+	18, // 18: tavolo.v1.Event.declarations_ended:type_name -> tavolo.v1.DeclarationsEnded
+	27, // 19: tavolo.v1.Event.error:type_name -> tavolo.v1.ErrorEvent
+	10, // 20: tavolo.v1.Event.bid_made:type_name -> tavolo.v1.BidMade
+	11, // 21: tavolo.v1.Event.card_called:type_name -> tavolo.v1.CardCalled
+	12, // 22: tavolo.v1.Event.monte_split:type_name -> tavolo.v1.MonteSplit
+	32, // 23: tavolo.v1.Event.card_drawn:type_name -> tavolo.v1.Draw
+	9,  // 24: tavolo.v1.Event.key_accepted:type_name -> tavolo.v1.KeyAccepted
+	0,  // 25: tavolo.v1.CardPlayed.signal:type_name -> tavolo.v1.Signal
+	23, // 26: tavolo.v1.DealScored.hands:type_name -> tavolo.v1.Hand
+	1,  // 27: tavolo.v1.Action.kind:type_name -> tavolo.v1.ActionKind
+	0,  // 28: tavolo.v1.Action.signal:type_name -> tavolo.v1.Signal
+	28, // 29: tavolo.v1.Play.action:type_name -> tavolo.v1.Action
+	29, // 30: tavolo.v1.Trick.plays:type_name -> tavolo.v1.Play
+	2,  // 31: tavolo.v1.Observation.phase:type_name -> tavolo.v1.Phase
+	29, // 32: tavolo.v1.Observation.trick:type_name -> tavolo.v1.Play
+	30, // 33: tavolo.v1.Observation.tricks:type_name -> tavolo.v1.Trick
+	17, // 34: tavolo.v1.Observation.declarations:type_name -> tavolo.v1.Declared
+	33, // 35: tavolo.v1.Observation.calabresella:type_name -> tavolo.v1.CalabresellaView
+	32, // 36: tavolo.v1.Observation.draws:type_name -> tavolo.v1.Draw
+	34, // 37: tavolo.v1.CalabresellaView.bids:type_name -> tavolo.v1.Bid
+	8,  // 38: tavolo.v1.WatchResponse.event:type_name -> tavolo.v1.Event
+	39, // 39: tavolo.v1.ListTablesResponse.tables:type_name -> tavolo.v1.TableInfo
+	41, // 40: tavolo.v1.CreateMatchResponse.tickets:type_name -> tavolo.v1.SeatTicket
+	3,  // 41: tavolo.v1.RefereeService.Play:input_type -> tavolo.v1.PlayRequest
+	35, // 42: tavolo.v1.SpectatorService.Watch:input_type -> tavolo.v1.WatchRequest
+	37, // 43: tavolo.v1.SpectatorService.ListTables:input_type -> tavolo.v1.ListTablesRequest
+	40, // 44: tavolo.v1.MatchService.CreateMatch:input_type -> tavolo.v1.CreateMatchRequest
+	43, // 45: tavolo.v1.MatchService.GetMatch:input_type -> tavolo.v1.GetMatchRequest
+	6,  // 46: tavolo.v1.RefereeService.Play:output_type -> tavolo.v1.PlayResponse
+	36, // 47: tavolo.v1.SpectatorService.Watch:output_type -> tavolo.v1.WatchResponse
+	38, // 48: tavolo.v1.SpectatorService.ListTables:output_type -> tavolo.v1.ListTablesResponse
+	42, // 49: tavolo.v1.MatchService.CreateMatch:output_type -> tavolo.v1.CreateMatchResponse
+	44, // 50: tavolo.v1.MatchService.GetMatch:output_type -> tavolo.v1.GetMatchResponse
+	46, // [46:51] is the sub-list for method output_type
+	41, // [41:46] is the sub-list for method input_type
+	41, // [41:41] is the sub-list for extension type_name
+	41, // [41:41] is the sub-list for extension extendee
+	0,  // [0:41] is the sub-list for field type_name
 }
 
 func init() { file_tavolo_v1_referee_proto_init() }
@@ -3759,6 +3886,7 @@ func file_tavolo_v1_referee_proto_init() {
 		(*Event_CardCalled)(nil),
 		(*Event_MonteSplit)(nil),
 		(*Event_CardDrawn)(nil),
+		(*Event_KeyAccepted)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -3766,7 +3894,7 @@ func file_tavolo_v1_referee_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tavolo_v1_referee_proto_rawDesc), len(file_tavolo_v1_referee_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   41,
+			NumMessages:   42,
 			NumExtensions: 0,
 			NumServices:   3,
 		},

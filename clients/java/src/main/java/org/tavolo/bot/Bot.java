@@ -3,23 +3,30 @@ package org.tavolo.bot;
 import tavolo.v1.Referee.Event;
 
 /**
- * A player for one ticket. Implement {@link #choose}; the hooks are optional.
+ * A player for one ticket, or for one match of an entrant key. Implement {@link #choose}; the
+ * hooks are optional.
  *
- * <p>The {@link Runner} makes one bot per ticket (through a {@link Factory}), so fields are
- * per-stream state. Calls for one ticket come one at a time; with several tickets, several bots
- * run on different threads.
+ * <p>The {@link Runner} makes one bot per ticket, or with a key one per match (through a {@link
+ * Factory}), so fields are per-match state. Calls to one bot come one at a time; with several
+ * streams, several bots run on different threads.
  */
 public interface Bot {
   /** The id of one of {@code turn.legal()}. Answer well within {@code turn.deadlineMs()}. */
   int choose(Turn turn);
 
-  /** Every event the referee sends, in order, before any request that follows them. */
+  /**
+   * Every event of the match, in order, before any request that follows them. {@code KeyAccepted}
+   * belongs to a key's stream, not to a match: no bot hears it.
+   */
   default void onEvent(Event event) {}
 
   /** Called once, right after the {@code MatchOver} event. */
   default void onMatchOver() {}
 
-  /** Makes the bot of one ticket. */
+  /**
+   * Makes the bot of one ticket (called once per ticket, before the streams open), or of one match
+   * of an entrant key (called at each {@code Welcome} that names a new match).
+   */
   @FunctionalInterface
   interface Factory {
     Bot create(Slot slot);
@@ -28,17 +35,36 @@ public interface Bot {
   /**
    * What a bot knows of its stream before play starts.
    *
-   * @param ticket the ticket this bot plays (a secret: do not print it)
-   * @param index the ticket's position in TAVOLO_TICKET, from 0
-   * @param count how many tickets this process plays
-   * @param seed this stream's seed text for any randomness: TAVOLO_SEED (default: the ticket),
-   *     with "/index" appended when the process plays several tickets ({@link #streamSeed})
+   * @param ticket the ticket this bot plays (a secret: do not print it); "" with a key
+   * @param index the ticket's position in TAVOLO_TICKET, or the key stream's, from 0
+   * @param count how many streams this process opens: one per ticket, or TAVOLO_STREAMS with a key
+   * @param seed this bot's seed text for any randomness. With a ticket: TAVOLO_SEED (default: the
+   *     ticket), with "/index" appended when the process plays several tickets ({@link
+   *     #streamSeed}). With a key: the same with the key for the ticket, then "/match/n" ({@link
+   *     #matchSeed})
+   * @param key the entrant key of the stream (a secret too); "" with a ticket
+   * @param match with a key, this bot's match is the stream's match number {@code match} (1, 2,
+   *     ...); 0 with a ticket
+   * @param matchId with a key, the match this bot plays ({@code Welcome.match_id}); "" with a ticket
    */
-  record Slot(String ticket, int index, int count, String seed) {
+  record Slot(String ticket, int index, int count, String seed, String key, int match, String matchId) {
+    /** The slot of a ticket's bot. */
+    public Slot(String ticket, int index, int count, String seed) {
+      this(ticket, index, count, seed, "", 0, "");
+    }
+
+    /**
+     * The seed text of match {@code match} (from 1) of a key stream seeded {@code seed} ({@link
+     * #streamSeed} of the key): {@code seed + "/match/" + match}.
+     */
+    public static String matchSeed(String seed, int match) {
+      return seed + "/match/" + match;
+    }
+
     /**
      * The seed text of stream {@code index} (from 0) of {@code count}: {@code seed} (TAVOLO_SEED;
-     * null or "" means unset, and then the stream's own ticket is the seed), with {@code "/index"}
-     * appended when there are several tickets.
+     * null or "" means unset, and then the stream's own ticket, or key, is the seed), with {@code
+     * "/index"} appended when there are several streams.
      */
     public static String streamSeed(String seed, String ticket, int index, int count) {
       String text = seed == null || seed.isEmpty() ? ticket : seed;

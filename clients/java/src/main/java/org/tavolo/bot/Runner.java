@@ -36,8 +36,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 import tavolo.v1.Referee.Action;
@@ -52,26 +54,31 @@ import tavolo.v1.Referee;
 import tavolo.v1.RefereeServiceGrpc;
 
 /**
- * Plays tickets: one gRPC stream per ticket, reconnection, and the process exit code.
+ * Plays tickets or an entrant key: one gRPC stream per ticket (or {@code TAVOLO_STREAMS} streams
+ * with a key), reconnection, and the process exit code.
  *
  * <p>Environment: {@code TAVOLO_REFEREE} (host:port, or unix:/path for a Unix-domain socket),
  * {@code TAVOLO_TICKET} (one ticket, or several separated by commas: one stream and one bot each,
- * concurrently), {@code TAVOLO_TLS_CA} (a PEM root certificate: TLS over host:port; unset:
- * plaintext; a unix socket is always plaintext), {@code TAVOLO_RECONNECT_SECONDS} (how long to
- * keep reconnecting after the stream breaks, default 10), {@code TAVOLO_SEED} (seed text for the
- * bot's randomness, default the ticket).
+ * concurrently), {@code TAVOLO_KEY} (an entrant key instead of tickets: each stream is seated in
+ * the entrant's matches one after the other, a fresh bot for each, until the referee ends it with
+ * status OK), {@code TAVOLO_STREAMS} (streams to open with the key, default 2), {@code
+ * TAVOLO_TLS_CA} (a PEM root certificate: TLS over host:port; unset: plaintext; a unix socket is
+ * always plaintext), {@code TAVOLO_RECONNECT_SECONDS} (how long to keep reconnecting after the
+ * stream breaks, default 10), {@code TAVOLO_SEED} (seed text for the bot's randomness, default the
+ * ticket or the key).
  *
  * <p>A refusal that trying again cannot change ends the stream at once: {@code ticket_used} (the
  * match of the ticket is over), {@code unknown_ticket}, {@code wrong_socket}, {@code process_gone},
  * and every other status that is the referee's answer. {@code ALREADY_EXISTS} {@code seat_taken}
  * (another connection still holds the seat, as right after a drop) is retried within
- * {@code TAVOLO_RECONNECT_SECONDS}, like a broken connection.
+ * {@code TAVOLO_RECONNECT_SECONDS}, like a broken connection. With a key, {@code unknown_key} and
+ * {@code key_revoked} are final too.
  */
 public final class Runner {
   /** The protocol version this SDK speaks ({@code Hello.protocol_version}). */
   public static final int PROTOCOL_VERSION = 1;
 
-  /** Every stream ended after {@code MatchOver}. */
+  /** Every stream ended after {@code MatchOver} (with a key: every stream ended with status OK). */
   public static final int EXIT_OK = 0;
   /** A stream failed: refused by the referee, connection lost, or the bot threw. */
   public static final int EXIT_FAILED = 1;
@@ -79,6 +86,8 @@ public final class Runner {
   public static final int EXIT_USAGE = 2;
 
   public static final double DEFAULT_RECONNECT_SECONDS = 10.0;
+  /** Streams opened with a key when TAVOLO_STREAMS is unset: a partnership table seats two. */
+  public static final int DEFAULT_KEY_STREAMS = 2;
   private static final long FIRST_DELAY_MS = 100;
   private static final long MAX_DELAY_MS = 1000;
   /** The longest socket path that fits a Linux {@code sockaddr_un} (108 bytes with its NUL). */
@@ -103,15 +112,26 @@ public final class Runner {
           "unknown_ticket", "the referee does not know this ticket",
           "wrong_socket", "this ticket works only on the socket the referee gave its bot",
           "process_gone", "the bot process this ticket was made for has ended",
-          "protocol_version", "this SDK speaks protocol version " + PROTOCOL_VERSION);
+          "protocol_version", "this SDK speaks protocol version " + PROTOCOL_VERSION,
+          "unknown_key", "the referee knows no entrant with this key",
+          "key_revoked", "the organiser revoked this key");
 
-  private static final Map<Status.Code, String> HINTS =
+  private static final Map<Status.Code, String> TICKET_HINTS =
       Map.of(
           Status.Code.UNAUTHENTICATED, "the referee does not know this ticket",
           Status.Code.ALREADY_EXISTS, "another connection plays this ticket, or its match is over",
           Status.Code.PERMISSION_DENIED, "the referee does not accept this ticket here",
           Status.Code.INVALID_ARGUMENT, "the referee refused a message of this bot",
           Status.Code.FAILED_PRECONDITION, "the referee cannot play this ticket now",
+          Status.Code.RESOURCE_EXHAUSTED, "the referee is over a limit");
+
+  private static final Map<Status.Code, String> KEY_HINTS =
+      Map.of(
+          Status.Code.UNAUTHENTICATED, "the referee knows no entrant with this key",
+          Status.Code.ALREADY_EXISTS, "another connection holds a seat of this key",
+          Status.Code.PERMISSION_DENIED, "the referee does not accept this key here",
+          Status.Code.INVALID_ARGUMENT, "the referee refused a message of this bot",
+          Status.Code.FAILED_PRECONDITION, "the referee cannot play this key now",
           Status.Code.RESOURCE_EXHAUSTED, "the referee is over a limit");
 
   // gRPC and Netty log through java.util.logging; keep stderr for our own lines. The logger is
@@ -131,15 +151,42 @@ public final class Runner {
    * Where to connect and what to play.
    *
    * @param referee host:port, or unix:/path (also unix:///path) for a Unix-domain socket
-   * @param tickets one stream each
+   * @param tickets one stream each; empty with a key
    * @param tlsCa PEM root certificate, or null for a plaintext channel (unused with a unix socket)
    * @param reconnectSeconds how long to keep reconnecting after the stream breaks
-   * @param seed TAVOLO_SEED as given, or "" when it is unset (each stream then uses its ticket,
-   *     see {@link Bot.Slot#streamSeed}); null is taken as ""
+   * @param seed TAVOLO_SEED as given, or "" when it is unset (each stream then uses its ticket or
+   *     key, see {@link Bot.Slot#streamSeed}); null is taken as ""
+   * @param key the entrant key (TAVOLO_KEY), or "" with tickets; null is taken as ""
+   * @param streams how many streams to open: with a key TAVOLO_STREAMS (default 2), with tickets
+   *     one per ticket
    */
-  public record Settings(String referee, List<String> tickets, byte[] tlsCa, double reconnectSeconds, String seed) {
+  public record Settings(
+      String referee,
+      List<String> tickets,
+      byte[] tlsCa,
+      double reconnectSeconds,
+      String seed,
+      String key,
+      int streams) {
     public Settings {
       seed = seed == null ? "" : seed;
+      key = key == null ? "" : key;
+      if (key.isEmpty() == tickets.isEmpty()) {
+        throw new IllegalArgumentException("Settings need tickets or a key, not both");
+      }
+      if (key.isEmpty() ? streams != tickets.size() : streams < 1) {
+        throw new IllegalArgumentException("Settings: " + streams + " streams for " + tickets.size() + " tickets");
+      }
+    }
+
+    /** The settings of tickets: one stream each. */
+    public Settings(String referee, List<String> tickets, byte[] tlsCa, double reconnectSeconds, String seed) {
+      this(referee, tickets, tlsCa, reconnectSeconds, seed, "", tickets.size());
+    }
+
+    /** Whether these settings play an entrant key (else tickets). */
+    public boolean keyMode() {
+      return !key.isEmpty();
     }
 
     /** The settings from the environment variables. */
@@ -161,9 +208,19 @@ public final class Runner {
           tickets.add(t.strip());
         }
       }
-      if (tickets.isEmpty()) {
-        throw new ConfigException("no ticket: set TAVOLO_TICKET (several tickets: comma-separated)");
+      String key = env.getOrDefault("TAVOLO_KEY", "").strip();
+      if (!tickets.isEmpty() && !key.isEmpty()) {
+        throw new ConfigException("both TAVOLO_TICKET and TAVOLO_KEY are set: set one of them, not both");
       }
+      if (tickets.isEmpty() && key.isEmpty()) {
+        throw new ConfigException(
+            "no ticket or key: set TAVOLO_TICKET (several tickets: comma-separated) or TAVOLO_KEY (an entrant key)");
+      }
+      if (key.contains(",")) {
+        // Several keys would be several entrants: one process plays one.
+        throw new ConfigException("TAVOLO_KEY holds one entrant key, without commas: run one process per key");
+      }
+      int streams = key.isEmpty() ? tickets.size() : keyStreams(env.getOrDefault("TAVOLO_STREAMS", ""));
       byte[] tlsCa = null;
       String caPath = env.getOrDefault("TAVOLO_TLS_CA", "").strip();
       // A unix socket is local and plaintext: TAVOLO_TLS_CA is for remote referees (host:port),
@@ -190,7 +247,27 @@ public final class Runner {
         }
       }
       String seed = env.getOrDefault("TAVOLO_SEED", "");
-      return new Settings(referee, List.copyOf(tickets), tlsCa, reconnect, seed);
+      return new Settings(referee, List.copyOf(tickets), tlsCa, reconnect, seed, key, streams);
+    }
+
+    /** TAVOLO_STREAMS: a whole number >= 1, {@link #DEFAULT_KEY_STREAMS} when unset or empty. */
+    private static int keyStreams(String value) throws ConfigException {
+      String text = value.strip();
+      if (text.isEmpty()) {
+        return DEFAULT_KEY_STREAMS;
+      }
+      int streams = -1;
+      if (text.matches("[0-9]+")) {
+        try {
+          streams = Integer.parseInt(text);
+        } catch (NumberFormatException e) {
+          streams = -1; // too large for an int
+        }
+      }
+      if (streams < 1) {
+        throw new ConfigException("TAVOLO_STREAMS must be a whole number >= 1, not '" + text + "'");
+      }
+      return streams;
     }
   }
 
@@ -201,9 +278,17 @@ public final class Runner {
 
   /** Runs {@code factory}'s bots with the settings from the environment; the exit code. */
   public static int run(Bot.Factory factory) {
+    return run(factory, System.getenv());
+  }
+
+  /**
+   * Runs {@code factory}'s bots with the settings from a map of environment variables; the exit
+   * code (2, with one line on stderr, when the settings are missing or wrong).
+   */
+  public static int run(Bot.Factory factory, Map<String, String> env) {
     Settings settings;
     try {
-      settings = Settings.fromEnvironment();
+      settings = Settings.from(env);
     } catch (ConfigException e) {
       say(e.getMessage());
       return EXIT_USAGE;
@@ -214,15 +299,24 @@ public final class Runner {
   /**
    * Plays every ticket with a fresh bot each, concurrently: {@code factory} is called once per
    * ticket, before any stream opens, and that bot keeps its ticket's stream (also across
-   * reconnections). Returns 0 when every stream ended after {@code MatchOver}, 1 when one failed,
-   * 2 when the settings are wrong.
+   * reconnections). With a key, opens {@code settings.streams()} streams, concurrently, and each
+   * calls {@code factory} at every {@code Welcome} that names a new match; that bot keeps the match
+   * (also across reconnections). Returns 0 when every stream ended after {@code MatchOver} (with a
+   * key: with status OK, the entrant having no match left), 1 when one failed, 2 when the settings
+   * are wrong.
    */
   public static int run(Bot.Factory factory, Settings settings) {
     GRPC_LOGGER.setLevel(Level.OFF);
     warmUp();
-    int count = settings.tickets().size();
-    List<TicketStream> streams = new ArrayList<>();
+    int count = settings.streams();
+    Shared shared = new Shared();
+    List<PlayStream> streams = new ArrayList<>();
     for (int i = 0; i < count; i++) {
+      if (settings.keyMode()) {
+        String label = count > 1 ? "stream " + (i + 1) + "/" + count + ": " : "";
+        streams.add(new PlayStream(null, "", factory, i, label, settings, shared));
+        continue;
+      }
       String ticket = settings.tickets().get(i);
       String seed = Bot.Slot.streamSeed(settings.seed(), ticket, i, count);
       Bot bot;
@@ -238,7 +332,7 @@ public final class Runner {
         return EXIT_FAILED;
       }
       String label = count > 1 ? "ticket " + (i + 1) + "/" + count + ": " : "";
-      streams.add(new TicketStream(bot, ticket, label, settings));
+      streams.add(new PlayStream(bot, ticket, factory, i, label, settings, shared));
     }
     Connection connection;
     try {
@@ -254,7 +348,7 @@ public final class Runner {
         return streams.get(0).play(channel);
       }
       List<CompletableFuture<Integer>> results = new ArrayList<>();
-      for (TicketStream s : streams) {
+      for (PlayStream s : streams) {
         CompletableFuture<Integer> result = new CompletableFuture<>();
         Runnable play = () -> {
           try {
@@ -487,57 +581,144 @@ public final class Runner {
     return chosen;
   }
 
-  /** One ticket's stream, reconnected while the match is not over. */
-  private static final class TicketStream {
-    private final Bot bot;
+  /** What every stream of one process shares. */
+  private static final class Shared {
+    /** The streams_per_table note has been printed. */
+    final AtomicBoolean saidStreams = new AtomicBoolean();
+    /** The lines that ended key streams, printed once for all of them. */
+    final Set<String> endings = ConcurrentHashMap.newKeySet();
+  }
+
+  /** Stops the stream with its message (no stack trace): exit 1. */
+  private static final class StreamStop extends RuntimeException {
+    StreamStop(String message) {
+      super(message);
+    }
+  }
+
+  /** The factory threw while making the bot of a match (key mode). */
+  private static final class FactoryFailure extends RuntimeException {
+    FactoryFailure(String matchId, Throwable cause) {
+      super("making the bot of match " + matchId + " threw an exception", cause);
+    }
+  }
+
+  /** The match a stream is playing, with its bot. */
+  private static final class MatchState {
+    final Bot bot;
+    /** {@code Welcome.match_id}; "" with a ticket. */
+    final String matchId;
+    /** {@code Welcome.slot} (key mode). */
+    final int slot;
+    volatile boolean over;
+    // The last request answered and its answer: a request re-sent after a reconnection gets the
+    // same answer without asking the bot twice (a random bot would drift otherwise). Request ids
+    // are unique within a match only.
+    long answeredRequest = -1;
+    int answeredAction;
+    long seenRequest = -1;
+
+    MatchState(Bot bot, String matchId, int slot) {
+      this.bot = bot;
+      this.matchId = matchId;
+      this.slot = slot;
+    }
+  }
+
+  /**
+   * One stream, reconnected while it has play left. With a ticket: one match, with one bot. With a
+   * key: the entrant's matches one after the other, a fresh bot for each, until the referee ends
+   * the stream with status OK.
+   */
+  private static final class PlayStream {
     private final String ticket;
+    private final Bot.Factory factory;
+    private final int index;
     private final String label;
     private final Settings settings;
-    private volatile boolean matchOver;
+    private final Shared shared;
+    private final boolean keyMode;
+    private volatile MatchState match;
+    /** Matches begun on this stream (key mode): the last one's number. */
+    private int matches;
     private volatile boolean established;
     private volatile Throwable botFailure;
-    // The last request answered and its answer: a request re-sent after a reconnection gets the
-    // same answer without asking the bot twice (a random bot would drift otherwise).
-    private long answeredRequest = -1;
-    private int answeredAction;
-    private long seenRequest = -1;
 
-    TicketStream(Bot bot, String ticket, String label, Settings settings) {
-      this.bot = bot;
+    /** A ticket's stream plays {@code bot}; a key's ({@code bot} null) makes one per match. */
+    PlayStream(Bot bot, String ticket, Bot.Factory factory, int index, String label, Settings settings, Shared shared) {
       this.ticket = ticket;
+      this.factory = factory;
+      this.index = index;
       this.label = label;
       this.settings = settings;
+      this.shared = shared;
+      this.keyMode = bot == null;
+      this.match = bot == null ? null : new MatchState(bot, "", 0);
     }
 
     private void say(String line) {
       Runner.say(label + line);
     }
 
-    /** Plays the ticket to the end of the match; this stream's exit code. */
+    /**
+     * The line that ends this stream. A key's streams are alike, and a refusal of the key (an
+     * unknown or revoked key, a lost referee) ends each of them: the line is said once, unlabelled.
+     */
+    private void sayEnd(String line) {
+      if (!keyMode) {
+        say(line);
+      } else if (shared.endings.add(line)) {
+        Runner.say(line);
+      }
+    }
+
+    /** Plays the ticket to the end of its match, or the key until the referee ends it; the exit code. */
     int play(ManagedChannel channel) {
       long window = Math.round(settings.reconnectSeconds() * 1000);
       long giveUpAt = -1;
       long delay = FIRST_DELAY_MS;
       boolean everEstablished = false;
+      String what = keyMode ? "key" : "ticket";
       while (true) {
         established = false;
         Status status = session(channel);
+        if (botFailure instanceof StreamStop) {
+          say(botFailure.getMessage() + "; this stream stops");
+          return EXIT_FAILED;
+        }
+        if (botFailure instanceof FactoryFailure) {
+          say(botFailure.getMessage() + "; this stream stops:");
+          botFailure.getCause().printStackTrace();
+          return EXIT_FAILED;
+        }
         if (botFailure != null) {
           say("the bot threw an exception; this stream stops:");
           botFailure.printStackTrace();
           return EXIT_FAILED;
         }
-        if (matchOver) {
+        MatchState current = match;
+        if (!keyMode && current.over) {
           return EXIT_OK; // how the stream ended no longer matters
         }
         if (status.isOk()) {
-          say("the referee ended the stream before the match was over");
+          // With a key, OK after KeyAccepted is the referee's "no match left": it comes between
+          // matches, never in the middle of one.
+          if (keyMode && established) {
+            if (current == null || current.over) {
+              return EXIT_OK;
+            }
+            say("the referee ended the stream before match " + current.matchId + " was over");
+            return EXIT_FAILED;
+          }
+          say(keyMode
+              ? "the referee ended the stream before accepting the key"
+              : "the referee ended the stream before the match was over");
           return EXIT_FAILED;
         }
         String outcome = describe(status);
         if (!retryable(status)) {
           String hint = hint(status);
-          say("the referee at " + settings.referee() + " ended the stream: " + outcome
+          sayEnd("the referee at " + settings.referee() + " ended the stream: " + outcome
               + (hint == null ? "" : " (" + hint + ")"));
           return EXIT_FAILED;
         }
@@ -548,11 +729,11 @@ public final class Runner {
           delay = FIRST_DELAY_MS;
         }
         if (now + delay > giveUpAt) {
-          String what =
+          String why =
               status.getCode() == Status.Code.ALREADY_EXISTS
-                  ? "another connection still holds the seat of this ticket"
+                  ? "another connection still holds the seat of this " + what
                   : everEstablished ? "lost the referee" : "cannot reach the referee";
-          say(what + " at " + settings.referee() + " (" + outcome + "); gave up after retrying for "
+          sayEnd(why + " at " + settings.referee() + " (" + outcome + "); gave up after retrying for "
               + seconds(settings.reconnectSeconds()) + " s (TAVOLO_RECONNECT_SECONDS)");
           return EXIT_FAILED;
         }
@@ -567,9 +748,9 @@ public final class Runner {
       }
     }
 
-    private static String hint(Status status) {
+    private String hint(Status status) {
       String byReason = REASON_HINTS.get(reason(status.getDescription()));
-      return byReason != null ? byReason : HINTS.get(status.getCode());
+      return byReason != null ? byReason : (keyMode ? KEY_HINTS : TICKET_HINTS).get(status.getCode());
     }
 
     private static String seconds(double s) {
@@ -605,6 +786,9 @@ public final class Runner {
             @Override
             public void onNext(PlayResponse response) {
               established = true;
+              if (botFailure != null) {
+                return; // the stream is being cancelled
+              }
               Decision decision;
               try {
                 decision = handle(response);
@@ -630,7 +814,12 @@ public final class Runner {
           };
       ClientCallStreamObserver<PlayRequest> out =
           (ClientCallStreamObserver<PlayRequest>) RefereeServiceGrpc.newStub(channel).play(observer);
-      Hello hello = Hello.newBuilder().setTicket(ticket).setProtocolVersion(PROTOCOL_VERSION).build();
+      Hello.Builder hello = Hello.newBuilder().setProtocolVersion(PROTOCOL_VERSION);
+      if (keyMode) {
+        hello.setKey(settings.key());
+      } else {
+        hello.setTicket(ticket);
+      }
       send(out, PlayRequest.newBuilder().setHello(hello).build());
       try {
         return end.get();
@@ -650,18 +839,67 @@ public final class Runner {
       }
     }
 
+    /** Key mode: a fresh bot for slot {@code seat} of match {@code matchId}, the stream's next match. */
+    private MatchState begin(String matchId, int seat) {
+      matches++;
+      String seed =
+          Bot.Slot.matchSeed(Bot.Slot.streamSeed(settings.seed(), settings.key(), index, settings.streams()), matches);
+      Bot.Slot slot = new Bot.Slot("", index, settings.streams(), seed, settings.key(), matches, matchId);
+      Bot bot;
+      try {
+        bot = factory.create(slot);
+      } catch (RuntimeException e) {
+        throw new FactoryFailure(matchId, e);
+      }
+      if (bot == null) {
+        throw new StreamStop("the bot factory returned null for match " + matchId);
+      }
+      match = new MatchState(bot, matchId, seat);
+      return match;
+    }
+
+    /** KeyAccepted: a note when this process alone cannot fill one of the entrant's tables. */
+    private void accepted(Referee.KeyAccepted k) {
+      if (k.getStreamsPerTable() <= settings.streams() || shared.saidStreams.getAndSet(true)) {
+        return;
+      }
+      // Not an error: other processes may open the other streams with the same key.
+      Runner.say("the referee seats " + k.getStreamsPerTable() + " streams of entrant '" + k.getEntrant()
+          + "' per table and this process opens " + settings.streams() + " (TAVOLO_STREAMS): a table starts"
+          + " only when other streams with this key join");
+    }
+
+    /**
+     * Key mode: whether {@code event} is a Welcome to another seat (match and slot) than the one
+     * being played, which begins a new match; a Welcome to it is a reconnection, which keeps the bot.
+     */
+    private boolean beginsMatch(Event event) {
+      if (!keyMode || event.getEventCase() != Event.EventCase.WELCOME) {
+        return false;
+      }
+      MatchState current = match;
+      Referee.Welcome welcome = event.getWelcome();
+      return current == null || !welcome.getMatchId().equals(current.matchId) || welcome.getSlot() != current.slot;
+    }
+
     /** Passes the events to the bot; the decision to send if the response asks for one. */
     private Decision handle(PlayResponse response) {
       boolean hasRequest = response.hasRequest();
       long requestId = hasRequest ? response.getRequest().getRequestId() : -1;
+      boolean begins = response.getEventsList().stream().anyMatch(this::beginsMatch);
       // After a reconnection the referee re-sends the open request with its events: the bot has
       // heard those events already if it saw this request.
-      boolean repeated = hasRequest && requestId == seenRequest;
-      if (hasRequest) {
-        seenRequest = requestId;
-      }
+      MatchState before = match;
+      boolean repeated = hasRequest && !begins && before != null && requestId == before.seenRequest;
       if (!repeated) {
         for (Event event : response.getEventsList()) {
+          if (event.getEventCase() == Event.EventCase.KEY_ACCEPTED) {
+            accepted(event.getKeyAccepted());
+            continue; // the stream's event, not a match's: no bot hears it
+          }
+          if (beginsMatch(event)) {
+            begin(event.getWelcome().getMatchId(), event.getWelcome().getSlot());
+          }
           switch (event.getEventCase()) {
             case ACTION_REJECTED -> {
               ActionRejected r = event.getActionRejected();
@@ -672,24 +910,35 @@ public final class Runner {
             case ERROR -> say("referee reports " + event.getError().getReason() + ": " + event.getError().getMessage());
             default -> {}
           }
-          bot.onEvent(event);
-          if (event.getEventCase() == Event.EventCase.MATCH_OVER && !matchOver) {
-            matchOver = true;
-            bot.onMatchOver();
+          MatchState current = match;
+          if (current == null) {
+            // Key mode before the first Welcome: no match, so no bot to hear the event (an
+            // ErrorEvent is printed above; kinds newer than this SDK are skipped, as a bot would).
+            continue;
+          }
+          current.bot.onEvent(event);
+          if (event.getEventCase() == Event.EventCase.MATCH_OVER && !current.over) {
+            current.over = true;
+            current.bot.onMatchOver();
           }
         }
       }
       if (!hasRequest) {
         return null;
       }
+      MatchState current = match;
+      if (current == null) {
+        throw new StreamStop("the referee sent a request before a Welcome");
+      }
+      current.seenRequest = requestId;
       DecisionRequest request = response.getRequest();
       int chosen;
-      if (answeredRequest == requestId) {
-        chosen = answeredAction;
+      if (current.answeredRequest == requestId) {
+        chosen = current.answeredAction;
       } else {
-        chosen = checked(bot.choose(new Turn(request)), request, label);
-        answeredRequest = requestId;
-        answeredAction = chosen;
+        chosen = checked(current.bot.choose(new Turn(request)), request, label);
+        current.answeredRequest = requestId;
+        current.answeredAction = chosen;
       }
       return Decision.newBuilder().setRequestId(requestId).setActionId(chosen).build();
     }
