@@ -8,9 +8,10 @@ import json
 import os
 import signal
 import sys
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from referee import grpc_transport
 from referee.entries import Entry
@@ -27,9 +28,36 @@ from referee.sandbox import (
 )
 
 STDERR_TAIL_LINES = 20
+_TAIL_BYTES = 8 * 1024
+"""What is kept in memory of the end of each process's stderr, whatever its log keeps."""
 _READ_CHUNK = 64 * 1024
+_EXIT_POLL = 0.05
+"""Seconds between looks at whether a bot process has exited."""
 _DRAIN_AFTER_EXIT = 2.0
 """Seconds to wait, after the process exits, for the last of its output."""
+
+
+class LogBudget:
+    """A cap on what all the bot processes of a run write into their logs together.
+
+    Each stream's log keeps up to its entry's ``log_mb`` as long as the budget lasts; once
+    it is spent, every log that would grow is cut with a line saying so, and later output
+    is read and dropped. The end of each process's stderr is kept in memory all the same,
+    so fault lines still quote it.
+    """
+
+    def __init__(self, total_mb: int, used: int = 0) -> None:
+        """A cap of ``total_mb``, of which ``used`` bytes are taken already (older logs)."""
+        if total_mb < 1:
+            raise ValueError(f"the logs' total cap must be 1 MB or more, got {total_mb}")
+        self.total_mb = total_mb
+        self.left = max(0, total_mb * 2**20 - used)
+
+    def take(self, wanted: int) -> int:
+        """Bytes of ``wanted`` that may still be written."""
+        granted = min(wanted, self.left)
+        self.left -= granted
+        return granted
 
 
 @dataclass
@@ -44,8 +72,11 @@ class BotProcess:
     sandbox: SandboxMode
     cgroup: PidsCgroup | None = None
     exit_note: str | None = None
-    """Set once the process has exited: its status and the end of its stderr."""
+    """Set once the process has exited: how, where its stderr is kept, and its end,
+    e.g. ``exit status 1; log /x/0-0/stderr.log; stderr ends:\n...`` (see :meth:`watch`)."""
     _copiers: list[asyncio.Task[None]] = field(default_factory=list)
+    _tail: bytearray = field(default_factory=bytearray)
+    """The end of its stderr as read (up to ``_TAIL_BYTES``), kept whatever the log keeps."""
 
     @property
     def stderr_path(self) -> Path:
@@ -53,20 +84,27 @@ class BotProcess:
         return self.workdir / "stderr.log"
 
     def stderr_tail(self, lines: int = STDERR_TAIL_LINES) -> str:
-        """The last lines of the process's stderr."""
-        try:
-            text = self.stderr_path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            return ""
+        """The last lines of the process's stderr, as read so far."""
+        text = self._tail.decode("utf-8", errors="replace")
+        if len(self._tail) >= _TAIL_BYTES:
+            text = text.partition("\n")[2]  # the first line is likely cut: drop it
         return "\n".join(text.splitlines()[-lines:])
 
+    async def exited(self) -> int:
+        """The process's exit status, once it has exited (:func:`exit_status`)."""
+        return await exit_status(self.process)
+
     async def watch(self) -> str:
-        """Wait for the process to exit; return (and keep) what it left behind."""
-        status = await self.process.wait()
+        """Wait for the process to exit and for the last of its output; return (and keep)
+        :attr:`exit_note`.
+
+        The tail is taken only once the copies of its output are done, so it holds what
+        the process wrote last.
+        """
+        status = await self.exited()
         await self._drain(_DRAIN_AFTER_EXIT)
         how = killed_by(-status) if status < 0 else f"exit status {status}"
-        tail = self.stderr_tail()
-        self.exit_note = how + (f"; stderr ends:\n{tail}" if tail else "; no stderr")
+        self.exit_note = exit_note(how, self.stderr_path, self.stderr_tail())
         return self.exit_note
 
     async def _drain(self, timeout: float) -> None:
@@ -86,12 +124,16 @@ class BotProcess:
         """
         if self.process.returncode is None:
             try:
-                await asyncio.wait_for(self.process.wait(), grace)
+                await asyncio.wait_for(self.exited(), grace)
             except TimeoutError:
                 # It may exit between the wait and the kill.
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(self.process.pid, signal.SIGKILL)
-                await self.process.wait()
+                if self.cgroup is not None:
+                    # The sandbox's own processes lead sessions of their own: the cgroup
+                    # reaches them where the process group does not.
+                    self.cgroup.kill_all()
+                await self.exited()
         if self.cgroup is not None:
             self.cgroup.remove()
         await self._drain(_DRAIN_AFTER_EXIT)
@@ -101,6 +143,46 @@ _LIMIT_SIGNALS = {
     "SIGXCPU": "it used up its cpu_seconds",
     "SIGXFSZ": "a file it wrote reached its file_mb",
 }
+
+
+T = TypeVar("T")
+
+
+async def finish_despite_cancel(work: Awaitable[T]) -> T:
+    """Await ``work`` to its end even if the caller is cancelled meanwhile (once or more),
+    then let the cancellation go on: for cleanup that must not be cut short."""
+    task = asyncio.ensure_future(work)
+    cancelled = False
+    while True:
+        try:
+            result = await asyncio.shield(task)
+            break
+        except asyncio.CancelledError:
+            if task.cancelled():
+                raise
+            cancelled = True
+    if cancelled:
+        raise asyncio.CancelledError
+    return result
+
+
+async def exit_status(process: asyncio.subprocess.Process) -> int:
+    """``process``'s exit status, once it has exited.
+
+    Not ``Process.wait()``, which also waits for its stdout and stderr to close: a process
+    the bot left behind (one that outlived its sandbox's bwrap, say) may hold them open for
+    ever. What is left of them is drained on its own (``BotProcess._drain``).
+    """
+    while (status := process.returncode) is None:
+        await asyncio.sleep(_EXIT_POLL)
+    return status
+
+
+def exit_note(how: str, log: Path, tail: str) -> str:
+    """How a process ended, where its stderr is kept, and the end of it, as one text:
+    ``HOW; log LOG; stderr ends:\nTAIL`` (or ``HOW; log LOG; no stderr``)."""
+    end = f"stderr ends:\n{tail}" if tail else "no stderr"
+    return f"{how}; log {log}; {end}"
 
 
 def bot_environment(extra: Mapping[str, str]) -> dict[str, str]:
@@ -136,20 +218,22 @@ async def start_bot(
     *,
     sandbox: SandboxMode = SandboxMode.OFF,
     socket: Path | None = None,
+    budget: LogBudget | None = None,
 ) -> BotProcess:
     """Start one process of ``entry``, confined as ``sandbox`` says, logging to ``workdir``.
 
     ``env`` holds the bot's TAVOLO_* values; ``socket`` is the host path of its own
     socket to the referee, handed over as ``TAVOLO_REFEREE`` (a sandboxed bot sees it at
     :data:`referee.sandbox.SOCKET_INSIDE`). A sandboxed bot gets nothing else of our
-    environment; an unconfined one gets ours without the referee's secrets.
+    environment; an unconfined one gets ours without the referee's secrets. ``budget``
+    caps what the logs of every process sharing it keep together.
     """
     workdir.mkdir(mode=0o700, parents=True, exist_ok=True)
     values = dict(env)
     if entry.cwd is not None:
         values["TAVOLO_BOT_HOME"] = str(entry.cwd)
     if sandbox is SandboxMode.BWRAP:
-        return await _start_confined(entry, label, workdir, values, socket)
+        return await _start_confined(entry, label, workdir, values, socket, budget)
     if socket is not None:
         values["TAVOLO_REFEREE"] = f"unix:{socket}"
     argv = [
@@ -168,12 +252,37 @@ async def start_bot(
         start_new_session=True,
     )
     bot = BotProcess(label, workdir, process, SandboxMode.OFF)
-    _keep_logs(bot, entry.log_mb)
+    _keep_logs(bot, entry.log_mb, budget)
     return bot
 
 
 async def _start_confined(
-    entry: Entry, label: str, workdir: Path, env: dict[str, str], socket: Path | None
+    entry: Entry,
+    label: str,
+    workdir: Path,
+    env: dict[str, str],
+    socket: Path | None,
+    budget: LogBudget | None,
+) -> BotProcess:
+    # Whole even if this task is cancelled meanwhile (Ctrl-C): cut short, asyncio would
+    # wait for the pipes of a sandbox that waits for its go, and a thread would read a
+    # closed pipe. A process started for a cancelled call is stopped at once.
+    launching = asyncio.ensure_future(_launch_confined(entry, label, workdir, env, socket, budget))
+    try:
+        return await finish_despite_cancel(launching)
+    except asyncio.CancelledError:
+        if launching.done() and not launching.cancelled() and launching.exception() is None:
+            await finish_despite_cancel(launching.result().stop(grace=0))
+        raise
+
+
+async def _launch_confined(
+    entry: Entry,
+    label: str,
+    workdir: Path,
+    env: dict[str, str],
+    socket: Path | None,
+    budget: LogBudget | None,
 ) -> BotProcess:
     if socket is not None:
         env["TAVOLO_REFEREE"] = f"unix:{SOCKET_INSIDE}"
@@ -186,6 +295,7 @@ async def _start_confined(
     )
     cgroup = PidsCgroup(process_cap(entry.processes)) if running_as_root() else None
     info_r = info_w = block_r = block_w = -1
+    process = None
     try:
         if cgroup is not None:
             info_r, info_w = os.pipe()
@@ -210,28 +320,42 @@ async def _start_confined(
             pass_fds=(info_w, block_r) if cgroup else (),
         )
         bot = BotProcess(label, workdir, process, SandboxMode.BWRAP, cgroup)
-        _keep_logs(bot, entry.log_mb)
+        _keep_logs(bot, entry.log_mb, budget)
         if cgroup is not None:
             os.close(info_w)
             os.close(block_r)
             info_w = block_r = -1
-            child = await asyncio.get_running_loop().run_in_executor(None, _child_pid, info_r)
-            if child is not None:
-                # Before the bot runs: everything it starts is counted against pids.max.
-                # If the sandbox is gone already, bwrap's stderr in the log says why.
-                with contextlib.suppress(ProcessLookupError):
-                    cgroup.add(child)
-            with contextlib.suppress(BrokenPipeError):  # bwrap failed: its log says why
-                os.write(block_w, b"go")
+            await _admit(cgroup, info_r, block_w)
         return bot
     except BaseException:
-        if cgroup is not None:
-            cgroup.remove()
+        try:
+            if process is not None and process.returncode is None:
+                # The caller never gets this process: it must not outlive the call.
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(process.pid, signal.SIGKILL)
+                if cgroup is not None:
+                    cgroup.kill_all()
+                await exit_status(process)
+        finally:
+            if cgroup is not None:
+                cgroup.remove()
         raise
     finally:
         for fd in (info_r, info_w, block_r, block_w):
             if fd >= 0:
                 os.close(fd)
+
+
+async def _admit(cgroup: PidsCgroup, info_r: int, block_w: int) -> None:
+    """Put the sandbox's process into ``cgroup``, then let bwrap start the bot."""
+    child = await asyncio.get_running_loop().run_in_executor(None, _child_pid, info_r)
+    if child is not None:
+        # Before the bot runs: everything it starts is counted against pids.max.
+        # If the sandbox is gone already, bwrap's stderr in the log says why.
+        with contextlib.suppress(ProcessLookupError):
+            cgroup.add(child)
+    with contextlib.suppress(BrokenPipeError):  # bwrap failed: its log says why
+        os.write(block_w, b"go")
 
 
 def _child_pid(fd: int) -> int | None:
@@ -248,24 +372,49 @@ def _child_pid(fd: int) -> int | None:
         raise SandboxError(f"bwrap said something unexpected on --info-fd: {data!r}") from exc
 
 
-def _keep_logs(bot: BotProcess, log_mb: int) -> None:
-    """Copy the process's stdout and stderr into its log files, up to ``log_mb`` each."""
+def _keep_logs(bot: BotProcess, log_mb: int, budget: LogBudget | None) -> None:
+    """Copy the process's stdout and stderr into its log files, up to ``log_mb`` each (and
+    what ``budget`` has left); the end of stderr is also kept in memory."""
     process = bot.process
     assert process.stdout is not None and process.stderr is not None
-    for stream, name in ((process.stdout, "stdout.log"), (process.stderr, "stderr.log")):
-        task = asyncio.ensure_future(_copy(stream, bot.workdir / name, log_mb * 1024 * 1024))
+    cap = log_mb * 2**20
+    for stream, name, tail in (
+        (process.stdout, "stdout.log", None),
+        (process.stderr, "stderr.log", bot._tail),
+    ):
+        task = asyncio.ensure_future(_copy(stream, bot.workdir / name, cap, budget, tail))
         bot._copiers.append(task)
 
 
-async def _copy(stream: asyncio.StreamReader, path: Path, cap: int) -> None:
+async def _copy(
+    stream: asyncio.StreamReader,
+    path: Path,
+    cap: int,
+    budget: LogBudget | None,
+    tail: bytearray | None,
+) -> None:
     written = 0
+    cut = False
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
     with open(fd, "wb", buffering=0) as out:
         while chunk := await stream.read(_READ_CHUNK):
-            if written >= cap:
+            if tail is not None:
+                tail += chunk
+                del tail[:-_TAIL_BYTES]
+            if cut:
                 continue  # read on, so the bot never blocks on a full pipe
             part = chunk[: cap - written]
-            out.write(part)
-            written += len(part)
+            granted = len(part) if budget is None else budget.take(len(part))
+            out.write(part[:granted])
+            written += granted
             if written >= cap:
                 out.write(f"\n[tavolo: log cut at its log_mb, {cap // 2**20} MB]\n".encode())
+                cut = True
+            elif granted < len(part):
+                assert budget is not None
+                note = (
+                    "\n[tavolo: log cut: the bots' logs of this run reached their total cap, "
+                    f"{budget.total_mb} MB]\n"
+                )
+                out.write(note.encode())
+                cut = True

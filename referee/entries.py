@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import hashlib
 import importlib.util
 import os
 import re
@@ -69,6 +70,8 @@ class Entry:
     """What the manifest asks for; None leaves it to the match (bwrap by default)."""
     built_in: bool = False
     """One of :data:`BUILT_IN_BOTS`: may run unconfined where bubblewrap is missing."""
+    manifest: str | None = None
+    """The absolute path of the manifest the entry was read from, if any."""
 
 
 def parse_entry(text: str) -> Entry:
@@ -149,7 +152,9 @@ def load_manifest(path: Path) -> Entry:
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
             raise EntryError(f"{path}: key 'limits.{key}' must be a whole number from 1")
         values[key] = value
-    argv = (str(_check_program(argv[0], cwd, f"{path}: key 'command'")), *argv[1:])
+    # Paths start from the manifest's folder, as a cmd: line's start where it was typed.
+    program = _check_program(argv[0], base, f"{path}: key 'command'")
+    argv = (program, *(_from_folder(arg, base) for arg in argv[1:]))
     read_only = data.get("read_only", [])
     if not isinstance(read_only, list) or not all(isinstance(p, str) for p in read_only):
         raise EntryError(f"{path}: key 'read_only' must be a list of paths")
@@ -175,15 +180,25 @@ def load_manifest(path: Path) -> Entry:
         log_mb=values["log_mb"],
         read_only=(str(base), str(cwd), *program_paths(argv), *extra),
         sandbox=None if sandbox is None else SandboxMode(sandbox),
+        manifest=str(path.resolve()),
     )
 
 
-def _check_program(program: str, cwd: Path | None, where: str) -> str:
-    """The program to run, made absolute when it is a relative path; it must exist."""
+def _from_folder(arg: str, base: Path) -> str:
+    """A manifest's argument made absolute when it names something in or from ``base``."""
+    if arg.startswith("-") or os.path.isabs(arg) or not (base / arg).exists():
+        return arg
+    # abspath, not resolve: as the program, a link named by the manifest stays a link.
+    return os.path.abspath(base / arg)
+
+
+def _check_program(program: str, folder: Path | None, where: str) -> str:
+    """The program to run, made absolute (from ``folder`` if given) when it is a relative
+    path; it must exist."""
     if "/" in program:
         path = Path(program)
-        if not path.is_absolute() and cwd is not None:
-            path = cwd / path
+        if not path.is_absolute() and folder is not None:
+            path = folder / path
         if not path.exists():
             raise EntryError(f"{where}: program {program!r} not found")
         # abspath, not resolve: a virtualenv's python is a symlink that must stay one.
@@ -231,7 +246,43 @@ def program_paths(argv: tuple[str, ...]) -> list[str]:
     if program is not None:
         program = os.path.abspath(program)
         out += [program, os.path.realpath(program), *python_paths(program)]
-    out += [os.path.abspath(a) for a in argv[1:] if os.path.isfile(a)]
+    # Absolute only: parse_entry and load_manifest made absolute what they resolved, and a
+    # relative name left over must not reach a file of wherever the referee runs.
+    out += [a for a in argv[1:] if os.path.isabs(a) and os.path.isfile(a)]
+    return out
+
+
+def program_files(entry: Entry) -> list[str]:
+    """The files that make what ``entry`` runs, as absolute paths: a built-in bot's module,
+    a manifest and the files its command names, a ``cmd:`` program and the files it names.
+
+    A program found on PATH (``python3``) is the machine's, not the entry's: left out, as
+    are folders and files the bot opens without naming them on its command line.
+    """
+    if entry.remote:
+        return []
+    if entry.built_in:
+        # Its command ends with the module (-m); an in-process entry has no command.
+        module = entry.command[-1] if entry.command else BUILT_IN_BOTS[entry.name]
+        relative = module.removeprefix("tavolo_bot.").replace(".", "/") + ".py"
+        return [str(Path(sdk_folder()) / relative)]
+    out = [entry.manifest] if entry.manifest is not None else []
+    named = [a for a in entry.command if os.path.isabs(a) and os.path.isfile(a)]
+    return out + [a for a in named if a not in out]
+
+
+def program_hashes(entry: Entry) -> dict[str, str]:
+    """The SHA-256 of each of :func:`program_files`, by path."""
+    out = {}
+    for name in program_files(entry):
+        digest = hashlib.sha256()
+        try:
+            with open(name, "rb") as file:
+                while block := file.read(1 << 20):
+                    digest.update(block)
+        except OSError as exc:
+            raise EntryError(f"entry {entry.name!r}: cannot read {name}: {exc.strerror}") from None
+        out[name] = digest.hexdigest()
     return out
 
 

@@ -16,12 +16,15 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import grpc
 from google.protobuf.message import DecodeError
 
 from referee.proto import referee_pb2 as pb
+
+if TYPE_CHECKING:
+    from referee.entrant_keys import EntrantKeys
 
 FLOOD_LIMIT = 32
 """Messages a bot may send between two requests beyond its one answer before it is cut off."""
@@ -103,6 +106,8 @@ class SlotLink:
     process_exit: str | None = None
     """Set (by :meth:`mark_exited`) when this slot's bot process has exited."""
     _exited: asyncio.Event = field(default_factory=asyncio.Event)
+    finished: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set by :meth:`finish`: an entrant key's stream then leaves this slot for the next."""
 
     def restarted(self, events: list[pb.Event]) -> None:
         """A new bot process plays this slot: it will hear ``events``, nothing older."""
@@ -163,7 +168,7 @@ class SlotLink:
             return
         try:
             while (raw := await context.read()) is not grpc.aio.EOF:
-                self._receive(raw)
+                self.receive(raw)
         except asyncio.CancelledError:
             # finish() cancels this read to end the stream with OK; any other cancel
             # (the RPC itself cancelled) goes on up.
@@ -186,7 +191,8 @@ class SlotLink:
         if self._waiter is not None and not self._waiter.done():
             self._waiter.set_result(None)
 
-    def _receive(self, raw: bytes) -> None:
+    def receive(self, raw: bytes) -> None:
+        """Take one message the slot's stream sent; LinkError ends the stream."""
         message = parse_request(raw)
         decision = message.decision if message.HasField("decision") else None
         if decision is not None and decision.request_id == self.expected:
@@ -308,6 +314,7 @@ class SlotLink:
         self.expected = None
         self.pending = None
         self._finishing = True
+        self.finished.set()
         if self._serve_task is not None:
             self._serve_task.cancel()
 
@@ -317,6 +324,8 @@ class TicketBook:
 
     def __init__(self) -> None:
         self._links: dict[str, SlotLink] = {}
+        self.keys: EntrantKeys | None = None
+        """The entrant keys a tournament run takes on the TCP listener; None: tickets only."""
 
     def issue(self, match_id: str, slot: int, label: str) -> SlotLink:
         """A new slot with a fresh unguessable ticket."""

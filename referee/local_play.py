@@ -3,11 +3,12 @@
 :func:`play_match` plays a match as :class:`referee.match.Match` plays it over the protocol:
 the same games (duplicate sets, each once per arrangement of the entries over the sides),
 the same deal seeds (or deal-book lines), the same seats, each slot's player seeded as its
-bot process would be
-(``TAVOLO_SEED``), and the same record but for the ``sandbox`` field, which only a
-referee's ``game`` line has. Each entry has one player per slot for the whole match, like
-an unconfined bot process; the built-in players remember nothing from one game to the next,
-so a sandboxed match (a process of its own per arrangement) plays the same.
+bot process would be (``TAVOLO_SEED``), and the same record but for what only a referee
+writes: the ``sandbox`` field of its ``game`` lines and the think time (``ms``) of each
+answer. Nothing is timed here, so a seed gives the same record file every time. Each entry
+has one player per slot for the whole match, like an unconfined bot process; the built-in
+players remember nothing from one game to the next, so a sandboxed match (a process of its
+own per arrangement) plays the same.
 """
 
 from __future__ import annotations

@@ -24,11 +24,18 @@ from enum import StrEnum
 from pathlib import Path
 from typing import IO, Any, NamedTuple
 
-from referee.bot_process import BotProcess, start_bot
+from referee.bot_process import (
+    BotProcess,
+    LogBudget,
+    exit_note,
+    finish_despite_cancel,
+    start_bot,
+)
 from referee.engine.deal_book import DealBook
 from referee.engine.families import AnyGame, new_game
 from referee.engine.game_base import Outcome, Termination
 from referee.engine.rules import Rules
+from referee.entrant_keys import EntrantKeys
 from referee.entries import Entry, unique_names
 from referee.links import Incident, SlotLink, Wait
 from referee.proto import referee_pb2 as pb
@@ -38,7 +45,7 @@ from referee.protocol import (
     public_event,
     scored_event,
 )
-from referee.records import RecordWriter, dumps
+from referee.records import TIMED_TYPES, RecordWriter, dumps
 from referee.sandbox import SandboxError, SandboxMode, sandbox_problem
 from referee.service import Referee, TableFeed, open_slot_socket
 
@@ -260,6 +267,12 @@ class GameReport:
     """The whole game's record: verifies on its own with ``tavolo verify``."""
     deal_points: tuple[tuple[int, ...], ...] = ()
     """Points of each side in each finished deal, from the game's score lines."""
+    think_ms: tuple[tuple[int, ...], ...] = ()
+    """Per entry: the think time of each of its answers in this game, in ms, in order (the
+    ``ms`` of its answer lines)."""
+    bank_used_ms: tuple[int, ...] = ()
+    """Per entry: the most of its time bank any one of its slots had spent in the match by
+    the end of this game (0 without a time bank)."""
 
 
 KEPT_FEEDS = 256
@@ -426,8 +439,12 @@ class Match:
         on_decision: Callable[[float], None] | None = None,
         on_deal_recorded: Callable[[DealReport], None] | None = None,
         on_game_recorded: Callable[[GameReport], None] | None = None,
+        keys: EntrantKeys | None = None,
+        log_budget: LogBudget | None = None,
     ) -> None:
         self.referee = referee
+        self._keys = keys
+        """Remote entries it knows are seated from their entrant key's streams."""
         self.config = config
         self.rules = config.rules
         self.match_id = secrets.token_hex(6)
@@ -455,6 +472,10 @@ class Match:
         ]
         """Per entry: ``bwrap``, ``off`` or ``remote`` (see :func:`confinement_of`)."""
         self.processes: list[BotProcess] = []
+        self._process_of: dict[int, BotProcess] = {}
+        """id(link) -> the newest bot process started for it."""
+        self._log_budget = log_budget
+        """What all its bots' logs may keep together (shared with the caller's other matches)."""
         self.result = MatchResult(
             self.match_id, stats=[EntryStats(n) for n in self.names], sandboxes=self.sandboxes
         )
@@ -543,13 +564,17 @@ class Match:
                                 await self._release(link)
                 await self._finish()
             finally:
-                await self._stop_processes()
+                # Whole even when the run is cancelled (Ctrl-C) meanwhile, maybe twice: every
+                # process is reaped and every socket closed before the loop ends.
+                await finish_despite_cancel(self._stop_processes())
                 self.feed.close()
         return self.result
 
     async def _start_processes(self, root: Path) -> None:
         root.mkdir(mode=0o700, parents=True, exist_ok=True)
         for e, entry in enumerate(self.config.entries):
+            if entry.remote and self._keys is not None and self._keys.knows(self.names[e]):
+                self._keys.want(self.names[e], self.links[e])
             for k, link in enumerate(self.links[e]):
                 if entry.remote:
                     if self._on_ticket is not None:
@@ -580,8 +605,10 @@ class Match:
             {**env, "TAVOLO_TICKET": link.ticket},
             sandbox=mode,
             socket=Path(link.socket) if link.socket else None,
+            budget=self._log_budget,
         )
         self.processes.append(process)
+        self._process_of[id(link)] = process
         self._watchers.append(asyncio.ensure_future(self._watch(process, link)))
 
     async def _restart_crashed(self, game: _Game) -> None:
@@ -622,6 +649,9 @@ class Match:
         ):
             if not ok:
                 why = link.process_exit or f"no connection within {timeout:g} s"
+                name = self.names[link.slot // self.slots_per_entry]
+                if self._keys is not None and self._keys.knows(name):
+                    why += f": {self._keys.absence(name)}"
                 link.incidents.append(Incident("never_connected", why))
 
     def _match_started(self) -> pb.Event:
@@ -649,6 +679,13 @@ class Match:
             await self._release(link)
 
     async def _stop_processes(self) -> None:
+        if self._keys is not None:
+            self._keys.withdraw(self._all_links())
+            for link in self._all_links():
+                # A match cut short is over all the same: an entrant key's stream hears so
+                # before it is seated elsewhere, as it would at the end of the match.
+                if not link.closed and link.connected:
+                    await self._release(link)
         for link in self._all_links():
             if not link.closed:
                 link.finish()
@@ -732,6 +769,12 @@ class Match:
             self._dispatch(game_ctx)
         outcome = state.outcome
         self._dispatch(game_ctx)
+        for link in seats:
+            # A bot that was never there is at fault even when the other side's forfeit
+            # ended the game before it was asked anything: it played no card of it.
+            e = link.slot // self.slots_per_entry
+            if not link.ever_connected and self.result.stats[e].crashes == faults_before[e][2]:
+                self.result.stats[e].crashes += 1
         forfeit_seat = game_ctx.forfeit_seat
         over = game_over_event(game, outcome, forfeit_seat)
         self.feed.publish(over)
@@ -754,8 +797,22 @@ class Match:
                 GameReport(
                     game, set_number, tuple(sides), outcome, forfeit_seat, faults,
                     tuple(game_ctx.lines), tuple(game_ctx.deal_points),
+                    *self._think_report(game_ctx, entry_of_seat),
                 )
             )  # fmt: skip
+
+    def _think_report(
+        self, game: _Game, entry_of_seat: list[int]
+    ) -> tuple[tuple[tuple[int, ...], ...], tuple[int, ...]]:
+        """Per entry: its answers' think times in ``game``, and its time bank spent so far."""
+        entries = range(len(self.names))
+        ms = tuple(
+            tuple(t for seat, t in game.answers if entry_of_seat[seat] == e) for e in entries
+        )
+        bank = self.config.limits.time_bank_ms
+        slots = self.slots_per_entry
+        used = tuple(max(bank - self._banks[e * slots + k] for k in range(slots)) for e in entries)
+        return ms, used
 
     def _dispatch(self, game: _Game) -> None:
         """Turn new record lines into events for each seat and the spectators; write them."""
@@ -818,7 +875,9 @@ class Match:
             if decision is None:
                 return  # a timeout or a lost slot: the fault policy has been applied
             if decision.action_id in legal:
+                line = len(game.events)
                 game.state.apply_action(decision.action_id)
+                game.time_answer(seat, line)  # the engine wrote the action's line first
                 return
             attempts -= 1
             if await self._refuse(game, seat, request_id, decision, attempts):
@@ -856,7 +915,7 @@ class Match:
         while True:
             budget = (deadline_ms + self._banks[link.slot]) / 1000
             how, decision = await link.next_decision(request_id, budget)
-            self._charge(link, how, started)
+            game.answer_ms = self._charge(link, how, started)
             self._note_link_incidents(game, seat, link)
             if how is Wait.DECISION:
                 return decision
@@ -875,16 +934,22 @@ class Match:
             # restarts and the same request stays open.
             started = time.monotonic()
 
-    def _charge(self, link: SlotLink, how: Wait, started: float) -> None:
-        """Time a wait that began at ``started``; an overrun comes out of the time bank."""
+    def _charge(self, link: SlotLink, how: Wait, started: float) -> int:
+        """Time a wait that began at ``started``; an overrun comes out of the time bank.
+
+        Returns the wait in whole milliseconds, rounded down: the think time the record
+        gives an answer, and the figure the time bank is charged from.
+        """
         # An answer is timed when it arrived, not when this task got to it.
         done = link.answered_at if how is Wait.DECISION else time.monotonic()
         elapsed = done - started
         if self._on_decision is not None and how is Wait.DECISION:
             self._on_decision(elapsed)
-        overrun = int(elapsed * 1000) - self.config.limits.deadline_ms
+        ms = int(elapsed * 1000)
+        overrun = ms - self.config.limits.deadline_ms
         if overrun > 0:
             self._banks[link.slot] = max(0, self._banks[link.slot] - overrun)
+        return ms
 
     async def _refuse(
         self, game: _Game, seat: int, request_id: int, decision: pb.Decision, attempts: int
@@ -893,6 +958,7 @@ class Match:
         fault policy has been applied."""
         link = game.seats[seat]
         refusal = game.state.note_rejected(seat, decision.action_id)
+        game.time_answer(seat, len(game.events) - 1)
         self._stat(link).illegal += 1
         link.outbox.append(
             pb.Event(
@@ -919,43 +985,85 @@ class Match:
         """Wait out the grace period for a lost slot; on failure apply the fault policy."""
         if link.ever_connected and link.process_exit is None:
             game.state.note_incident(
-                seat, "disconnect", "the stream closed; waiting for the ticket"
+                seat,
+                "disconnect",
+                at_place("the stream closed; waiting for the ticket", self._where(game, seat)),
             )
             if await link.wait_connected(self.config.limits.grace):
                 game.state.note_incident(seat, "reconnect", "the slot came back with its ticket")
                 return True
         self._stat(link).crashes += 1
         if not link.ever_connected:
-            detail = "never connected" + (f": {link.process_exit}" if link.process_exit else "")
+            why = link.process_exit or self._alive_note(
+                link, f"no connection within {self.config.limits.connect_timeout:g} s"
+            )
+            detail = f"never connected: {why}"
         elif link.process_exit is not None:
             detail = f"the bot process ended: {link.process_exit}"
         else:
-            detail = f"disconnected and not back within {self.config.limits.grace:g} s"
+            detail = self._alive_note(
+                link, f"disconnected and not back within {self.config.limits.grace:g} s"
+            )
         await self._fault(game, seat, Termination.CRASH, detail)
         return False
+
+    def _alive_note(self, link: SlotLink, what: str) -> str:
+        """``what``, with the log and the end of the stderr of the slot's bot process if the
+        referee started one (it may still run, or hang)."""
+        process = self._process_of.get(id(link))
+        if process is None:
+            name = self.names[link.slot // self.slots_per_entry]
+            if self._keys is not None and self._keys.knows(name):
+                return f"{what}: {self._keys.absence(name)}"
+            return what
+        return exit_note(what, process.stderr_path, process.stderr_tail())
+
+    def _where(self, game: _Game, seat: int) -> str:
+        """Who and where a fault is: ``entry 'x', seat 2, game 3, deal 1``."""
+        entry = self.names[game.seats[seat].slot // self.slots_per_entry]
+        deal = max(1, game.state.deal_number)
+        return f"entry {entry!r}, seat {seat}, game {game.number}, deal {deal}"
 
     async def _fault(self, game: _Game, seat: int, termination: Termination, detail: str) -> None:
         link = game.seats[seat]
         state = game.state
+        # The bot hears what it did; the record also says who and where (and the log).
+        told = pb.Event(error=pb.ErrorEvent(reason=termination.value, message=detail))
+        recorded = at_place(detail, self._where(game, seat))
         if self.config.limits.on_fault is FaultPolicy.RANDOM and link.connected:
             action = self._rng.choice(state.legal_actions())
-            state.note_incident(seat, termination.value, detail + "; the referee played at random")
-            link.outbox.append(
-                pb.Event(error=pb.ErrorEvent(reason=termination.value, message=detail))
+            state.note_incident(
+                seat, termination.value, recorded + "; the referee played at random"
             )
+            link.outbox.append(told)
             state.apply_action(action)
             return
-        link.outbox.append(pb.Event(error=pb.ErrorEvent(reason=termination.value, message=detail)))
-        state.forfeit(seat, termination, detail)
+        link.outbox.append(told)
+        state.forfeit(seat, termination, recorded)
 
     def _note_link_incidents(self, game: _Game, seat: int, link: SlotLink) -> None:
         """Move what the slot did wrong meanwhile (stale answers, floods) into the record."""
         for incident in link.incidents[link.incidents_noted :]:
-            game.state.note_incident(seat, incident.kind, incident.detail)
+            detail = incident.detail
+            if incident.kind in _FAULT_INCIDENTS:
+                detail = at_place(detail, self._where(game, seat))
+            game.state.note_incident(seat, incident.kind, detail)
         link.incidents_noted = len(link.incidents)
 
     def _stat(self, link: SlotLink) -> EntryStats:
         return self.result.stats[link.slot // self.slots_per_entry]
+
+
+_FAULT_INCIDENTS = frozenset({"never_connected", "flood"})
+"""Slot incidents that are faults: the record says who and where, as for a forfeit."""
+
+
+def at_place(detail: str, where: str) -> str:
+    """``detail`` with ``where`` in parentheses after its first clause: ``never connected
+    (entry 'x', seat 1, game 2, deal 1): exit status 3; ...``."""
+    cuts = [i for i in (detail.find(": "), detail.find("; ")) if i >= 0]
+    cut = min(cuts) if cuts else len(detail)
+    return f"{detail[:cut]} ({where}){detail[cut:]}"
 
 
 @dataclass
@@ -973,6 +1081,23 @@ class _Game:
     """Where the current deal's lines begin in ``lines`` (after the game's header)."""
     deal_points: list[tuple[int, ...]] = field(default_factory=list)
     """Each finished deal's points per side."""
+    answer_ms: int = 0
+    """The think time of the answer received last."""
+    answers: list[tuple[int, int]] = field(default_factory=list)
+    """(seat, think time in ms) of every answer, in order: its action or ``rejected`` line."""
+
+    @property
+    def events(self) -> list[dict[str, Any]]:
+        events = self.state.events
+        assert events is not None  # a match always records
+        return events
+
+    def time_answer(self, seat: int, line: int) -> None:
+        """Give record line ``line``, ``seat``'s answer, the answer's think time."""
+        event = self.events[line]
+        assert event["type"] in TIMED_TYPES and event["seat"] == seat, event
+        event["ms"] = self.answer_ms
+        self.answers.append((seat, self.answer_ms))
 
 
 def result_json(result: MatchResult) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from typing import IO
 from referee.engine.deals import SeedError, check_seed
 from referee.engine.rules import RulesError, preset
 from referee.entries import BUILT_IN_BOTS, parse_entry
-from referee.match import Limits, Match, MatchConfig, result_json
+from referee.match import Limits, Match, MatchConfig, MatchResult, result_json
 from referee.proto import referee_pb2 as pb
 from referee.records import open_record
 from referee.sandbox import SandboxMode
@@ -30,8 +30,11 @@ class Organiser:
         records: Path,
         advertise: str | None = None,
         sandbox: SandboxMode = SandboxMode.BWRAP,
+        connect_timeout: float = Limits.connect_timeout,
     ) -> None:
         self.referee = referee
+        self.connect_timeout = connect_timeout
+        """Seconds bots have to connect, for a request that does not say."""
         self.records = records
         self.sandbox = sandbox
         # Records hold every hand as it is dealt: for the referee's user alone.
@@ -43,6 +46,8 @@ class Organiser:
         self._sandbox: dict[str, str] = {}
         self.admin_token = admin_token
         self._status: dict[str, pb.GetMatchResponse] = {}
+        self._running: dict[str, Match] = {}
+        """Matches not over yet, to tell waiting for bots from playing."""
         referee.matches.attach(self)
 
     async def create(self, request: pb.CreateMatchRequest) -> pb.CreateMatchResponse:
@@ -59,6 +64,7 @@ class Organiser:
         self._status[match.match_id] = pb.GetMatchResponse(
             match_id=match.match_id, status="running", sandbox_json=self._sandbox[match.match_id]
         )
+        self._running[match.match_id] = match
         task = asyncio.ensure_future(self._run(match, record))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
@@ -69,8 +75,21 @@ class Organiser:
         )
 
     def status(self, match_id: str) -> pb.GetMatchResponse | None:
-        """Where match ``match_id`` is; None for an id this referee never made."""
-        return self._status.get(match_id)
+        """Where match ``match_id`` is; None for an id this referee never made.
+
+        A match is ``waiting`` until its first game starts: its bots are connecting (the
+        note names the seats not connected yet); then ``running``, then ``done`` or
+        ``failed``.
+        """
+        status = self._status.get(match_id)
+        match = self._running.get(match_id)
+        if status is None or match is None or match.feed.game != 0:
+            return status
+        missing = [link.label for row in match.links for link in row if not link.ever_connected]
+        note = f"not connected yet: {', '.join(missing)}" if missing else ""
+        return pb.GetMatchResponse(
+            match_id=match_id, status="waiting", sandbox_json=status.sandbox_json, note=note
+        )
 
     async def _run(self, match: Match, record: IO[str]) -> None:
         status = self._status
@@ -81,6 +100,7 @@ class Organiser:
                 status="done",
                 result_json=json.dumps(result_json(result)),
                 sandbox_json=self._sandbox[match.match_id],
+                note=_faulted_note(result),
             )
         except Exception as exc:
             # A background match has no caller to raise to: its status carries the
@@ -93,6 +113,7 @@ class Organiser:
                 sandbox_json=self._sandbox[match.match_id],
             )
         finally:
+            self._running.pop(match.match_id, None)
             record.close()
 
     def _config(self, request: pb.CreateMatchRequest) -> MatchConfig:
@@ -116,7 +137,11 @@ class Organiser:
                     f"({', '.join(BUILT_IN_BOTS)}) or remote entries"
                 )
         entries = tuple(parse_entry(e) for e in request.entries)
-        limits = Limits(deadline_ms=request.deadline_ms or 1000)
+        connect = request.connect_timeout_ms / 1000 if request.connect_timeout_ms else None
+        limits = Limits(
+            deadline_ms=request.deadline_ms or 1000,
+            connect_timeout=connect or self.connect_timeout,
+        )
         return MatchConfig(
             rules,
             request.seed,
@@ -126,3 +151,14 @@ class Organiser:
             limits,
             sandbox=self.sandbox,
         )
+
+
+def _faulted_note(result: MatchResult) -> str:
+    """A line naming each entry whose every game ended in its own crash (or absent bot),
+    with why the last time (without the bot's stderr, which the record keeps); empty if
+    there is none."""
+    notes = []
+    for e, why in result.always_crashed().items():
+        head = why.partition("\n")[0].removesuffix("; stderr ends:")
+        notes.append(f"every game of {result.stats[e].name!r} ended in its crash ({head})")
+    return "; ".join(notes)

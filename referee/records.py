@@ -36,6 +36,12 @@ ACTION_TYPES = (
     "bid", "call", "give", "discard", "split",
 )  # fmt: skip
 """Lines that say what someone did; every other line is derived from them."""
+TIMED_TYPES = (
+    "play", "declare", "end-declarations", "call-out", "rejected",
+    "bid", "call", "give", "discard", "split",
+)  # fmt: skip
+"""Lines that record a bot's answer to a request: a referee's record gives each its think
+time, ``ms``, as the line's last field (docs/records.md)."""
 
 
 class RecordError(FileLineError):
@@ -74,6 +80,29 @@ class RecordWriter:
             if event["type"] in ("score", "result", "forfeit"):
                 self._stream.flush()
         self._written = len(events)
+
+
+def without_think_times(lines: Iterable[str]) -> list[str]:
+    """Canonical record lines with every ``ms`` taken out: what two records of the same
+    games share, however long the bots took."""
+    out = []
+    for text in lines:
+        obj = json.loads(text)
+        if isinstance(obj, dict) and obj.get("type") in TIMED_TYPES:
+            obj.pop("ms", None)
+        out.append(dumps(obj))
+    return out
+
+
+def _think_time(obj: dict[str, Any]) -> int:
+    """The ``ms`` of an answer line, checked: a whole number of milliseconds from 0."""
+    ms = obj["ms"]
+    if not isinstance(ms, int) or isinstance(ms, bool) or ms < 0:
+        raise ValueError(
+            f"'{obj['type']}' line: field 'ms' must be a whole number of milliseconds "
+            f"from 0, got {json.dumps(ms)}"
+        )
+    return ms
 
 
 @dataclass(frozen=True)
@@ -249,8 +278,9 @@ def verify_lines(
 def replay(lines: Iterable[str]) -> list[str]:
     """The record rebuilt from the actions in ``lines`` alone, one canonical line each.
 
-    Derived lines (deals, tricks, scores, results) are made anew; the lines are assumed
-    to be a record that verifies.
+    Derived lines (deals, tricks, scores, results) are made anew; the think times of the
+    answer lines (``ms``) are kept as written; the lines are assumed to be a record that
+    verifies.
     """
     rebuilt: list[str] = []
     _Walk("<record>", check=False, rebuilt=rebuilt).run(lines)
@@ -377,6 +407,12 @@ class _Walk:
                 raise RecordError(source, number, "a line must be an object with a 'type'")
             elif pos == len(events):
                 _apply_line(state, obj, source, number)
+                if "ms" in obj and obj["type"] in TIMED_TYPES:
+                    # A fact of the match, as the sandbox is: checked for its form, kept.
+                    try:
+                        events[pos]["ms"] = _think_time(obj)
+                    except ValueError as exc:
+                        raise RecordError(source, number, str(exc)) from None
             expected = events[pos]
             if check and obj != expected:
                 raise RecordError(source, number, _difference(obj, expected, dealt_from))

@@ -21,6 +21,7 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from referee.bot_process import finish_despite_cancel
 from referee.engine.rules import PRESETS
 from referee.engine.tressette import rules_tables
 from referee.links import LinkError, SlotLink, TicketBook, parse_request
@@ -71,11 +72,32 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
                 f"the bot version {hello.protocol_version}",
             )
         try:
+            if hello.key:
+                await self._serve_key(hello, context)
+                return
             link = self._book.claim(hello.ticket, self._only)
             await link.attach(context)
             await link.serve(context)
         except LinkError as exc:
             await context.abort(exc.code, f"{exc.reason}: {exc.message}")
+
+    async def _serve_key(self, hello: pb.Hello, context: Any) -> None:
+        """A stream opened with an entrant key: seated in the entrant's matches in turn."""
+        if hello.ticket:
+            raise LinkError(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                "ticket_and_key",
+                "a Hello carries a ticket or an entrant key, not both",
+            )
+        keys = self._book.keys
+        if self._only is not None or keys is None:
+            raise LinkError(
+                grpc.StatusCode.FAILED_PRECONDITION,
+                "no_keys",
+                "entrant keys work only on the listener of a tournament run; "
+                "this stream needs a ticket",
+            )
+        await keys.serve(hello.key, context)
 
 
 def _play_handler(
@@ -104,7 +126,12 @@ async def open_slot_socket(book: TicketBook, link: SlotLink, path: Path) -> grpc
     )
     if server.add_insecure_port(f"unix:{path}") == 0:
         raise OSError(f"cannot listen on unix:{path}")
-    await server.start()
+    try:
+        await server.start()
+    except BaseException:
+        # Cancelled (Ctrl-C) or failed: the caller never gets it, so it is stopped here.
+        await finish_despite_cancel(server.stop(0))
+        raise
     link.socket = str(path)
     return server
 

@@ -1,12 +1,14 @@
-"""An entry whose bot never connects, or crashes in every game, fails the command.
+"""An entry whose bot never connects, or faults in every game, fails the command.
 
 Its results are still stored and shown, but the exit status is 1, with one line that names
-the entry and the end of its stderr. Real bot processes, real referee, real database.
+the entry, its last fault (seat, game, deal, the log) and the end of its stderr. Real bot
+processes, real referee, real database.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import sys
 from pathlib import Path
@@ -21,17 +23,20 @@ def _errors(output: str) -> list[str]:
     return [line for line in output.splitlines() if line.startswith("error:")]
 
 
-def test_play_fails_when_an_entry_never_connects() -> None:
+def test_play_fails_when_an_entry_never_connects(tmp_path: Path) -> None:
     result = tavolo(
         "play", "random", COMMAND, "--seed", "s", "--deals", "1", "--quiet",
-        "--connect-timeout", "5",
+        "--connect-timeout", "5", "--workdir", tmp_path,
     )  # fmt: skip
     assert result.exit_code == 1, result.output
     name = Path(sys.executable).name
-    assert _errors(result.stderr) == [
-        f"error: entry {name!r} crashed or never connected in every game it played (never "
-        "connected: exit status 3); its stderr ends: boom at start"
-    ]
+    [error] = _errors(result.stderr)
+    assert re.fullmatch(
+        f"error: entry {name!r} faulted in all 2 games it played; the last: crash: never "
+        rf"connected \(entry {name!r}, seat \d, game 2, deal 1\): exit status 3; log \S+"
+        "/stderr.log; stderr ends: boom at start",
+        error,
+    ), error
     assert "game 2:" in result.stdout  # the match was played out and shown
 
 
@@ -45,10 +50,14 @@ def test_a_tournament_stores_everything_and_then_fails(tmp_path: Path) -> None:
     )
     result = tavolo("tournament", "run", path, "--db", tmp_path / "t.db", "--quiet")
     assert result.exit_code == 1, result.output
-    assert _errors(result.stderr) == [
-        "error: entry 'broken' crashed or never connected in every game it played (never "
-        "connected: exit status 3); its stderr ends: boom at start"
-    ]
+    [error] = _errors(result.stderr)
+    assert re.fullmatch(
+        "error: entry 'broken' faulted in all 2 games it played; the last: crash: never "
+        r"connected \(entry 'broken', seat \d, game \d, deal 1\): exit status 3; log "
+        rf"{re.escape(str(tmp_path / 't.logs'))}/match-1/\S+/stderr.log; "
+        "stderr ends: boom at start",
+        error,
+    ), error
     assert "2 games played now, 2 of 2 stored" in result.stdout
     table = tavolo("tournament", "table", "--db", tmp_path / "t.db")
     assert table.exit_code == 0 and "broken" in table.stdout

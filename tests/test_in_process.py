@@ -22,7 +22,7 @@ from referee.engine.rules import preset
 from referee.local_play import play_match
 from referee.match import MatchConfig, arrangements, rotations
 from referee.players import BUILT_IN, SdkPlayer
-from referee.records import dumps, verify_file
+from referee.records import dumps, verify_file, without_think_times
 from tests.sandboxing import require_sandbox
 from tests.test_cli import assert_one_error
 from tournaments.cli.main import app
@@ -133,13 +133,14 @@ def test_in_process_refuses_what_is_no_built_in_player(tmp_path: Path, entry: st
 
 
 def _without_sandbox(record: Path) -> list[str]:
-    """The record's lines, without the ``sandbox`` field only a referee's game line has."""
+    """The record's lines, without what only a referee writes: the ``sandbox`` field of its
+    game lines and the think times (``ms``) of the answers."""
     out = []
     for line in lines(record):
         if line["type"] == "game":
             line.pop("sandbox")
         out.append(dumps(line))
-    return out
+    return without_think_times(out)
 
 
 def _table(result: Result) -> list[str]:

@@ -212,6 +212,9 @@ def test_parse_bounds():
         with pytest.raises(ValueError, match="--sprt must be ELO0,ELO1 with ELO0 < ELO1") as err:
             parse_bounds(text)
         assert repr(text) in str(err.value)
+    # Bounds no data can test are refused when read, not in the middle of a run.
+    with pytest.raises(ValueError, match=r"--sprt 0,400: .* out of reach"):
+        parse_bounds("0,400")
 
 
 # -- pentanomial -----------------------------------------------------------------------------

@@ -20,7 +20,7 @@ from referee.deal_book_files import read_book
 from referee.engine.deal_book import BookError, DealBook
 from referee.engine.deals import SeedError, check_seed
 from referee.engine.rules import Rules, RulesError, preset
-from referee.entries import Entry, EntryError, load_manifest, parse_entry
+from referee.entries import Entry, EntryError, load_manifest, parse_entry, program_hashes
 from referee.match import FaultPolicy, Limits, book_problem, rotations
 from referee.sandbox import SandboxMode
 
@@ -51,6 +51,8 @@ class EntrySpec:
     bot: str
     """As written in the file: a built-in name, ``remote``, ``cmd:...`` or a manifest path."""
     entry: Entry
+    programs: tuple[tuple[str, str], ...] = ()
+    """(path, SHA-256) of each file that makes what it runs (:func:`program_hashes`)."""
 
 
 @dataclass(frozen=True)
@@ -105,9 +107,10 @@ class TournamentConfig:
         return self.games // rotations(self.rules)
 
     def fingerprint(self) -> str:
-        """A hash of everything that decides results; a database belongs to one fingerprint.
+        """A hash of the settings that decide results; a database belongs to one fingerprint.
 
-        Concurrency and rating settings are left out: they change no game.
+        Concurrency and rating settings are left out: they change no game. What each entry
+        runs is :meth:`programs`, compared apart.
         """
         data = {
             "name": self.name,
@@ -133,6 +136,14 @@ class TournamentConfig:
         }
         text = json.dumps(data, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(text.encode()).hexdigest()
+
+    def programs(self) -> dict[str, dict[str, str]]:
+        """What each entry runs, as read with the file: by entry, each file's SHA-256.
+
+        The fingerprint's other half, kept apart from it so that a database made before it
+        existed keeps its fingerprint, and so that a changed bot can be named.
+        """
+        return {e.name: dict(e.programs) for e in self.entries}
 
 
 _TOP_KEYS = {
@@ -443,9 +454,10 @@ def _entries(src: _Source, data: dict[str, Any]) -> list[EntrySpec]:
                 entry = load_manifest(manifest)
             else:
                 entry = parse_entry(bot)
+            programs = tuple(program_hashes(entry).items())
         except EntryError as exc:
             raise src.error(str(exc), "entry", "bot", index) from None
-        out.append(EntrySpec(name, bot, entry))
+        out.append(EntrySpec(name, bot, entry, programs))
     return out
 
 

@@ -131,20 +131,45 @@ def match_points(games: Sequence[GameRow]) -> dict[str, float]:
     return {a: float(sa > sb), b: float(sb > sa)}
 
 
-def always_crashed(
-    games: Iterable[GameRow], seats_of_side: Sequence[Sequence[int]]
-) -> dict[str, tuple[int, int]]:
-    """Entries whose every stored game ended because their own bot crashed, never connected
-    or was lost: name -> (match id, game number) of the last such game."""
-    crashed: dict[str, list[tuple[int, int] | None]] = {}
-    for game in games:
-        forfeit = _forfeit_side(game, seats_of_side) if game.termination == "crash" else None
-        for side, name in enumerate(game.sides):
-            mark = (game.match_id, game.number) if forfeit == side else None
-            crashed.setdefault(name, []).append(mark)
-    out: dict[str, tuple[int, int]] = {}
-    for name, marks in crashed.items():
-        last = marks[-1] if marks else None
-        if last is not None and all(marks):
-            out[name] = last
+def faulted_sides(game: GameRow, seats_of_side: Sequence[Sequence[int]]) -> set[int]:
+    """The sides of ``game`` whose entry faulted in it: it forfeited the game (a crash, a
+    lost or absent bot, a timeout, too many illegal actions), or the referee had to play
+    for it (``on_fault = "random"``: a timeout or a crash counted).
+
+    Illegal actions that the bot then put right are no fault of the game.
+    """
+    out = set()
+    forfeit = _forfeit_side(game, seats_of_side)
+    if forfeit is not None:
+        out.add(forfeit)
+    for side, name in enumerate(game.sides):
+        faults = game.faults.get(name, Faults())
+        if faults.timeouts or faults.crashes:
+            out.add(side)
     return out
+
+
+def always_faulted(
+    games: Iterable[GameRow], seats_of_side: Sequence[Sequence[int]]
+) -> dict[str, tuple[int, int, int]]:
+    """Entries that faulted (:func:`faulted_sides`) in every stored game they played:
+    name -> (games played, match id, game number of the last of them).
+
+    Such an entry's results say nothing about its play; the run reports it.
+    """
+    played: dict[str, int] = {}
+    clean: set[str] = set()
+    last: dict[str, tuple[int, int]] = {}
+    for game in games:
+        faulty = faulted_sides(game, seats_of_side)
+        for side, name in enumerate(game.sides):
+            played[name] = played.get(name, 0) + 1
+            if side in faulty:
+                last[name] = (game.match_id, game.number)
+            else:
+                clean.add(name)
+    return {
+        name: (count, *last[name])
+        for name, count in played.items()
+        if name not in clean and name in last
+    }

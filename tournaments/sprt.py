@@ -164,4 +164,8 @@ def parse_bounds(text: str) -> tuple[float, float]:
         raise ValueError(message) from None
     if not (math.isfinite(elo0) and math.isfinite(elo1) and elo0 < elo1):
         raise ValueError(message)
+    try:  # bounds too far apart fail on any data: say so now, not in the middle of a run
+        llr([1, 1, 1, 1, 1], elo0, elo1)
+    except ValueError as exc:
+        raise ValueError(f"--sprt {text}: {exc}") from None
     return elo0, elo1

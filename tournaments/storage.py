@@ -1,10 +1,11 @@
 """A tournament's results in SQLite: one transaction per finished deal and per finished game.
 
-The database belongs to one tournament (its config fingerprint). A run holds an
+The database belongs to one tournament (its config fingerprint, and the hashes of what
+its entries run). A run holds an
 exclusive ``flock`` on the file, so two runs never share it; readers (``tavolo
 tournament table``) may read while it runs. Only finished games count: a game cut
 short by a crash is played again from its seeds, and its finished deals stay stored
-under their attempt number.
+under their attempt number. A rerun deletes finished games, with all their deals.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import json
 import os
 import sqlite3
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -59,11 +60,61 @@ CREATE TABLE IF NOT EXISTS deals (
     PRIMARY KEY (match_id, game, attempt, deal)
 );
 """
+_LATER_SCHEMA = """
+CREATE TABLE IF NOT EXISTS entrant_keys (
+    entry TEXT PRIMARY KEY,
+    digest TEXT NOT NULL UNIQUE,
+    made_at REAL NOT NULL,
+    revoked_at REAL
+);
+CREATE TABLE IF NOT EXISTS think_times (
+    match_id INTEGER NOT NULL,
+    game INTEGER NOT NULL,
+    entry TEXT NOT NULL,
+    ms TEXT NOT NULL,
+    bank_ms INTEGER NOT NULL,
+    bank_used_ms INTEGER NOT NULL,
+    PRIMARY KEY (match_id, game, entry),
+    FOREIGN KEY (match_id, game) REFERENCES games(match_id, number) ON DELETE CASCADE
+);
+"""
+"""Tables added after schema 1: made in every database a run opens, old ones included."""
 _BUSY_MS = 5000
 
 
 class StorageError(RuntimeError):
     """A database that cannot be used: locked, another tournament's, not ours, unreadable."""
+
+
+class ChangedEntries(StorageError):
+    """Entries that run other files than those their stored games were played with."""
+
+    def __init__(self, path: Path, changed: Mapping[str, str]) -> None:
+        self.entries = sorted(changed)
+        """Their names."""
+        which = " and ".join(f"{name!r} ({changed[name]})" for name in self.entries)
+        one = len(self.entries) == 1
+        options = " ".join(f"--entry {name}" for name in self.entries)
+        super().__init__(
+            f"{path}: {'entry' if one else 'entries'} {which} "
+            f"{'runs another program' if one else 'run other programs'} than the stored games "
+            "were played with; restore the old program, or run `tavolo tournament rerun "
+            f"--db {path} {options}` to replay {'its' if one else 'their'} forfeited games "
+            "with the new one and go on with it, or `tavolo tournament run --force` to move "
+            "this database aside and start a new tournament"
+        )
+
+
+def _what_changed(before: Mapping[str, str], now: Mapping[str, str]) -> str:
+    """Which files differ between two programs (file -> SHA-256), in words."""
+    out = []
+    for name, digest in now.items():
+        if name in before and before[name] != digest:
+            out.append(f"{name} changed")
+        elif name not in before and digest not in before.values():
+            out.append(f"{name} is new")
+    out += [f"{n} is gone" for n, d in before.items() if n not in now and d not in now.values()]
+    return "; ".join(out) or "other files"
 
 
 @dataclass(frozen=True)
@@ -99,6 +150,21 @@ class GameRow:
     """Per entry: timeouts, illegal actions, crashes."""
     deal_points: tuple[tuple[int, ...], ...] = ()
     """Points of each side in each finished deal."""
+
+
+@dataclass(frozen=True)
+class ThinkRow:
+    """One entry's think times in one finished game."""
+
+    entry: str
+    ms: tuple[int, ...]
+    """The think time of each of its answers, in ms, in order (the record's ``ms``)."""
+    bank_ms: int
+    """The time bank each of its slots had for the match; 0 without one."""
+    bank_used_ms: int
+    """The most of it any one of its slots had spent in the match by the game's end."""
+    match_id: int = 0
+    game: int = 0
 
 
 def _connect(path: Path, *, create: bool) -> sqlite3.Connection:
@@ -151,6 +217,9 @@ class Store:
         name: str,
         config_text: str,
         facts: Mapping[str, Any] | None = None,
+        programs: Mapping[str, Mapping[str, str]] | None = None,
+        accept: Collection[str] = (),
+        file: str | None = None,
         force: bool = False,
     ) -> Store:
         """Open or create ``path`` for a run of the tournament with ``fingerprint``.
@@ -158,6 +227,11 @@ class Store:
         Refuses a database of another tournament unless ``force``, which moves it aside
         to ``PATH.replaced-<time>`` (nothing is deleted) and starts a new one. ``facts``
         are stored as JSON in ``meta``: what tables need without the tournament file.
+        ``programs`` is what each entry runs (file -> SHA-256): stored with a new database
+        (or one made before they were), and an entry that runs other files than stored is
+        refused with :class:`ChangedEntries` (or moved aside with ``force``), unless it is in
+        ``accept`` (:meth:`delete_games` then stores the new ones). ``file`` is the
+        tournament file's path, stored at every open.
         """
         lock_fd = _lock(path)
         moved: Path | None = None
@@ -165,13 +239,26 @@ class Store:
             db = _connect(path, create=True)
             try:
                 known = _meta(db, path)
+                problem: StorageError | None = None
                 if known and known.get("fingerprint") != fingerprint:
+                    problem = StorageError(
+                        f"{path} holds the results of another tournament "
+                        f"({known.get('name', '?')!r}, or other entries or settings); "
+                        "use another --db, or --force to move it aside and start afresh"
+                    )
+                elif known and programs is not None and "programs" in known:
+                    stored = json.loads(known["programs"])
+                    changed = {
+                        name: _what_changed(stored[name], now)
+                        for name, now in programs.items()
+                        if name in stored and name not in accept
+                        and sorted(stored[name].values()) != sorted(now.values())
+                    }  # fmt: skip
+                    if changed:
+                        problem = ChangedEntries(path, changed)
+                if problem is not None:
                     if not force:
-                        raise StorageError(
-                            f"{path} holds the results of another tournament "
-                            f"({known.get('name', '?')!r}, or other entries or settings); "
-                            "use another --db, or --force to move it aside and start afresh"
-                        )
+                        raise problem
                     db.close()
                     moved = _move_aside(path)
                     os.close(lock_fd)
@@ -192,6 +279,14 @@ class Store:
                                 *((k, json.dumps(v)) for k, v in (facts or {}).items()),
                             ],
                         )
+                rows = [("file", json.dumps(file))] if file is not None else []
+                if programs is not None and "programs" not in known:
+                    # New, or made before programs were stored: what runs now is the base.
+                    rows.append(("programs", json.dumps(programs)))
+                if rows:
+                    with _transaction(db, path):
+                        db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", rows)
+                db.executescript(_LATER_SCHEMA)
                 store = cls(path, db, lock_fd)
                 store.moved_aside = moved
                 return store
@@ -242,6 +337,47 @@ class Store:
         if text is None:
             raise StorageError(f"{self.path}: the database has no {key!r}")
         return json.loads(text)
+
+    # -- entrant keys ------------------------------------------------------------------------
+
+    def entrant_keys(self) -> dict[str, bool]:
+        """Entry -> whether its key is revoked, for every entry that has a key."""
+        if not self._has_table("entrant_keys"):
+            return {}
+        rows = self.db.execute("SELECT entry, revoked_at FROM entrant_keys ORDER BY entry")
+        return {entry: revoked is not None for entry, revoked in rows.fetchall()}
+
+    def key_owner(self, digest: str) -> tuple[str, bool] | None:
+        """(entry, revoked) of the key with SHA-256 ``digest``; None if no entry has it."""
+        if not self._has_table("entrant_keys"):
+            return None
+        row = self.db.execute(
+            "SELECT entry, revoked_at FROM entrant_keys WHERE digest = ?", (digest,)
+        ).fetchone()
+        return None if row is None else (row[0], row[1] is not None)
+
+    def set_entrant_key(self, entry: str, digest: str) -> None:
+        """Give ``entry`` the key of ``digest``; any key it had before opens nothing now."""
+        with _transaction(self.db, self.path):
+            self.db.execute(
+                "INSERT OR REPLACE INTO entrant_keys VALUES (?, ?, ?, NULL)",
+                (entry, digest, time.time()),
+            )
+
+    def revoke_entrant_key(self, entry: str) -> bool:
+        """Revoke ``entry``'s key; False if it has none (or it is revoked already)."""
+        with _transaction(self.db, self.path):
+            cur = self.db.execute(
+                "UPDATE entrant_keys SET revoked_at = ? WHERE entry = ? AND revoked_at IS NULL",
+                (time.time(), entry),
+            )
+        return cur.rowcount > 0
+
+    def _has_table(self, name: str) -> bool:
+        row = self.db.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)
+        ).fetchone()
+        return row is not None
 
     # -- the schedule ----------------------------------------------------------------------
 
@@ -317,8 +453,15 @@ class Store:
                 ),
             )
 
-    def add_game(self, match_id: int, row: GameRow, lines: Sequence[str]) -> None:
-        """Store a finished game with its whole record, in its own transaction."""
+    def add_game(
+        self,
+        match_id: int,
+        row: GameRow,
+        lines: Sequence[str],
+        think: Sequence[ThinkRow] = (),
+    ) -> None:
+        """Store a finished game with its whole record and its entries' think times, in
+        its own transaction."""
         with _transaction(self.db, self.path):
             self.db.execute(
                 "INSERT INTO games VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -338,6 +481,30 @@ class Store:
                     time.time(),
                 ),
             )
+            self.db.executemany(
+                "INSERT INTO think_times VALUES (?, ?, ?, ?, ?, ?)",
+                [
+                    (match_id, row.number, t.entry, json.dumps(list(t.ms)), t.bank_ms,
+                     t.bank_used_ms)
+                    for t in think
+                ],
+            )  # fmt: skip
+
+    def think_times(self, match_id: int | None = None) -> list[ThinkRow]:
+        """Every entry's think times in every finished game (or in one match's), by match
+        and game; none in a database made before think times were stored."""
+        if not self._has_table("think_times"):
+            return []
+        query = "SELECT match_id, game, entry, ms, bank_ms, bank_used_ms FROM think_times"
+        args: tuple[Any, ...] = ()
+        if match_id is not None:
+            query += " WHERE match_id = ?"
+            args = (match_id,)
+        rows = self.db.execute(query + " ORDER BY match_id, game, entry", args).fetchall()
+        return [
+            ThinkRow(entry, tuple(json.loads(ms)), bank, used, match, game)
+            for match, game, entry, ms, bank, used in rows
+        ]
 
     def games(self, match_id: int | None = None) -> list[GameRow]:
         query = (
@@ -374,6 +541,39 @@ class Store:
 
     def deal_count(self) -> int:
         return int(self.db.execute("SELECT COUNT(*) FROM deals").fetchone()[0])
+
+    def delete_games(
+        self,
+        games: Sequence[GameRow],
+        *,
+        programs: Mapping[str, Mapping[str, str]],
+        why: Mapping[str, Any],
+    ) -> None:
+        """Delete finished ``games`` and every deal stored for them, all attempts, so that
+        they are played again as if never played, and store ``programs`` as what the
+        entries run from now on; ``why`` is kept in ``meta`` (``reruns``) with the games.
+        One transaction.
+        """
+        keys = [(g.match_id, g.number) for g in games]
+        known = self.meta().get("reruns")
+        reruns = [] if known is None else json.loads(known)
+        reruns.append(
+            {
+                **why,
+                "at": time.time(),
+                "games": [
+                    {"match": g.match_id, "game": g.number, "termination": g.termination}
+                    for g in games
+                ],
+            }
+        )
+        with _transaction(self.db, self.path):
+            self.db.executemany("DELETE FROM deals WHERE match_id = ? AND game = ?", keys)
+            self.db.executemany("DELETE FROM games WHERE match_id = ? AND number = ?", keys)
+            self.db.executemany(
+                "INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                [("programs", json.dumps(programs)), ("reruns", json.dumps(reruns))],
+            )
 
 
 @dataclass

@@ -5,7 +5,9 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Sequence
+import math
+import textwrap
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -16,7 +18,11 @@ from tournaments.config import RatingSettings
 from tournaments.ratings import PairResult, Ratings, rate
 from tournaments.results import Tally, pair_results, tallies
 from tournaments.sprt import pentanomial
-from tournaments.storage import GameRow
+from tournaments.storage import GameRow, MatchRow, ThinkRow
+
+WIDTH = 80
+"""Columns the plain table and its notes fit in (the compact table, with entry names of up
+to 22 characters)."""
 
 
 class TableFormat(StrEnum):
@@ -27,6 +33,38 @@ class TableFormat(StrEnum):
     CSV = "csv"
     HTML = "html"
     JSON = "json"
+
+
+@dataclass(frozen=True)
+class ThinkStats:
+    """An entry's think times over stored games: each answer's time from the referee's
+    request to the answer's arrival."""
+
+    decisions: int
+    """Answers timed (a refused action is an answer too; a timeout is none)."""
+    mean_ms: float | None
+    p95_ms: int | None
+    """The 95th percentile, by nearest rank."""
+    max_ms: int | None
+    time_bank_ms: int
+    """Each slot's time bank for a match; 0 without one."""
+    bank_used: float | None
+    """The largest share of its time bank one of its slots had spent in one match, 0 to 1;
+    None without a time bank."""
+
+
+def think_stats(rows: Iterable[ThinkRow]) -> ThinkStats | None:
+    """The think times of ``rows`` taken together; None without any row."""
+    rows = list(rows)
+    if not rows:
+        return None
+    times = sorted(ms for row in rows for ms in row.ms)
+    bank = max(row.bank_ms for row in rows)
+    used = max((r.bank_used_ms / r.bank_ms for r in rows if r.bank_ms > 0), default=None)
+    if not times:
+        return ThinkStats(0, None, None, None, bank, used)
+    p95 = times[math.ceil(0.95 * len(times)) - 1]
+    return ThinkStats(len(times), sum(times) / len(times), p95, times[-1], bank, used)
 
 
 @dataclass(frozen=True)
@@ -44,6 +82,8 @@ class Row:
     tally: Tally
     opponent_elo: float | None
     """Mean Elo of the opponents of its pairwise games."""
+    think: ThinkStats | None = None
+    """Its think times; None where the database holds none."""
 
 
 @dataclass(frozen=True)
@@ -71,11 +111,16 @@ def standings(
     *,
     lower_wins: bool = False,
     sandbox: dict[str, str] | None = None,
+    think: Iterable[ThinkRow] = (),
 ) -> Standings:
     """Rate the entries from the finished ``games`` and build the table.
 
     ``lower_wins``: a game of more than two sides is won by the lower total (ciapanò).
+    ``think``: the stored think times, for each entry's statistics.
     """
+    timed: dict[str, list[ThinkRow]] = {}
+    for t in think:
+        timed.setdefault(t.entry, []).append(t)
     results = pair_results(games, seats_of_side, lower_wins=lower_wins)
     counted = tallies(names, games, seats_of_side, lower_wins=lower_wins)
     ratings: Ratings | None = None
@@ -110,6 +155,7 @@ def standings(
                 los_next=los,
                 tally=counted[entry],
                 opponent_elo=sum(opponents) / len(opponents) if opponents else None,
+                think=think_stats(timed.get(entry, ())),
             )
         )
     confined = tuple((n, (sandbox or {}).get(n, "unknown")) for n in names)
@@ -130,53 +176,127 @@ def _pairs(results: Sequence[PairResult]) -> tuple[tuple[str, str, int, int, int
 HEADERS = [
     "rank", "entry", "Elo", "-/+95%", "LOS next", "games", "W-D-L", "score %",
     "points/deal ± SE", "timeouts/illegal/crashes", "avg opp Elo",
+    "mean ms", "p95 ms", "max ms", "bank used",
 ]  # fmt: skip
+"""The wide table's columns (``--wide``; CSV and HTML always)."""
+COMPACT = ["rank", "entry", "Elo", "-/+95%", "games", "score %", "faults", "mean ms"]
+"""The plain and GitHub tables' columns by default: what fits in 80 columns."""
 
 
-def _cells(row: Row) -> list[str]:
+def _cells(row: Row) -> dict[str, str]:
     t = row.tally
     mean, se = t.points_per_deal
     spread = "-"
     if row.elo is not None and row.ci_low is not None and row.ci_high is not None:
         spread = f"-{row.elo - row.ci_low:.0f}/+{row.ci_high - row.elo:.0f}"
-    return [
-        "-" if row.rank is None else str(row.rank),
-        row.name,
-        "-" if row.elo is None else f"{row.elo:.0f}",
-        spread,
-        "-" if row.los_next is None else f"{100 * row.los_next:.1f}%",
-        str(t.games),
-        f"{t.wins}-{t.draws}-{t.losses}",
-        f"{t.score_percent:.1f}",
-        f"{mean:.2f} ± {se:.2f}",
-        "/".join(map(str, t.faults)),
-        "-" if row.opponent_elo is None else f"{row.opponent_elo:.0f}",
-    ]
+    faults = "/".join(map(str, t.faults))
+    return {
+        "rank": "-" if row.rank is None else str(row.rank),
+        "entry": row.name,
+        "Elo": "-" if row.elo is None else f"{row.elo:.0f}",
+        "-/+95%": spread,
+        "LOS next": "-" if row.los_next is None else f"{100 * row.los_next:.1f}%",
+        "games": str(t.games),
+        "W-D-L": f"{t.wins}-{t.draws}-{t.losses}",
+        "score %": f"{t.score_percent:.1f}",
+        "points/deal ± SE": f"{mean:.2f} ± {se:.2f}",
+        "timeouts/illegal/crashes": faults,
+        "faults": faults,
+        "avg opp Elo": "-" if row.opponent_elo is None else f"{row.opponent_elo:.0f}",
+        **think_cells(row.think),
+    }
 
 
-def render(table: Standings, fmt: TableFormat) -> str:
-    """The standings in ``fmt``; JSON holds what anyone needs to recompute the ratings."""
+def columns(
+    headers: Sequence[str], rows: Sequence[Sequence[str]], *, cut: int | None, rule: bool = False
+) -> str:
+    """A plain table: columns two spaces apart, its headers over a line of dashes with
+    ``rule``.
+
+    ``cut``: the column of entry names, whose longest cells lose their middle to a ``…``
+    (the start and the end, where versions differ, stay) so that each line fits in
+    :data:`WIDTH` columns.
+    """
+    widths = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(headers)]
+    if cut is not None:
+        others = sum(widths) - widths[cut] + 2 * (len(headers) - 1)
+        room = max(WIDTH - others, len(headers[cut]), 8)
+        if widths[cut] > room:
+            rows = [[_shorten(c, room) if i == cut else c for i, c in enumerate(r)] for r in rows]
+            widths[cut] = room
+    lines = [list(headers)]
+    if rule:
+        lines.append(["-" * w for w in widths])
+    lines += [list(r) for r in rows]
+    return "\n".join(
+        "  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip() for line in lines
+    )
+
+
+def _wrap(text: str) -> str:
+    """``text`` in lines of :data:`WIDTH` columns at most, entry names never split."""
+    return textwrap.fill(
+        text, WIDTH, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False
+    )
+
+
+def _shorten(text: str, room: int) -> str:
+    if len(text) <= room:
+        return text
+    tail = (room - 1) // 2
+    return text[: room - 1 - tail] + "…" + text[len(text) - tail :]
+
+
+def think_cells(think: ThinkStats | None) -> dict[str, str]:
+    """The think-time columns: ``-`` where nothing was timed, ``n/a`` for the time bank
+    of a tournament without one."""
+    if think is None:
+        return {"mean ms": "-", "p95 ms": "-", "max ms": "-", "bank used": "-"}
+    bank = "n/a" if think.bank_used is None else f"{100 * think.bank_used:.1f}%"
+    return {
+        "mean ms": "-" if think.mean_ms is None else f"{think.mean_ms:.1f}",
+        "p95 ms": "-" if think.p95_ms is None else str(think.p95_ms),
+        "max ms": "-" if think.max_ms is None else str(think.max_ms),
+        "bank used": bank,
+    }
+
+
+def render(table: Standings, fmt: TableFormat, *, wide: bool = False) -> str:
+    """The standings in ``fmt``; JSON holds what anyone needs to recompute the ratings.
+
+    Plain and GitHub tables are compact unless ``wide``; CSV and HTML have every column.
+    """
     if fmt is TableFormat.JSON:
         return json.dumps(as_json(table), indent=2)
-    rows = [_cells(r) for r in table.rows]
+    wide = wide or fmt in (TableFormat.CSV, TableFormat.HTML)
+    headers = HEADERS if wide else COMPACT
+    rows = [[cells[h] for h in headers] for cells in map(_cells, table.rows)]
     if fmt is TableFormat.CSV:
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(HEADERS)
+        writer.writerow(headers)
         writer.writerows(rows)
         return out.getvalue().rstrip("\n")
-    text = tabulate(rows, headers=HEADERS, tablefmt=fmt.value, disable_numparse=True)
+    if fmt is TableFormat.PLAIN:
+        text = columns(headers, rows, cut=None if wide else headers.index("entry"))
+    else:
+        text = tabulate(rows, headers=headers, tablefmt=fmt.value, disable_numparse=True)
     if fmt is TableFormat.HTML:
         return text
     s = table.settings
     anchor = f"{s.anchor} fixed at {s.elo:g}" if s.anchor else f"pool mean {s.elo:g}"
-    note = (
+    notes = [
         f"{table.games} games; Elo by maximum likelihood ({anchor}, {s.prior_draws:g} "
         f"virtual draw(s) a pair); 95% intervals and LOS from {s.bootstrap} bootstrap "
-        "resamples of whole duplicate sets"
-    )
+        "resamples of whole duplicate sets",
+        "ms: think time per decision, from the referee's request to the answer; bank used: "
+        "the most of its time bank one bot spent in a match"
+        if wide
+        else "faults: timeouts/illegal/crashes; mean ms: per decision; --wide: every column",
+    ]
     if table.sandbox:
-        note += "\nsandbox: " + ", ".join(f"{n} {mode}" for n, mode in table.sandbox)
+        notes.append("sandbox: " + ", ".join(f"{n} {mode}" for n, mode in table.sandbox))
+    note = "\n".join(_wrap(n) for n in notes)
     return f"{text}\n\n{note}"
 
 
@@ -206,6 +326,7 @@ def as_json(table: Standings) -> dict[str, Any]:
                 "crashes": t.faults.crashes,
                 "opponent_elo": row.opponent_elo,
                 "sandbox": dict(table.sandbox).get(row.name),
+                "think_time": None if row.think is None else think_json(row.think),
             }
         )
     s = table.settings
@@ -227,6 +348,51 @@ def as_json(table: Standings) -> dict[str, Any]:
             for a, b, wa, d, wb in table.pairs
         ],
     }
+
+
+def think_json(think: ThinkStats) -> dict[str, Any]:
+    """Think-time statistics as JSON-ready data (``bank_used`` a share from 0 to 1, or null
+    without a time bank)."""
+    return {
+        "decisions": think.decisions,
+        "mean_ms": think.mean_ms,
+        "p95_ms": think.p95_ms,
+        "max_ms": think.max_ms,
+        "time_bank_ms": think.time_bank_ms,
+        "bank_used": think.bank_used,
+    }
+
+
+THINK_HEADERS = ["match", "entry", "games", "mean ms", "p95 ms", "max ms", "bank used", "timeouts"]
+
+
+def think_by_match(
+    matches: Sequence[MatchRow], games: Sequence[GameRow], think: Sequence[ThinkRow]
+) -> str:
+    """Each entry's think times and timeouts in each match with a finished game."""
+    timed: dict[tuple[int, str], list[ThinkRow]] = {}
+    for t in think:
+        timed.setdefault((t.match_id, t.entry), []).append(t)
+    played: dict[int, list[GameRow]] = {}
+    for game in games:
+        played.setdefault(game.match_id, []).append(game)
+    rows = []
+    for match in matches:
+        done = played.get(match.id, [])
+        if not done:
+            continue
+        for entry in dict.fromkeys(match.entries):
+            cells = think_cells(think_stats(timed.get((match.id, entry), ())))
+            timeouts = sum(g.faults[entry].timeouts for g in done if entry in g.faults)
+            rows.append(
+                [str(match.id), entry, str(len(done)), *list(cells.values()), str(timeouts)]
+            )
+    title = (
+        "think times per match (ms per decision, from the referee's request to the answer; "
+        "bank used: the most of its time bank one bot spent in the match):"
+    )
+    table = columns(THINK_HEADERS, rows, cut=THINK_HEADERS.index("entry"), rule=True)
+    return _wrap(title) + "\n" + table
 
 
 def crosstable(

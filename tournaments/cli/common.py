@@ -5,11 +5,14 @@ from __future__ import annotations
 from referee import grpc_transport  # noqa: F401 - it chooses gRPC's transport: first
 
 # isort: split
+import asyncio
 import dataclasses
 import json
 import re
+import signal
+from collections.abc import Coroutine, Iterable
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn, TypeVar
 
 import grpc
 import typer
@@ -19,6 +22,7 @@ from referee.engine.cards import CARD_NAMES
 from referee.engine.deal_book import BookError, DealBook, parse_book
 from referee.engine.rules import Rules, RulesError, preset
 from referee.entries import Entry
+from referee.match import Limits
 from referee.sandbox import SandboxMode
 
 GAME_HELP = (
@@ -27,19 +31,159 @@ GAME_HELP = (
 )
 RULE_HELP = "Set a rule knob, as knob=value; repeat for several."
 TLS_CA_HELP = "PEM root certificate of a referee that serves TLS."
+DEFAULT_CONNECT_TIMEOUT = Limits.connect_timeout
+CONNECT_HELP = "Seconds each bot has to connect when its match starts."
 SANDBOX_HELP = (
     "How bot processes are confined: bwrap (a bubblewrap sandbox each, the default) or off. "
     "A manifest may ask for off; this option overrides it."
 )
 
 
-def crash_words(detail: str) -> str:
-    """One line for an entry whose bot crashed in every game, from a forfeit's detail
-    (e.g. ``never connected: exit status 1; stderr ends:\n...``)."""
-    head, _, tail = detail.partition("; stderr ends:\n")
-    last = tail.strip().splitlines()[-1] if tail.strip() else ""
-    words = f"crashed or never connected in every game it played ({head})"
-    return words + (f"; its stderr ends: {last}" if last else "; it wrote no stderr")
+FAULT_INCIDENTS = frozenset(
+    {"never_connected", "disconnect", "flood", "timeout", "illegal_action", "crash"}
+)
+"""Record incident kinds that are faults (the last three: ``on_fault = "random"`` played
+for the seat)."""
+
+STDERR_SHOWN = 5
+"""Lines of a bot's stderr a fault shows on the console (the record keeps up to 20)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Fault:
+    """A fault as a game's record holds it: a forfeit line or a fault incident."""
+
+    kind: str
+    """The forfeit's reason (``crash``, ``timeout``, ``illegal_action``) or the incident's kind."""
+    seat: int
+    detail: str
+    forfeit: bool
+
+    @property
+    def head(self) -> str:
+        """The detail without the end of the bot's stderr (who, where, what, the log)."""
+        return self.detail.partition("\n")[0].removesuffix("; stderr ends:")
+
+    @property
+    def stderr(self) -> list[str]:
+        """The last lines of the bot's stderr that the detail quotes (none if it quotes none)."""
+        _, cut, tail = self.detail.partition("; stderr ends:\n")
+        return tail.splitlines() if cut else []
+
+    def line(self) -> str:
+        """One line: the kind, the head, and the last line of stderr if any."""
+        stderr = self.stderr
+        last = f"; stderr ends: {stderr[-1].strip()}" if stderr else ""
+        return f"{self.kind}: {self.head}{last}"
+
+    def lines(self, shown: int = STDERR_SHOWN) -> list[str]:
+        """The fault for a console: its head, then the last ``shown`` lines of stderr."""
+        out = [f"{self.kind}: {self.head}"]
+        stderr = self.stderr
+        if stderr:
+            out.append("  its stderr ends:")
+            out.extend(f"  | {line}" for line in stderr[-shown:])
+        return out
+
+
+def record_faults(lines: Iterable[str]) -> list[Fault]:
+    """The faults in one game's record lines, in order: forfeits and fault incidents."""
+    out = []
+    for text in lines:
+        line = json.loads(text)
+        kind = line.get("type")
+        if kind == "forfeit":
+            out.append(Fault(str(line["reason"]), int(line["seat"]), str(line["detail"]), True))
+        elif kind == "incident" and line.get("kind") in FAULT_INCIDENTS:
+            out.append(Fault(str(line["kind"]), int(line["seat"]), str(line["detail"]), False))
+    return out
+
+
+def main_fault(lines: Iterable[str]) -> Fault | None:
+    """The fault that decided a game (its forfeit), else its last fault, else None."""
+    faults = record_faults(lines)
+    forfeits = [f for f in faults if f.forfeit]
+    return forfeits[-1] if forfeits else (faults[-1] if faults else None)
+
+
+def always_faulted_line(name: str, played: int, fault: Fault | None) -> str:
+    """The error line of an entry that faulted in every game it played."""
+    games = "the game it played" if played == 1 else f"all {played} games it played"
+    last = f"; the last: {fault.line()}" if fault is not None else ""
+    return f"entry {name!r} faulted in {games}{last}"
+
+
+T = TypeVar("T")
+
+
+class Interrupted(Exception):
+    """Ctrl-C stopped a run, which then cleaned up: its bots are stopped and reaped."""
+
+
+def run_interruptible(main: Coroutine[Any, Any, T]) -> T:
+    """``asyncio.run(main)``, where Ctrl-C cancels ``main`` once and waits for it to clean
+    up (further Ctrl-Cs meanwhile are ignored), then raises :class:`Interrupted`.
+
+    asyncio's own handling raises KeyboardInterrupt at the second Ctrl-C wherever the loop
+    is, which cuts the bots' cleanup short and leaves tracebacks of half-stopped servers.
+    """
+
+    results: list[T] = []
+    interrupted = False
+
+    async def guarded() -> None:
+        loop = asyncio.get_running_loop()
+        task = asyncio.current_task()
+        assert task is not None
+
+        def on_sigint() -> None:
+            nonlocal interrupted
+            if not interrupted:
+                interrupted = True
+                task.cancel()
+
+        loop.add_signal_handler(signal.SIGINT, on_sigint)
+        try:
+            results.append(await main)
+        except asyncio.CancelledError:
+            if not interrupted:
+                raise
+        finally:
+            loop.remove_signal_handler(signal.SIGINT)
+
+    asyncio.run(guarded())
+    if interrupted or not results:
+        raise Interrupted
+    return results[0]
+
+
+TLS_CERT_HELP = "PEM certificate: serve TLS to remote bots and clients (with --tls-key)."
+TLS_KEY_HELP = "PEM private key of --tls-cert."
+
+
+def read_tls(cert: Path | None, key: Path | None) -> tuple[bytes, bytes] | None:
+    """``--tls-cert`` and ``--tls-key`` read: (key, certificate) for the referee, or None."""
+    if (cert is None) != (key is None):
+        fail("--tls-cert and --tls-key go together")
+    if cert is None or key is None:
+        return None
+    try:
+        return key.read_bytes(), cert.read_bytes()
+    except OSError as exc:
+        fail(f"cannot read {exc.filename}: {exc.strerror}")
+
+
+MAX_CONNECT_TIMEOUT = 86400.0
+"""The longest connection window: a day (MatchService carries it in whole milliseconds)."""
+
+
+def check_connect_timeout(seconds: float) -> None:
+    """A clean exit unless ``--connect-timeout`` is seconds above 0, a day at most."""
+    if not 0 < seconds <= MAX_CONNECT_TIMEOUT:
+        fail(
+            f"--connect-timeout must be seconds above 0 and at most {MAX_CONNECT_TIMEOUT:g} "
+            f"(a day), got {seconds:g}"
+        )
 
 
 def confined(entries: tuple[Entry, ...], sandbox: SandboxMode | None) -> tuple[Entry, ...]:

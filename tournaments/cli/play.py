@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
+import shutil
+import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Annotated
 
@@ -18,6 +20,7 @@ from referee.entries import Entry, EntryError, parse_entry
 from referee.local_play import play_match
 from referee.match import (
     FaultPolicy,
+    GameReport,
     Limits,
     Match,
     MatchConfig,
@@ -32,16 +35,29 @@ from referee.sandbox import SandboxMode
 from referee.service import start_referee
 from tournaments.cli.common import (
     BOOK_HELP,
+    CONNECT_HELP,
+    DEFAULT_CONNECT_TIMEOUT,
     GAME_HELP,
     HANDS_HELP,
     RULE_HELP,
     SANDBOX_HELP,
+    TLS_CERT_HELP,
+    TLS_KEY_HELP,
+    Fault,
+    Interrupted,
+    always_faulted_line,
+    check_connect_timeout,
     confined,
-    crash_words,
     fail,
     given_deals,
     load_rules,
+    main_fault,
+    read_tls,
+    record_faults,
+    run_interruptible,
 )
+from tournaments.results import always_faulted
+from tournaments.storage import GameRow
 
 
 def play(
@@ -80,7 +96,9 @@ def play(
             help="On a timeout, illegal actions or a crash: forfeit the game or play at random."
         ),
     ] = FaultPolicy.FORFEIT,
-    connect_timeout: Annotated[float, typer.Option(help="Seconds for bots to connect.")] = 20.0,
+    connect_timeout: Annotated[
+        float, typer.Option(help=CONNECT_HELP + " A remote bot's window opens when it does.")
+    ] = DEFAULT_CONNECT_TIMEOUT,
     grace: Annotated[float, typer.Option(help="Seconds a dropped bot has to reconnect.")] = 5.0,
     restart_crashed: Annotated[
         bool,
@@ -92,9 +110,14 @@ def play(
     listen: Annotated[
         str, typer.Option(help="Address of the referee, e.g. 0.0.0.0:50051 for remote bots.")
     ] = "127.0.0.1:0",
+    tls_cert: Annotated[Path | None, typer.Option(help=TLS_CERT_HELP)] = None,
+    tls_key: Annotated[Path | None, typer.Option(help=TLS_KEY_HELP)] = None,
     workdir: Annotated[
         Path | None,
-        typer.Option(help="Keep each bot's folder and logs here (default: a temporary folder)."),
+        typer.Option(
+            help="Keep each bot's folder and logs here (default: a new temporary folder, "
+            "kept only if a bot faulted; the output says where)."
+        ),
     ] = None,
     in_process: Annotated[
         bool,
@@ -135,6 +158,8 @@ def play(
             typer.echo(f"warning: {reuse}", err=True)
         _play_in_process(config, record, quiet)
         return
+    check_connect_timeout(connect_timeout)
+    tls = read_tls(tls_cert, tls_key)
     if deadline_ms < 1 or max_attempts < 1 or time_bank_ms < 0:
         fail("--deadline-ms and --max-attempts must be 1 or more, --time-bank-ms 0 or more")
     try:
@@ -161,18 +186,53 @@ def play(
         allow_unconfined=True,
         book=dealt,
     )
+    reports: list[GameReport] = []
+    logs = workdir or Path(tempfile.mkdtemp(prefix="tavolo-play-"))
     with contextlib.ExitStack() as stack:
         stream = _open_record(stack, record)
         try:
-            result = asyncio.run(_run(config, listen, stream, workdir, quiet))
-        except KeyboardInterrupt:
+            result = run_interruptible(
+                _run(config, (listen, tls), stream, logs, quiet, reports.append)
+            )
+        except (Interrupted, KeyboardInterrupt):
             # The bots were stopped on the way out; every finished line is in the record.
-            fail("interrupted: the bots are stopped and the record keeps what was played", 130)
-    _print_result(result, rules, config)
+            fail(
+                f"interrupted: the bots are stopped, their logs are in {logs}, and the record "
+                "keeps what was played",
+                130,
+            )
+    _print_result(result, rules, config, reports)
     if record is not None:
         typer.echo(f"record: {record}")
-    for e, why in result.always_crashed().items():
-        fail(f"entry {result.stats[e].name!r} {crash_words(why)}", 1)
+    faulted = result.incidents or any(record_faults(r.lines) for r in reports)
+    if workdir is not None:
+        typer.echo(f"bot logs: {logs}")
+    elif faulted:
+        typer.echo(f"bot logs: {logs} (kept: a bot faulted)")
+    else:
+        shutil.rmtree(logs, ignore_errors=True)  # nothing went wrong: nothing worth keeping
+    _fail_if_always_faulted(result, rules, reports)
+
+
+def _fail_if_always_faulted(result: MatchResult, rules: Rules, reports: list[GameReport]) -> None:
+    """Exit 1, a line for each, if an entry faulted in every game it played."""
+    names = [s.name for s in result.stats]
+    rows = [
+        GameRow(
+            0, r.number, r.set_number, tuple(names[e] for e in r.sides), r.outcome.winner,
+            r.outcome.totals, r.outcome.termination.value, r.forfeit_seat, r.outcome.deals,
+            {names[e]: f for e, f in enumerate(r.faults) if any(f)},
+        )
+        for r in reports
+    ]  # fmt: skip
+    seats = [rules.seats_of(side) for side in range(rules.sides)]
+    failing = always_faulted(rows, seats)
+    by_number = {r.number: r for r in reports}
+    for name, (played, _, number) in failing.items():
+        fault = main_fault(by_number[number].lines)
+        typer.echo(f"error: {always_faulted_line(name, played, fault)}", err=True)
+    if failing:
+        raise typer.Exit(1)
 
 
 def _open_record(stack: contextlib.ExitStack, record: Path | None) -> IO[str] | None:
@@ -185,12 +245,19 @@ def _open_record(stack: contextlib.ExitStack, record: Path | None) -> IO[str] | 
 
 
 async def _run(
-    config: MatchConfig, listen: str, stream: IO[str] | None, workdir: Path | None, quiet: bool
+    config: MatchConfig,
+    server: tuple[str, tuple[bytes, bytes] | None],
+    stream: IO[str] | None,
+    workdir: Path | None,
+    quiet: bool,
+    on_game: Callable[[GameReport], None],
 ) -> MatchResult:
+    listen, tls = server
     try:
-        referee = await start_referee(listen)
+        referee = await start_referee(listen, tls=tls)
     except (OSError, RuntimeError) as exc:
         fail(f"cannot listen on {listen}: {exc}")
+    over = " over TLS (give it TAVOLO_TLS_CA)" if tls else ""
     games = config.sets * rotations(config.rules)
     total = config.deals * games if config.deals else None
     progress = _progress(quiet)
@@ -205,7 +272,10 @@ async def _run(
 
     def on_ticket(label: str, ticket: str) -> None:
         progress.console.print(
-            f"remote seat {label}: connect to {referee.address} with ticket {ticket}"
+            f"remote seat {label}: connect to {referee.address}{over} with ticket {ticket}",
+            soft_wrap=True,
+            markup=False,
+            highlight=False,
         )
 
     try:
@@ -216,6 +286,7 @@ async def _run(
             workdir=workdir,
             on_deal=on_deal,
             on_ticket=on_ticket,
+            on_game_recorded=on_game,
         )
         for line in match.warnings:
             typer.echo(f"warning: {line}", err=True)
@@ -237,7 +308,9 @@ def _progress(quiet: bool) -> Progress:
     )
 
 
-def _print_result(result: MatchResult, rules: Rules, config: MatchConfig) -> None:
+def _print_result(
+    result: MatchResult, rules: Rules, config: MatchConfig, reports: list[GameReport]
+) -> None:
     rows = []
     for stats in result.stats:
         per_deal = stats.points / stats.deals if stats.deals else 0.0
@@ -265,15 +338,34 @@ def _print_result(result: MatchResult, rules: Rules, config: MatchConfig) -> Non
         )
     )
     typer.echo("")
-    for number, (outcome, sides) in enumerate(zip(result.outcomes, result.sides, strict=True), 1):
+    faults = {r.number: record_faults(r.lines) for r in reports}
+    games = zip(result.numbers, result.outcomes, result.sides, strict=True)
+    for number, outcome, sides in games:
         seated = " vs ".join(result.stats[e].name for e in sides)
         winner = "draw" if outcome.winner is None else result.stats[sides[outcome.winner]].name
         typer.echo(
             f"game {number}: {seated}: {list(outcome.totals)} after {outcome.deals} deals, "
             f"{outcome.termination.value}, {winner}"
         )
+        for fault in _shown(faults.get(number, [])):
+            for line in _fault_lines(fault):
+                typer.echo(f"  {line}")
     for label, kind, detail in result.incidents:
+        if kind == "never_connected":
+            continue  # each game it cost says so above, with the bot's stderr
         typer.echo(f"incident {label}: {kind}: {detail.splitlines()[0] if detail else ''}")
+
+
+def _shown(faults: list[Fault]) -> list[Fault]:
+    """A game's faults to print: a seat's forfeit says it all; else its fault incidents."""
+    forfeited = {f.seat for f in faults if f.forfeit}
+    return [f for f in faults if f.forfeit or f.seat not in forfeited]
+
+
+def _fault_lines(fault: Fault) -> list[str]:
+    """A fault as printed under its game: ``fault:`` and what the record says."""
+    first, *rest = fault.lines()
+    return [f"fault: {first}", *rest]
 
 
 def _built_in(entries: list[str]) -> tuple[Entry, ...]:
@@ -302,6 +394,6 @@ def _play_in_process(config: MatchConfig, record: Path | None, quiet: bool) -> N
             result = play_match(config, record=stream, on_deal=on_deal)
         except KeyboardInterrupt:
             fail("interrupted: the record keeps what was played", 130)
-    _print_result(result, config.rules, config)
+    _print_result(result, config.rules, config, [])
     if record is not None:
         typer.echo(f"record: {record}")

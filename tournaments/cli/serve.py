@@ -24,10 +24,16 @@ from referee.proto import referee_pb2_grpc as pb_grpc
 from referee.sandbox import SandboxMode, sandbox_problem
 from referee.service import WILDCARD_HOSTS, start_referee
 from tournaments.cli.common import (
+    CONNECT_HELP,
+    DEFAULT_CONNECT_TIMEOUT,
     RULE_HELP,
     SANDBOX_HELP,
     TLS_CA_HELP,
+    TLS_CERT_HELP,
+    TLS_KEY_HELP,
+    check_connect_timeout,
     fail,
+    read_tls,
     read_token_file,
     referee_channel,
 )
@@ -43,8 +49,8 @@ def serve(
     listen: Annotated[
         str, typer.Option(help="Address to serve on, host:port.")
     ] = "127.0.0.1:50051",
-    tls_cert: Annotated[Path | None, typer.Option(help="PEM certificate: serve TLS.")] = None,
-    tls_key: Annotated[Path | None, typer.Option(help="PEM private key of --tls-cert.")] = None,
+    tls_cert: Annotated[Path | None, typer.Option(help=TLS_CERT_HELP)] = None,
+    tls_key: Annotated[Path | None, typer.Option(help=TLS_KEY_HELP)] = None,
     records: Annotated[Path, typer.Option(help="Folder for the records of matches.")] = Path(
         "records"
     ),
@@ -54,31 +60,36 @@ def serve(
         typer.Option(help="host:port remote bots should use (default: this host's name)."),
     ] = None,
     public_names: Annotated[
-        bool, typer.Option(help="Show entry names to spectators (and so to any bot).")
+        bool,
+        typer.Option(
+            help="Show entry names to spectators (and so to any bot): without it, ListTables "
+            "(tavolo watch) lists each table with its entries left out."
+        ),
     ] = False,
     sandbox: Annotated[SandboxMode, typer.Option(help=SANDBOX_HELP)] = SandboxMode.BWRAP,
+    connect_timeout: Annotated[
+        float, typer.Option(help=CONNECT_HELP + " Default for matches created here.")
+    ] = DEFAULT_CONNECT_TIMEOUT,
 ) -> None:
     """Run the referee service until interrupted: bots, spectators, health, reflection.
 
     Organisers start matches with MatchService (``tavolo match create``); remote entries
-    get tickets for their bots.
+    get tickets for their bots. The bots the referee starts connect on a Unix socket of
+    their own, so TLS (for remote bots and clients) asks nothing of them.
     """
-    if (tls_cert is None) != (tls_key is None):
-        fail("--tls-cert and --tls-key go together")
-    tls = None
-    if tls_cert is not None and tls_key is not None:
-        try:
-            tls = (tls_key.read_bytes(), tls_cert.read_bytes())
-        except OSError as exc:
-            fail(f"cannot read {exc.filename}: {exc.strerror}")
+    tls = read_tls(tls_cert, tls_key)
+    check_connect_timeout(connect_timeout)
     given = read_token_file(admin_token_file) or os.environ.get("TAVOLO_ADMIN_TOKEN")
     token = given or secrets.token_urlsafe(18)
     # Bots started from here never see it: each gets a clean environment of its own.
     os.environ.pop("TAVOLO_ADMIN_TOKEN", None)
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(
-            _serve(listen, tls, token, records, advertise, public_names, given is None, sandbox)
-        )
+            _serve(
+                listen, tls, token, records, advertise, public_names, given is None, sandbox,
+                connect_timeout,
+            )
+        )  # fmt: skip
 
 
 async def _serve(
@@ -90,6 +101,7 @@ async def _serve(
     public_names: bool,
     show_token: bool,
     sandbox: SandboxMode,
+    connect_timeout: float,
 ) -> None:
     try:
         referee = await start_referee(listen, tls=tls, public_names=public_names)
@@ -101,7 +113,7 @@ async def _serve(
         # A wildcard address is no place to connect to: name this host instead.
         advertise = f"{socket.getfqdn() if host in WILDCARD_HOSTS else host}:{port}"
     try:
-        Organiser(referee, token, records, advertise, sandbox)
+        Organiser(referee, token, records, advertise, sandbox, connect_timeout)
     except OSError as exc:
         fail(f"cannot make the records folder {records}: {exc.strerror}")
     stop = asyncio.Event()
@@ -141,8 +153,17 @@ def create(
     sets: Annotated[int, typer.Option(help="Duplicate sets.")] = 1,
     rule: Annotated[list[str] | None, typer.Option(help=RULE_HELP)] = None,
     tls_ca: Annotated[Path | None, typer.Option(help=TLS_CA_HELP)] = None,
+    connect_timeout: Annotated[
+        float | None,
+        typer.Option(
+            help=CONNECT_HELP + " Counted from now: hand the tickets over within it "
+            "(default: the referee's, tavolo serve --connect-timeout)."
+        ),
+    ] = None,
 ) -> None:
     """Start a match; print its id and the tickets of its remote seats."""
+    if connect_timeout is not None:
+        check_connect_timeout(connect_timeout)
     request = pb.CreateMatchRequest(
         admin_token=read_token_file(token_file) or os.environ.get("TAVOLO_ADMIN_TOKEN", ""),
         entries=entries,
@@ -151,6 +172,7 @@ def create(
         seed=seed,
         deals=max(deals, 0),
         sets=max(sets, 1),
+        connect_timeout_ms=round(connect_timeout * 1000) if connect_timeout else 0,
     )
     try:
         response = _stub(referee, tls_ca).CreateMatch(request, timeout=10)
@@ -177,7 +199,7 @@ def status(
         response = _stub(referee, tls_ca).GetMatch(request, timeout=10)
     except grpc.RpcError as exc:
         fail(f"{referee}: {exc.details()}")
-    typer.echo(response.status)
+    typer.echo(_status_line(response))
     if response.sandbox_json:
         modes = json.loads(response.sandbox_json)
         typer.echo("sandbox: " + ", ".join(f"{name} {mode}" for name, mode in modes.items()))
@@ -185,3 +207,13 @@ def status(
         typer.echo(json.dumps(json.loads(response.result_json), indent=2))
     if response.error:
         typer.echo(response.error)
+
+
+def _status_line(response: pb.GetMatchResponse) -> str:
+    """The status as its first line: ``waiting for bots (...)``, ``running``, ``done``
+    (with what went wrong in every game, if something did), ``failed``."""
+    if response.status == "waiting":
+        return "waiting for bots" + (f" ({response.note})" if response.note else "")
+    if response.note:
+        return f"{response.status}, but {response.note}"
+    return response.status

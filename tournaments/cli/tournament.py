@@ -2,40 +2,71 @@
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import json
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich import get_console
+from rich.console import Console
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
     Progress,
+    ProgressColumn,
+    Task,
     TextColumn,
     TimeRemainingColumn,
 )
+from rich.table import Column
+from rich.text import Text
 
 from referee.records import RecordError, verify_lines
 from referee.sandbox import SandboxError
-from tournaments.cli.common import book_to_check, crash_words, fail
+from tournaments.cli.common import (
+    TLS_CERT_HELP,
+    TLS_KEY_HELP,
+    Fault,
+    Interrupted,
+    always_faulted_line,
+    book_to_check,
+    check_connect_timeout,
+    fail,
+    main_fault,
+    read_tls,
+    run_interruptible,
+)
 from tournaments.config import ConfigError, RatingSettings, TournamentConfig, load_config
 from tournaments.ratings import RatingsError
-from tournaments.results import always_crashed, tallies
+from tournaments.results import always_faulted, tallies
 from tournaments.runner import (
+    DEFAULT_LOGS_MB,
     RunState,
     RunSummary,
     TournamentRun,
     confinements,
+    issue_keys,
+    keys_file,
+    logs_folder,
     note_confinements,
+    open_logs,
     open_store,
+    total_games,
     tournament_warnings,
 )
-from tournaments.sprt import parse_bounds
+from tournaments.sprt import SprtState, parse_bounds
 from tournaments.storage import GameRow, StorageError, Store
-from tournaments.tables import Standings, TableFormat, crosstable, render, standings
+from tournaments.tables import (
+    Standings,
+    TableFormat,
+    crosstable,
+    render,
+    standings,
+    think_by_match,
+)
 
 tournament_app = typer.Typer(
     no_args_is_help=True,
@@ -43,6 +74,18 @@ tournament_app = typer.Typer(
 )
 
 DbOption = Annotated[Path, typer.Option(help="The tournament's SQLite database.")]
+ConcurrencyOption = Annotated[
+    int | None, typer.Option(help="Matches at once (default: the file's, or one per core).")
+]
+ListenOption = Annotated[
+    str, typer.Option(help="The referee's address, e.g. 0.0.0.0:50051 for remote bots.")
+]
+TlsCertOption = Annotated[Path | None, typer.Option(help=TLS_CERT_HELP)]
+TlsKeyOption = Annotated[Path | None, typer.Option(help=TLS_KEY_HELP)]
+QuietOption = Annotated[bool, typer.Option(help="No progress bar.")]
+WideOption = typer.Option(
+    help="Every column (LOS, W-D-L, points, opponents, think times), not the 80-column table."
+)
 
 
 def default_db(file: Path) -> Path:
@@ -56,9 +99,7 @@ def run(
     db: Annotated[
         Path | None, typer.Option(help="SQLite database for the results (default: FILE.db).")
     ] = None,
-    concurrency: Annotated[
-        int | None, typer.Option(help="Matches at once (default: the file's, or one per core).")
-    ] = None,
+    concurrency: ConcurrencyOption = None,
     sprt: Annotated[
         str | None,
         typer.Option(
@@ -69,13 +110,41 @@ def run(
     force: Annotated[
         bool, typer.Option(help="Use a database of another tournament: it is moved aside.")
     ] = False,
-    listen: Annotated[
-        str, typer.Option(help="The referee's address, e.g. 0.0.0.0:50051 for remote bots.")
-    ] = "127.0.0.1:0",
+    listen: ListenOption = "127.0.0.1:0",
     workdir: Annotated[
-        Path | None, typer.Option(help="Keep the bots' folders and logs here.")
+        Path | None,
+        typer.Option(
+            help="Keep the bots' folders and logs here (default: NAME.logs beside NAME.db)."
+        ),
     ] = None,
-    quiet: Annotated[bool, typer.Option(help="No progress bar.")] = False,
+    tls_cert: TlsCertOption = None,
+    tls_key: TlsKeyOption = None,
+    logs_mb: Annotated[
+        int,
+        typer.Option(
+            help="What the bots' logs in that folder may take together, earlier runs' included; "
+            "beyond it each log is cut with a line saying so."
+        ),
+    ] = DEFAULT_LOGS_MB,
+    connect_timeout: Annotated[
+        float | None,
+        typer.Option(
+            help="Seconds each bot has to connect when its match starts (default: "
+            "connect_timeout in the file's match table, else 20). A remote bot's window opens "
+            "when its match does."
+        ),
+    ] = None,
+    quiet: Annotated[
+        bool,
+        typer.Option(help="No progress bar and no line per game; faulted games are still shown."),
+    ] = False,
+    wide: Annotated[bool, WideOption] = False,
+    tickets: Annotated[
+        bool,
+        typer.Option(
+            help="Also print each remote seat's ticket for each match (entrant keys need none)."
+        ),
+    ] = False,
 ) -> None:
     """Run (or resume) a tournament and print its table.
 
@@ -85,6 +154,12 @@ def run(
     config = _load(file)
     if concurrency is not None and concurrency < 1:
         fail(f"--concurrency must be 1 or more, got {concurrency}")
+    if logs_mb < 1:
+        fail(f"--logs-mb must be 1 or more, got {logs_mb}")
+    if connect_timeout is not None:
+        check_connect_timeout(connect_timeout)
+        limits = dataclasses.replace(config.limits, connect_timeout=connect_timeout)
+        config = dataclasses.replace(config, limits=limits)
     bounds = _sprt_bounds(sprt, config, file)
     try:
         modes = confinements(config)
@@ -105,6 +180,17 @@ def run(
         for line in tournament_warnings(config, modes):
             typer.echo(f"warning: {line}", err=True)
         already = store.game_count()
+        logs = workdir or logs_folder(path)
+        try:
+            budget = open_logs(logs, logs_mb)
+        except OSError as exc:
+            fail(f"cannot keep the bots' logs in {logs}: {exc.strerror}")
+        if budget.left == 0:
+            typer.echo(
+                f"warning: the bots' logs in {logs} take their --logs-mb ({logs_mb} MB) already: "
+                "new logs are cut (fault lines still quote each bot's stderr)",
+                err=True,
+            )
         live = _LiveStandings(config, store, quiet)
         try:
             runner = TournamentRun(
@@ -112,10 +198,14 @@ def run(
                 store,
                 concurrency=concurrency,
                 listen=listen,
+                tls=_tls(live, tls_cert, tls_key),
                 workdir=workdir,
                 sprt_bounds=bounds,
                 on_progress=live.update,
-                on_ticket=live.ticket,
+                on_ticket=live.ticket if tickets else None,
+                on_keys=live.keys,
+                log_budget=budget,
+                on_game=live.game,
             )
         except ValueError as exc:
             fail(str(exc))
@@ -126,31 +216,29 @@ def run(
             f"{summary.games_played} games played now, {store.game_count()} of "
             f"{summary.games_total} stored in {path}"
         )
-        if summary.sprt is not None:
-            s = summary.sprt
-            verdict = f"accepted {s.decision}" if s.decision else "undecided"
-            typer.echo(f"SPRT {sprt}: LLR {s.llr:.3f} in [{s.lower:.3f}, {s.upper:.3f}]: {verdict}")
+        cut = "; some were cut at --logs-mb" if budget.left == 0 else ""
+        typer.echo(f"bot logs: {logs}{cut}")
+        if summary.sprt is not None and bounds is not None:
+            typer.echo(sprt_sentence(summary.sprt, bounds))
         typer.echo("")
         facts = _facts(store)
-        typer.echo(render(_standings(store, facts), TableFormat.PLAIN))
-        _fail_if_always_crashed(store, facts)
+        typer.echo(render(_standings(store, facts), TableFormat.PLAIN, wide=wide))
+        _fail_if_always_faulted(store, facts)
 
 
-def _fail_if_always_crashed(store: Store, facts: _Facts) -> None:
-    """Exit 1, a line for each, if an entry crashed or never connected in every game."""
-    failing = always_crashed(store.games(), facts.seats)
+def _fail_if_always_faulted(store: Store, facts: _Facts) -> None:
+    """Exit 1, a line for each, if an entry faulted in every game it played."""
+    failing = always_faulted(store.games(), facts.seats)
     if not failing:
         return
-    details = {}
-    wanted = {where: name for name, where in failing.items()}
+    wanted = {(match_id, number): name for name, (_, match_id, number) in failing.items()}
+    last: dict[str, Fault | None] = {}
     for match_id, number, text in store.records():
         name = wanted.get((match_id, number))
         if name is not None:
-            lines = [json.loads(line) for line in text.splitlines()]
-            forfeits = [line for line in lines if line.get("type") == "forfeit"]
-            details[name] = str(forfeits[-1].get("detail", "")) if forfeits else ""
-    for name in failing:
-        typer.echo(f"error: entry {name!r} {crash_words(details.get(name, ''))}", err=True)
+            last[name] = main_fault(text.splitlines())
+    for name, (played, _, _) in failing.items():
+        typer.echo(f"error: {always_faulted_line(name, played, last.get(name))}", err=True)
     raise typer.Exit(1)
 
 
@@ -169,12 +257,28 @@ def _sprt_bounds(
     return bounds
 
 
+def sprt_sentence(state: SprtState, bounds: tuple[float, float]) -> str:
+    """The SPRT's verdict as a sentence, e.g. ``SPRT (elo0 0, elo1 10): LLR 2.946 crossed
+    the upper bound 2.944: H1 accepted``."""
+    head = f"SPRT (elo0 {bounds[0]:g}, elo1 {bounds[1]:g}): LLR {state.llr:.3f}"
+    if state.decision == "H1":
+        return f"{head} crossed the upper bound {state.upper:.3f}: H1 accepted"
+    if state.decision == "H0":
+        return f"{head} crossed the lower bound {state.lower:.3f}: H0 accepted"
+    return (
+        f"{head} is between the bounds {state.lower:.3f} and {state.upper:.3f}: "
+        "undecided, more games are needed"
+    )
+
+
 def _play(runner: TournamentRun, live: _LiveStandings, path: Path, listen: str) -> RunSummary:
     """Run the tournament under its progress bar; every failure is one line."""
     try:
         with live.progress:
-            return asyncio.run(runner.run())
-    except KeyboardInterrupt:
+            return run_interruptible(runner.run())
+    except (Interrupted, KeyboardInterrupt):
+        # Interrupted: the bots were stopped and reaped; KeyboardInterrupt: Ctrl-C came
+        # before the referee started, with nothing to stop.
         fail(
             f"interrupted: every finished deal and game is in {path}; "
             "run the same command to resume",
@@ -189,19 +293,29 @@ def _play(runner: TournamentRun, live: _LiveStandings, path: Path, listen: str) 
 class _LiveStandings:
     """The progress bar of a run, with the leaders' scores and the SPRT's LLR."""
 
-    def __init__(self, config: TournamentConfig, store: Store, quiet: bool) -> None:
+    over_tls = False
+    """The referee serves remote bots TLS: the keys line says so."""
+
+    def __init__(
+        self, config: TournamentConfig, store: Store, quiet: bool, console: Console | None = None
+    ) -> None:
         self.config = config
         self.store = store
+        terminal = (console or get_console()).is_terminal
+        self.every_game = not quiet and not terminal
+        """A line per finished game, as fastchess prints them, where no bar can be drawn."""
         self.progress = Progress(
-            TextColumn("[bold]{task.description}"),
+            # Any width: the name and the standings are cut; the count and the ETA never.
+            _CutColumn("description", style="bold", max_width=24),
             BarColumn(bar_width=20),
-            MofNCompleteColumn(),
-            TextColumn("games, ETA"),
-            TimeRemainingColumn(),
-            TextColumn("{task.fields[standing]}"),
-            disable=quiet,
+            MofNCompleteColumn(table_column=Column(no_wrap=True)),
+            TextColumn("games, ETA", table_column=Column(no_wrap=True)),
+            TimeRemainingColumn(table_column=Column(no_wrap=True)),
+            _CutColumn("standing"),
+            console=console,
+            disable=quiet or not terminal,
         )
-        self.task = self.progress.add_task(config.name, total=None, standing="")
+        self.task = self.progress.add_task(config.name, total=total_games(config), standing="")
         self.names = [e.name for e in config.entries]
         self.seats = [config.rules.seats_of(s) for s in range(config.rules.sides)]
         self.shown = _Shown()
@@ -221,18 +335,71 @@ class _LiveStandings:
             )
         standing = shown.standing
         if state.sprt is not None:
-            standing += (
-                f"  LLR {state.sprt.llr:.2f} [{state.sprt.lower:.2f}, {state.sprt.upper:.2f}]"
-            )
+            llr = state.sprt
+            standing += f"  LLR {llr.llr:.2f} (H0 at {llr.lower:.2f}, H1 at {llr.upper:.2f})"
         self.progress.update(
             self.task, total=state.games_total, completed=state.games_done, standing=standing
         )
 
+    def game(self, game: GameRow, lines: Sequence[str]) -> None:
+        """A game was stored: its line when every game gets one, or when it faulted."""
+        fault = main_fault(lines)
+        if self.every_game or fault is not None:
+            self._say(game_line(game, fault))
+
     def ticket(self, label: str, ticket: str, address: str) -> None:
         """Say where a remote seat connects, and with what ticket."""
-        self.progress.console.print(
-            f"remote seat {label}: connect to {address} with ticket {ticket}"
+        self._say(f"remote seat {label}: connect to {address} with ticket {ticket}")
+
+    def keys(self, made: dict[str, str], address: str) -> None:
+        """Print the entrant keys made now, once, and where remote bots connect."""
+        for name, key in sorted(made.items()):
+            self._say(f"entrant key of {name}: {key}")
+        path = keys_file(self.store.path)
+        kept = "written to" if made else "made on the first run, kept in"
+        tls = " over TLS (give them TAVOLO_TLS_CA)" if self.over_tls else ""
+        self._say(
+            f"entrant keys {kept} {path}; remote bots connect to {address}{tls} with TAVOLO_KEY"
         )
+
+    def _say(self, line: str) -> None:
+        # One line whatever the width: a key cut in two cannot be copied.
+        self.progress.console.print(line, soft_wrap=True, markup=False, highlight=False)
+
+
+class _CutColumn(ProgressColumn):
+    """A text of the task (its description, or a field) cut to the width left, never wrapped."""
+
+    def __init__(self, field: str, style: str = "", max_width: int | None = None) -> None:
+        self.field = field
+        self.style = style
+        # Wrappable, so the table shrinks it first; the Text itself never wraps.
+        super().__init__(table_column=Column(no_wrap=False, max_width=max_width))
+
+    def render(self, task: Task) -> Text:
+        text = task.description if self.field == "description" else task.fields[self.field]
+        return Text(str(text), style=self.style, no_wrap=True, overflow="ellipsis")
+
+
+def game_line(game: GameRow, fault: Fault | None) -> str:
+    """One finished game on one line: match, game, sides, result, termination, the fault.
+
+    e.g. ``match 3 game 2: a vs b: 0-1, points 4-11, crash: the bot process ended (entry
+    'a', seat 1, game 2, deal 1): exit status 1; log ...; stderr ends: ValueError: ...``
+    """
+    sides = " vs ".join(game.sides)
+    if len(game.sides) == 2:
+        result = {None: "1/2-1/2", 0: "1-0", 1: "0-1"}[game.winner]
+    else:
+        result = "draw" if game.winner is None else f"{game.sides[game.winner]} won"
+    points = "-".join(str(t) for t in game.totals)
+    line = f"match {game.match_id} game {game.number}: {sides}: {result}, points {points}, "
+    line += game.termination
+    if fault is None:
+        return line
+    if fault.forfeit and fault.kind == game.termination:
+        return f"{line}: {fault.line().partition(': ')[2]}"
+    return f"{line}; fault: {fault.line()}"
 
 
 @tournament_app.command("verify")
@@ -319,6 +486,48 @@ def export(
     typer.echo(f"{folder}: {count} game records in {len(records)} files, and index.json")
 
 
+@tournament_app.command("keys")
+def keys(
+    db: DbOption,
+    revoke: Annotated[
+        list[str] | None,
+        typer.Option(help="Revoke this entrant's key: it opens no stream from now on."),
+    ] = None,
+    reissue: Annotated[
+        list[str] | None,
+        typer.Option(help="Give this entrant a new key (printed once); the old one is revoked."),
+    ] = None,
+) -> None:
+    """The remote entrants' keys: which are valid, where the file is; revoke or reissue.
+
+    Works while the tournament runs: a revoked key is refused at its next connection and
+    its streams are seated at no further table; a reissued key works at once.
+    """
+    with _open(db) as store:
+        known = store.entrant_keys()
+        for name in [*(revoke or []), *(reissue or [])]:
+            if name not in known:
+                have = ", ".join(sorted(known)) or "none"
+                fail(f"--revoke/--reissue: entrant {name!r} has no key (keys: {have})")
+        try:
+            for name in revoke or []:
+                if store.revoke_entrant_key(name):
+                    typer.echo(f"revoked the key of {name}")
+                else:
+                    typer.echo(f"the key of {name} was revoked already")
+            made = issue_keys(store, list(reissue or []), again=True)
+        except StorageError as exc:
+            fail(str(exc))
+        for name, key in sorted(made.items()):
+            typer.echo(f"entrant key of {name}: {key}")
+        if not known:
+            typer.echo(f"{db}: no entrant keys (the tournament has no remote entry, or never ran)")
+            return
+        for name, revoked in sorted(store.entrant_keys().items()):
+            typer.echo(f"{name}: {'revoked' if revoked else 'valid'}")
+        typer.echo(f"keys file: {keys_file(db)} (the keys themselves are only there)")
+
+
 @dataclasses.dataclass
 class _Shown:
     """The live standings last drawn."""
@@ -340,8 +549,9 @@ def table(
     bootstrap: Annotated[
         int | None, typer.Option(help="Bootstrap resamples (default: the file's, 1000).")
     ] = None,
+    wide: Annotated[bool, WideOption] = False,
 ) -> None:
-    """The standings: Elo with 95% intervals, LOS, results, points and faults."""
+    """The standings: Elo with 95% intervals, LOS, results, points, faults, think times."""
     with _open(db) as store:
         facts = _facts(store)
         settings = facts.ratings
@@ -353,15 +563,19 @@ def table(
             if bootstrap < 0:
                 fail(f"--bootstrap must be 0 or more, got {bootstrap}")
             settings = dataclasses.replace(settings, bootstrap=bootstrap)
-        typer.echo(render(_standings(store, facts, settings), format))
+        typer.echo(render(_standings(store, facts, settings), format, wide=wide))
 
 
 @tournament_app.command("show")
 def show(db: DbOption) -> None:
-    """The crosstable: each entry's score against each other, and pentanomial counts."""
+    """The crosstable: each entry's score against each other, pentanomial counts, and each
+    entry's think times and timeouts in each match."""
     with _open(db) as store:
         facts = _facts(store)
-        typer.echo(crosstable(_standings(store, facts), store.games(), facts.seats))
+        games = store.games()
+        typer.echo(crosstable(_standings(store, facts), games, facts.seats))
+        typer.echo("")
+        typer.echo(think_by_match(store.matches(), games, store.think_times()))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -413,6 +627,181 @@ def _standings(store: Store, facts: _Facts, settings: RatingSettings | None = No
             settings or facts.ratings,
             lower_wins=facts.lower_wins,
             sandbox=facts.sandbox,
+            think=store.think_times(),
         )
     except RatingsError as exc:
         fail(f"cannot rate the entries: {exc}")
+
+
+FAULT_KINDS = {"crash": "crash", "timeout": "timeout", "illegal": "illegal_action"}
+"""``rerun --faults`` names and the game terminations they stand for."""
+
+
+@tournament_app.command("rerun")
+def rerun(
+    db: DbOption,
+    file: Annotated[
+        Path | None,
+        typer.Argument(help="The tournament file (default: the one its last run was made from)."),
+    ] = None,
+    entry: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Only games this entry forfeited; repeat for several (default: every entry's)."
+        ),
+    ] = None,
+    faults: Annotated[
+        str, typer.Option(help="The faults whose games are played again, comma-separated.")
+    ] = "crash,timeout,illegal",
+    concurrency: ConcurrencyOption = None,
+    listen: ListenOption = "127.0.0.1:0",
+    workdir: Annotated[
+        Path | None, typer.Option(help="Keep the bots' folders and logs here.")
+    ] = None,
+    tls_cert: TlsCertOption = None,
+    tls_key: TlsKeyOption = None,
+    quiet: QuietOption = False,
+    wide: Annotated[bool, WideOption] = False,
+) -> None:
+    """Delete the stored games that ended in these faults and play them again.
+
+    The same seeds, with the entries as the tournament file defines them now: after a
+    bot is fixed, its forfeits are replayed and its new program is the one the tournament
+    goes on with. Prints the table, as `run` does.
+    """
+    kinds = _fault_kinds(faults)
+    if concurrency is not None and concurrency < 1:
+        fail(f"--concurrency must be 1 or more, got {concurrency}")
+    config = _load(_tournament_file(db, file))
+    names = [e.name for e in config.entries]
+    for name in entry or []:
+        if name not in names:
+            fail(f"--entry: {config.path} has no entry {name!r}; entries are {', '.join(names)}")
+    with _open(db) as reading:
+        if reading.meta().get("fingerprint") != config.fingerprint():
+            fail(
+                f"{config.path} is not the tournament stored in {db} (its settings or entries "
+                "differ): rerun replays games of the same tournament; restore the file, or "
+                f"start a new tournament with `tavolo tournament run {config.path} --force`"
+            )
+    try:
+        modes = confinements(config)
+    except SandboxError as exc:
+        fail(str(exc))
+    chosen = list(entry or names)
+    try:
+        store = open_store(db, config, accept=chosen)
+    except StorageError as exc:
+        fail(str(exc))
+    with store:
+        facts = _facts(store)
+        doomed = _faulted(store.games(), facts.seats, kinds, set(entry) if entry else None)
+        try:
+            pending = _left_by_reruns(store)
+            note_confinements(store, modes)
+            store.delete_games(
+                doomed,
+                programs=config.programs(),
+                why={"entries": sorted(entry) if entry else None, "faults": sorted(kinds)},
+            )
+        except StorageError as exc:
+            fail(str(exc))
+        words = _either(sorted(kinds))
+        who = f", forfeited by {_either([repr(n) for n in sorted(entry)])}" if entry else ""
+        typer.echo(f"deleted {len(doomed)} stored games that ended in {words}{who}")
+        replay = {(g.match_id, g.number) for g in doomed} | pending
+        if pending:
+            typer.echo(f"{len(pending)} games deleted by an earlier rerun are still to play")
+        for line in tournament_warnings(config, modes):
+            typer.echo(f"warning: {line}", err=True)
+        live = _LiveStandings(config, store, quiet)
+        if replay:
+            runner = TournamentRun(
+                config,
+                store,
+                concurrency=concurrency,
+                listen=listen,
+                tls=_tls(live, tls_cert, tls_key),
+                workdir=workdir,
+                on_progress=live.update,
+                on_keys=live.keys,
+                on_game=live.game,
+                replay=replay,
+            )
+            summary = _play(runner, live, db, listen)
+            finished = {(g.match_id, g.number) for g in store.games()}
+            typer.echo(
+                f"replayed {len(replay & finished)} of {len(replay)} games; "
+                f"{store.game_count()} of {summary.games_total} stored in {db}"
+            )
+        typer.echo("")
+        typer.echo(render(_standings(store, facts), TableFormat.PLAIN, wide=wide))
+        _fail_if_always_faulted(store, facts)
+
+
+def _tls(live: _LiveStandings, cert: Path | None, key: Path | None) -> tuple[bytes, bytes] | None:
+    """``--tls-cert`` and ``--tls-key`` read, and the output told whether TLS is served."""
+    tls = read_tls(cert, key)
+    live.over_tls = tls is not None
+    return tls
+
+
+def _either(words: list[str]) -> str:
+    """``a``, ``a or b``, ``a, b or c``."""
+    return " or ".join(filter(None, [", ".join(words[:-1]), words[-1]]))
+
+
+def _fault_kinds(text: str) -> dict[str, str]:
+    """``--faults`` read: name -> the termination it stands for."""
+    out = {}
+    for word in (w.strip() for w in text.split(",")):
+        if word not in FAULT_KINDS:
+            fail(f"--faults: {word!r} is not a fault kind; choose from {', '.join(FAULT_KINDS)}")
+        out[word] = FAULT_KINDS[word]
+    return out
+
+
+def _tournament_file(db: Path, given: Path | None) -> Path:
+    """The tournament file to rerun with: ``given``, else the one stored by the last run."""
+    if given is not None:
+        return given
+    with _open(db) as store:
+        stored = store.meta().get("file")
+    if stored is None:
+        fail(
+            f"{db} does not say which tournament file it was run from (its runs were made "
+            f"before tavolo stored it): give it, `tavolo tournament rerun --db {db} FILE`"
+        )
+    path = Path(json.loads(stored))
+    if not path.is_file():
+        fail(
+            f"the tournament file {path}, which {db} was last run from, is gone: give it "
+            f"where it is now, `tavolo tournament rerun --db {db} FILE`"
+        )
+    return path
+
+
+def _faulted(
+    games: list[GameRow], seats: list[list[int]], kinds: dict[str, str], entries: set[str] | None
+) -> list[GameRow]:
+    """The games that ended in one of ``kinds``; with ``entries``, those forfeited by one."""
+    ends = set(kinds.values())
+    out = []
+    for game in games:
+        if game.termination not in ends:
+            continue
+        if entries is not None:
+            side = next((s for s, of in enumerate(seats) if game.forfeit_seat in of), None)
+            if side is None or game.sides[side] not in entries:
+                continue
+        out.append(game)
+    return out
+
+
+def _left_by_reruns(store: Store) -> set[tuple[int, int]]:
+    """Games an earlier rerun deleted that are not played yet (it was interrupted)."""
+    text = store.meta().get("reruns")
+    if text is None:
+        return set()
+    deleted = {(g["match"], g["game"]) for run in json.loads(text) for g in run["games"]}
+    return deleted - {(g.match_id, g.number) for g in store.games()}
