@@ -434,3 +434,16 @@ def test_keys_over_tls(tmp_path: Path, certificate: tuple[Path, Path]) -> None: 
     assert code == 0, err
     assert runner.finish() == 0, runner.text()
     assert len(games_of(db)) == 2
+
+
+def test_remote_bots_are_told_the_advertised_address(tmp_path: Path) -> None:
+    path = tournament(tmp_path, preset="tressette-a-due", entries=("random",), connect_timeout=1)
+    port = free_port()
+    told = Runner(path, tmp_path / "a.db", "--listen", f"0.0.0.0:{port}", "--advertise",
+                  f"cup.example.org:{port}")  # fmt: skip
+    assert told.wait_for(ADDRESS).group(1) == f"cup.example.org:{port}"
+    told.finish()
+    # A wildcard listen address is no place to connect to: this host's name is told instead.
+    named = Runner(path, tmp_path / "b.db", "--listen", f"0.0.0.0:{port}")
+    assert named.wait_for(ADDRESS).group(1) == f"{socket.getfqdn()}:{port}"
+    named.finish()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import socket
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -26,6 +27,7 @@ from rich.text import Text
 
 from referee.records import RecordError, verify_lines
 from referee.sandbox import SandboxError
+from referee.service import WILDCARD_HOSTS
 from tournaments.cli.common import (
     TLS_CERT_HELP,
     TLS_KEY_HELP,
@@ -83,6 +85,13 @@ ListenOption = Annotated[
 TlsCertOption = Annotated[Path | None, typer.Option(help=TLS_CERT_HELP)]
 TlsKeyOption = Annotated[Path | None, typer.Option(help=TLS_KEY_HELP)]
 QuietOption = Annotated[bool, typer.Option(help="No progress bar.")]
+AdvertiseOption = Annotated[
+    str | None,
+    typer.Option(
+        help="host:port remote bots are told to connect to (default: the listen address; "
+        "for a wildcard one, this host's name)."
+    ),
+]
 WideOption = typer.Option(
     help="Every column (LOS, W-D-L, points, opponents, think times), not the 80-column table."
 )
@@ -111,6 +120,7 @@ def run(
         bool, typer.Option(help="Use a database of another tournament: it is moved aside.")
     ] = False,
     listen: ListenOption = "127.0.0.1:0",
+    advertise: AdvertiseOption = None,
     workdir: Annotated[
         Path | None,
         typer.Option(
@@ -198,7 +208,7 @@ def run(
                 store,
                 concurrency=concurrency,
                 listen=listen,
-                tls=_tls(live, tls_cert, tls_key),
+                tls=_remote(live, listen, advertise, tls_cert, tls_key),
                 workdir=workdir,
                 sprt_bounds=bounds,
                 on_progress=live.update,
@@ -295,6 +305,10 @@ class _LiveStandings:
 
     over_tls = False
     """The referee serves remote bots TLS: the keys line says so."""
+    advertise: str | None = None
+    """``--advertise``: the address remote bots are told, instead of the listener's."""
+    listen = "127.0.0.1:0"
+    """``--listen``, as given."""
 
     def __init__(
         self, config: TournamentConfig, store: Store, quiet: bool, console: Console | None = None
@@ -347,12 +361,24 @@ class _LiveStandings:
         if self.every_game or fault is not None:
             self._say(game_line(game, fault))
 
+    def _told(self, address: str) -> str:
+        """The address remote bots are told: ``--advertise``, else the listener's, with
+        this host's name for a wildcard listen host (the referee reports loopback then)."""
+        if self.advertise:
+            return self.advertise
+        host = self.listen.rpartition(":")[0]
+        if host in WILDCARD_HOSTS:
+            return f"{socket.getfqdn()}:{address.rpartition(':')[2]}"
+        return address
+
     def ticket(self, label: str, ticket: str, address: str) -> None:
         """Say where a remote seat connects, and with what ticket."""
+        address = self._told(address)
         self._say(f"remote seat {label}: connect to {address} with ticket {ticket}")
 
     def keys(self, made: dict[str, str], address: str) -> None:
         """Print the entrant keys made now, once, and where remote bots connect."""
+        address = self._told(address)
         for name, key in sorted(made.items()):
             self._say(f"entrant key of {name}: {key}")
         path = keys_file(self.store.path)
@@ -655,6 +681,7 @@ def rerun(
     ] = "crash,timeout,illegal",
     concurrency: ConcurrencyOption = None,
     listen: ListenOption = "127.0.0.1:0",
+    advertise: AdvertiseOption = None,
     workdir: Annotated[
         Path | None, typer.Option(help="Keep the bots' folders and logs here.")
     ] = None,
@@ -721,7 +748,7 @@ def rerun(
                 store,
                 concurrency=concurrency,
                 listen=listen,
-                tls=_tls(live, tls_cert, tls_key),
+                tls=_remote(live, listen, advertise, tls_cert, tls_key),
                 workdir=workdir,
                 on_progress=live.update,
                 on_keys=live.keys,
@@ -739,10 +766,14 @@ def rerun(
         _fail_if_always_faulted(store, facts)
 
 
-def _tls(live: _LiveStandings, cert: Path | None, key: Path | None) -> tuple[bytes, bytes] | None:
-    """``--tls-cert`` and ``--tls-key`` read, and the output told whether TLS is served."""
+def _remote(
+    live: _LiveStandings, listen: str, advertise: str | None, cert: Path | None, key: Path | None
+) -> tuple[bytes, bytes] | None:
+    """``--tls-cert`` and ``--tls-key`` read; the output told what remote bots need: the
+    address to connect to, and whether it serves TLS."""
     tls = read_tls(cert, key)
     live.over_tls = tls is not None
+    live.listen, live.advertise = listen, advertise
     return tls
 
 
