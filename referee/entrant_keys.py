@@ -146,11 +146,7 @@ class EntrantKeys:
             )
         name, revoked = found
         if revoked:
-            raise LinkError(
-                grpc.StatusCode.PERMISSION_DENIED,
-                "key_revoked",
-                f"the organiser revoked the key of entrant {name!r}",
-            )
+            raise _revoked(name)
         entrant = self._entrants[name]
         if sum(1 for s in entrant.streams if not s.gone) >= MAX_STREAMS:
             raise LinkError(
@@ -206,11 +202,7 @@ class EntrantKeys:
     def _check_revoked(self, stream: _Stream, name: str) -> None:
         found = self._lookup(stream.digest)
         if found is None or found[1]:
-            raise LinkError(
-                grpc.StatusCode.PERMISSION_DENIED,
-                "key_revoked",
-                f"the organiser revoked the key of entrant {name!r}",
-            )
+            raise _revoked(name)
 
     def _take(self, entrant: _Entrant) -> SlotLink | None:
         """The slot a free stream of ``entrant`` plays next: one its lost stream left
@@ -254,6 +246,15 @@ class EntrantKeys:
     def _changed(self) -> None:
         if self.on_change is not None:
             self.on_change()
+
+
+def _revoked(name: str) -> LinkError:
+    """The refusal of a key the organiser revoked (or replaced)."""
+    return LinkError(
+        grpc.StatusCode.PERMISSION_DENIED,
+        "key_revoked",
+        f"the organiser revoked the key of entrant {name!r}",
+    )
 
 
 async def _first(wait: Any, reader: asyncio.Future[None]) -> None:

@@ -648,10 +648,7 @@ class Match:
             [link for row in self.links for link in row], await asyncio.gather(*waits), strict=True
         ):
             if not ok:
-                why = link.process_exit or f"no connection within {timeout:g} s"
-                name = self.names[link.slot // self.slots_per_entry]
-                if self._keys is not None and self._keys.knows(name):
-                    why += f": {self._keys.absence(name)}"
+                why = link.process_exit or self._absent(link, f"no connection within {timeout:g} s")
                 link.incidents.append(Incident("never_connected", why))
 
     def _match_started(self) -> pb.Event:
@@ -1012,11 +1009,15 @@ class Match:
         referee started one (it may still run, or hang)."""
         process = self._process_of.get(id(link))
         if process is None:
-            name = self.names[link.slot // self.slots_per_entry]
-            if self._keys is not None and self._keys.knows(name):
-                return f"{what}: {self._keys.absence(name)}"
-            return what
+            return self._absent(link, what)
         return exit_note(what, process.stderr_path, process.stderr_tail())
+
+    def _absent(self, link: SlotLink, what: str) -> str:
+        """``what``, with why no stream of its entrant key took the slot, for a keyed entry."""
+        name = self.names[link.slot // self.slots_per_entry]
+        if self._keys is not None and self._keys.knows(name):
+            return f"{what}: {self._keys.absence(name)}"
+        return what
 
     def _where(self, game: _Game, seat: int) -> str:
         """Who and where a fault is: ``entry 'x', seat 2, game 3, deal 1``."""

@@ -25,14 +25,15 @@ def pair_results(
     for game in games:
         key = f"{game.match_id}:{game.set_number}"
         sides = len(game.sides)
-        forfeit = _forfeit_side(game, seats_of_side)
+        forfeit = forfeit_side(game, seats_of_side)
         for i, j in combinations(range(sides), 2):
             score = _pair_score(game, i, j, forfeit, lower_wins)
             out.append(PairResult(key, game.sides[i], game.sides[j], score))
     return out
 
 
-def _forfeit_side(game: GameRow, seats_of_side: Sequence[Sequence[int]]) -> int | None:
+def forfeit_side(game: GameRow, seats_of_side: Sequence[Sequence[int]]) -> int | None:
+    """The side whose seat forfeited ``game``, or None if no seat did."""
     if game.forfeit_seat is None:
         return None
     for side, seats in enumerate(seats_of_side):
@@ -98,7 +99,7 @@ def tallies(
     """Per-entry tallies of ``games``, for every entry in ``names``."""
     out = {n: Tally(n) for n in names}
     for game in games:
-        forfeit = _forfeit_side(game, seats_of_side)
+        forfeit = forfeit_side(game, seats_of_side)
         for side, name in enumerate(game.sides):
             t = out[name]
             t.count(game.winner, side)
@@ -139,7 +140,7 @@ def faulted_sides(game: GameRow, seats_of_side: Sequence[Sequence[int]]) -> set[
     Illegal actions that the bot then put right are no fault of the game.
     """
     out = set()
-    forfeit = _forfeit_side(game, seats_of_side)
+    forfeit = forfeit_side(game, seats_of_side)
     if forfeit is not None:
         out.add(forfeit)
     for side, name in enumerate(game.sides):

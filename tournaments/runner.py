@@ -8,7 +8,6 @@ never played again, and a game that was cut short is played again from its seeds
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import os
 from collections.abc import Callable, Collection, Sequence
@@ -284,20 +283,19 @@ class TournamentRun:
         referee = await start_referee(self.listen, tls=self.tls)
         try:
             self._open_keys(referee)
-            with contextlib.ExitStack():
-                root = self.workdir or logs_folder(self.store.path)
-                self._root = root
-                self._budget = self.log_budget or open_logs(root, DEFAULT_LOGS_MB)
-                self._check_sprt()
-                self._report()
-                if self.replay is not None:
-                    ids = sorted({match_id for match_id, _ in self.replay})
-                    await self._play_all(referee, [self.store.match(i) for i in ids])
-                elif self.config.format is Format.SWISS:
-                    await self._swiss(referee)
-                else:
-                    rows = [self._add(p) for p in planned_pairings(self.config)]
-                    await self._play_all(referee, rows)
+            root = self.workdir or logs_folder(self.store.path)
+            self._root = root
+            self._budget = self.log_budget or open_logs(root, DEFAULT_LOGS_MB)
+            self._check_sprt()
+            self._report()
+            if self.replay is not None:
+                ids = sorted({match_id for match_id, _ in self.replay})
+                await self._play_all(referee, [self.store.match(i) for i in ids])
+            elif self.config.format is Format.SWISS:
+                await self._swiss(referee)
+            else:
+                rows = [self._add(p) for p in planned_pairings(self.config)]
+                await self._play_all(referee, rows)
         finally:
             if self._keys is not None:
                 self._keys.close()  # waiting key streams end with status OK
@@ -349,8 +347,9 @@ class TournamentRun:
     def _ready(self, row: MatchRow) -> bool:
         """Whether every keyed entrant of ``row`` has streams waiting for a table."""
         keys = self._keys
-        need = 2 if self.config.rules.partnerships else 1
-        return keys is None or all(keys.idle(n) >= need for n in row.entries if keys.knows(n))
+        return keys is None or all(
+            keys.idle(n) >= keys.streams_per_table for n in row.entries if keys.knows(n)
+        )
 
     def _next(self, pending: list[MatchRow]) -> MatchRow | None:
         """The match to start next: the first whose keyed entrants are waiting for a table;

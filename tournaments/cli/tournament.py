@@ -43,7 +43,7 @@ from tournaments.cli.common import (
 )
 from tournaments.config import ConfigError, RatingSettings, TournamentConfig, load_config
 from tournaments.ratings import RatingsError
-from tournaments.results import always_faulted, tallies
+from tournaments.results import always_faulted, forfeit_side, tallies
 from tournaments.runner import (
     DEFAULT_LOGS_MB,
     RunState,
@@ -822,7 +822,7 @@ def _faulted(
         if game.termination not in ends:
             continue
         if entries is not None:
-            side = next((s for s, of in enumerate(seats) if game.forfeit_seat in of), None)
+            side = forfeit_side(game, seats)
             if side is None or game.sides[side] not in entries:
                 continue
         out.append(game)
