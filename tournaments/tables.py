@@ -18,7 +18,7 @@ from tournaments.config import RatingSettings
 from tournaments.ratings import PairResult, Ratings, rate
 from tournaments.results import Tally, pair_results, tallies
 from tournaments.sprt import pentanomial
-from tournaments.storage import GameRow, MatchRow, ThinkRow
+from tournaments.storage import GameRow, MatchRow, StorageError, Store, ThinkRow
 
 WIDTH = 80
 """Columns the plain table and its notes fit in (the compact table, with entry names of up
@@ -161,6 +161,55 @@ def standings(
     confined = tuple((n, (sandbox or {}).get(n, "unknown")) for n in names)
     return Standings(
         name, tuple(rows), _pairs(results), settings, len(games), ratings, lower_wins, confined
+    )
+
+
+@dataclass(frozen=True)
+class StoredFacts:
+    """What a tournament database says the tables need (stored by the runner's first run)."""
+
+    name: str
+    names: list[str]
+    """The entries, in the tournament file's order."""
+    seats: list[list[int]]
+    """The seats of each side."""
+    ratings: RatingSettings
+    lower_wins: bool
+    sandbox: dict[str, str]
+    """What each entry's bots ran under."""
+
+
+def stored_facts(store: Store) -> StoredFacts:
+    """The tables' facts of ``store``; StorageError, one line, for a database without them."""
+    try:
+        meta = store.meta()
+        return StoredFacts(
+            meta.get("name", "?"),
+            store.fact("entries"),
+            store.fact("seats"),
+            RatingSettings(**store.fact("ratings")),
+            bool(json.loads(meta.get("lower_wins", "false"))),
+            json.loads(meta.get("sandbox", "{}")),
+        )
+    except (StorageError, TypeError, ValueError) as exc:
+        raise StorageError(
+            f"{store.path}: not a database of this version of tavolo ({exc})"
+        ) from None
+
+
+def stored_standings(
+    store: Store, facts: StoredFacts, settings: RatingSettings | None = None
+) -> Standings:
+    """The standings of every game in ``store`` (RatingsError if they cannot be rated)."""
+    return standings(
+        facts.name,
+        facts.names,
+        store.games(),
+        facts.seats,
+        settings or facts.ratings,
+        lower_wins=facts.lower_wins,
+        sandbox=facts.sandbox,
+        think=store.think_times(),
     )
 
 
@@ -395,18 +444,23 @@ def think_by_match(
     return _wrap(title) + "\n" + table
 
 
+def head_to_head(results: Iterable[PairResult]) -> dict[tuple[str, str], tuple[float, int]]:
+    """(x, y) -> x's score against y and the games it is out of, both ways round."""
+    score: dict[tuple[str, str], tuple[float, int]] = {}
+    for r in results:
+        for x, y, s in ((r.a, r.b, r.score_a), (r.b, r.a, 1.0 - r.score_a)):
+            got, games = score.get((x, y), (0.0, 0))
+            score[(x, y)] = (got + s, games + 1)
+    return score
+
+
 def crosstable(
     table: Standings, games: Sequence[GameRow], seats_of_side: Sequence[Sequence[int]]
 ) -> str:
     """Each row entry's score against each column entry (score/games), and pentanomials."""
     names = [r.name for r in table.rows]
     results = pair_results(games, seats_of_side, lower_wins=table.lower_wins)
-    score: dict[tuple[str, str], list[float]] = {}
-    for r in results:
-        for x, y, s in ((r.a, r.b, r.score_a), (r.b, r.a, 1.0 - r.score_a)):
-            cell = score.setdefault((x, y), [0.0, 0])
-            cell[0] += s
-            cell[1] += 1
+    score = head_to_head(results)
     rows = []
     for i, x in enumerate(names, 1):
         line: list[str] = [f"{i}. {x}"]

@@ -43,6 +43,7 @@ from tournaments.cli.common import (
 )
 from tournaments.config import ConfigError, RatingSettings, TournamentConfig, load_config
 from tournaments.ratings import RatingsError
+from tournaments.record_export import export_records
 from tournaments.results import always_faulted, forfeit_side, tallies
 from tournaments.runner import (
     DEFAULT_LOGS_MB,
@@ -63,10 +64,12 @@ from tournaments.sprt import SprtState, parse_bounds
 from tournaments.storage import GameRow, StorageError, Store
 from tournaments.tables import (
     Standings,
+    StoredFacts,
     TableFormat,
     crosstable,
     render,
-    standings,
+    stored_facts,
+    stored_standings,
     think_by_match,
 )
 
@@ -183,6 +186,9 @@ def run(
     with store:
         try:
             note_confinements(store, modes)
+            if bounds is not None:
+                # The report shows the test's state; its bounds are not in the tournament file.
+                store.set_fact("sprt", list(bounds))
         except StorageError as exc:
             fail(str(exc))
         if store.moved_aside is not None:
@@ -236,7 +242,7 @@ def run(
         _fail_if_always_faulted(store, facts)
 
 
-def _fail_if_always_faulted(store: Store, facts: _Facts) -> None:
+def _fail_if_always_faulted(store: Store, facts: StoredFacts) -> None:
     """Exit 1, a line for each, if an entry faulted in every game it played."""
     failing = always_faulted(store.games(), facts.seats)
     if not failing:
@@ -469,47 +475,11 @@ def export(
     if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
         fail(f"{folder} is not an empty folder: export writes into a new or empty one")
     with _open(db) as store:
-        matches = store.matches()
-        games: dict[int, list[GameRow]] = {}
-        for game in store.games():
-            games.setdefault(game.match_id, []).append(game)
-        records: dict[int, list[str]] = {}
-        for match_id, _number, text in store.records():
-            records.setdefault(match_id, []).append(text)
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        index = []
-        for match in matches:
-            played = games.get(match.id, [])
-            name = f"match-{match.id}.jsonl"
-            if played:
-                (folder / name).write_text("".join(records[match.id]), encoding="utf-8")
-            index.append(
-                {
-                    "match": match.id,
-                    "round": match.round,
-                    "entries": list(match.entries),
-                    "seed": match.seed,
-                    "file": name if played else None,
-                    "games": [
-                        {
-                            "game": g.number,
-                            "sides": list(g.sides),
-                            "winner": g.winner,
-                            "totals": list(g.totals),
-                            "termination": g.termination,
-                        }
-                        for g in played
-                    ],
-                    "stopped": match.stopped,
-                }
-            )
-        text = json.dumps({"database": db.name, "matches": index}, indent=1, ensure_ascii=False)
-        (folder / "index.json").write_text(text + "\n", encoding="utf-8")
-    except OSError as exc:
-        fail(f"cannot write to {folder}: {exc.strerror}", 1)
-    count = sum(len(texts) for texts in records.values())
-    typer.echo(f"{folder}: {count} game records in {len(records)} files, and index.json")
+        try:
+            done = export_records(store, folder, database=db.name)
+        except OSError as exc:
+            fail(f"cannot write to {folder}: {exc.strerror}", 1)
+    typer.echo(f"{folder}: {done.records} game records in {len(done.files)} files, and index.json")
 
 
 @tournament_app.command("keys")
@@ -604,29 +574,11 @@ def show(db: DbOption) -> None:
         typer.echo(think_by_match(store.matches(), games, store.think_times()))
 
 
-@dataclasses.dataclass(frozen=True)
-class _Facts:
-    name: str
-    names: list[str]
-    seats: list[list[int]]
-    ratings: RatingSettings
-    lower_wins: bool
-    sandbox: dict[str, str]
-
-
-def _facts(store: Store) -> _Facts:
+def _facts(store: Store) -> StoredFacts:
     try:
-        meta = store.meta()
-        return _Facts(
-            meta.get("name", "?"),
-            store.fact("entries"),
-            store.fact("seats"),
-            RatingSettings(**store.fact("ratings")),
-            bool(json.loads(meta.get("lower_wins", "false"))),
-            json.loads(meta.get("sandbox", "{}")),
-        )
-    except (StorageError, TypeError, ValueError) as exc:
-        fail(f"{store.path}: not a database of this version of tavolo ({exc})")
+        return stored_facts(store)
+    except StorageError as exc:
+        fail(str(exc))
 
 
 def _load(file: Path) -> TournamentConfig:
@@ -643,18 +595,11 @@ def _open(db: Path) -> Store:
         fail(str(exc))
 
 
-def _standings(store: Store, facts: _Facts, settings: RatingSettings | None = None) -> Standings:
+def _standings(
+    store: Store, facts: StoredFacts, settings: RatingSettings | None = None
+) -> Standings:
     try:
-        return standings(
-            facts.name,
-            facts.names,
-            store.games(),
-            facts.seats,
-            settings or facts.ratings,
-            lower_wins=facts.lower_wins,
-            sandbox=facts.sandbox,
-            think=store.think_times(),
-        )
+        return stored_standings(store, facts, settings)
     except RatingsError as exc:
         fail(f"cannot rate the entries: {exc}")
 
