@@ -144,6 +144,20 @@ def test_the_installed_tavolo_plays_in_process(installed: Path, tmp_path: Path) 
     assert "game 2: random vs heuristic" in done.stdout
 
 
+def test_the_installed_tavolo_ships_its_pages(installed: Path, tmp_path: Path) -> None:
+    """The templates and the JavaScript and CSS are package data: a replay page builds."""
+    record = tmp_path / "match.jsonl"
+    args = ("tavolo", "play", "heuristic", "random", "--seed", "s", "--deals", "1", "--quiet")
+    done = _run(installed, *args, "--in-process", "--record", str(record), cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    done = _run(installed, "tavolo", "replay", str(record), "-o", "page.html", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    page = (tmp_path / "page.html").read_text(encoding="utf-8")
+    shipped = ROOT / "tournaments" / "web" / "assets"
+    for name in ("replay.js", "replay.css", "tavolo.css"):
+        assert (shipped / name).read_text(encoding="utf-8") in page, f"{name} is not inlined"
+
+
 def test_a_tavolo_without_its_sdk_says_how_to_mend_it(monkeypatch: pytest.MonkeyPatch) -> None:
     import importlib.util
 

@@ -11,6 +11,7 @@ from tournaments.cli.bench import bench_app
 from tournaments.cli.conformance import conformance
 from tournaments.cli.deal import deal
 from tournaments.cli.play import play
+from tournaments.cli.replay import replay
 from tournaments.cli.seed import seed_app
 from tournaments.cli.serve import match_app, serve
 from tournaments.cli.tournament import tournament_app
@@ -54,6 +55,7 @@ def main(
 app.command()(deal)
 app.command()(play)
 app.command()(verify)
+app.command()(replay)
 app.command()(serve)
 app.command()(conformance)
 app.command()(watch)
