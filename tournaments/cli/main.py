@@ -12,6 +12,7 @@ from tournaments.cli.conformance import conformance
 from tournaments.cli.deal import deal
 from tournaments.cli.play import play
 from tournaments.cli.replay import replay
+from tournaments.cli.report import report
 from tournaments.cli.seed import seed_app
 from tournaments.cli.serve import match_app, serve
 from tournaments.cli.tournament import tournament_app
@@ -60,6 +61,8 @@ app.command()(serve)
 app.command()(conformance)
 app.command()(watch)
 app.add_typer(seed_app, name="seed")
+# In its own file (tournaments/cli/report.py), as one of the tournament commands.
+tournament_app.command("report")(report)
 app.add_typer(match_app, name="match")
 app.add_typer(bench_app, name="bench")
 app.add_typer(tournament_app, name="tournament")
