@@ -241,6 +241,8 @@ class TournamentRun:
         replay: Collection[tuple[int, int]] | None = None,
         log_budget: LogBudget | None = None,
         on_game: Callable[[GameRow, Sequence[str]], None] | None = None,
+        public_names: bool = False,
+        on_referee: Callable[[str], None] | None = None,
     ) -> None:
         self.config = config
         self.store = store
@@ -256,6 +258,10 @@ class TournamentRun:
         """What they may keep together; None: :data:`DEFAULT_LOGS_MB` in the folder."""
         self.on_game = on_game
         """Hears each game once stored, with its record lines."""
+        self.public_names = public_names
+        """Spectators (ListTables) see the entries' names."""
+        self.on_referee = on_referee
+        """Hears the referee's address (host:port) once it listens."""
         self.sprt_bounds = sprt_bounds
         self.on_progress = on_progress
         self.on_ticket = on_ticket
@@ -280,8 +286,10 @@ class TournamentRun:
 
     async def run(self) -> RunSummary:
         """Play everything not played yet."""
-        referee = await start_referee(self.listen, tls=self.tls)
+        referee = await start_referee(self.listen, tls=self.tls, public_names=self.public_names)
         try:
+            if self.on_referee is not None:
+                self.on_referee(referee.address)
             self._open_keys(referee)
             root = self.workdir or logs_folder(self.store.path)
             self._root = root

@@ -13,7 +13,7 @@ import secrets
 import signal
 import socket
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import grpc
 import typer
@@ -37,6 +37,10 @@ from tournaments.cli.common import (
     read_token_file,
     referee_channel,
 )
+from tournaments.cli.web_option import WEB_HELP, open_live_view, start_live_view
+
+if TYPE_CHECKING:
+    from tournaments.web.live_view import LiveView
 
 TOKEN_FILE_HELP = (
     "A file holding the admin token (default: the TAVOLO_ADMIN_TOKEN variable, else a new "
@@ -63,13 +67,14 @@ def serve(
         bool,
         typer.Option(
             help="Show entry names to spectators (and so to any bot): without it, ListTables "
-            "(tavolo watch) lists each table with its entries left out."
+            "(tavolo watch, the live view) lists each table with its entries left out."
         ),
     ] = False,
     sandbox: Annotated[SandboxMode, typer.Option(help=SANDBOX_HELP)] = SandboxMode.BWRAP,
     connect_timeout: Annotated[
         float, typer.Option(help=CONNECT_HELP + " Default for matches created here.")
     ] = DEFAULT_CONNECT_TIMEOUT,
+    web: Annotated[str | None, typer.Option(metavar="HOST:PORT", help=WEB_HELP)] = None,
 ) -> None:
     """Run the referee service until interrupted: bots, spectators, health, reflection.
 
@@ -79,6 +84,7 @@ def serve(
     """
     tls = read_tls(tls_cert, tls_key)
     check_connect_timeout(connect_timeout)
+    view = open_live_view(web) if web is not None else None
     given = read_token_file(admin_token_file) or os.environ.get("TAVOLO_ADMIN_TOKEN")
     token = given or secrets.token_urlsafe(18)
     # Bots started from here never see it: each gets a clean environment of its own.
@@ -87,7 +93,7 @@ def serve(
         asyncio.run(
             _serve(
                 listen, tls, token, records, advertise, public_names, given is None, sandbox,
-                connect_timeout,
+                connect_timeout, view,
             )
         )  # fmt: skip
 
@@ -102,6 +108,7 @@ async def _serve(
     show_token: bool,
     sandbox: SandboxMode,
     connect_timeout: float,
+    view: LiveView | None = None,
 ) -> None:
     try:
         referee = await start_referee(listen, tls=tls, public_names=public_names)
@@ -127,7 +134,22 @@ async def _serve(
     if sandbox is SandboxMode.BWRAP and sandbox_problem() is not None:
         typer.echo(f"warning: built-in bots will run unconfined: {sandbox_problem()}", err=True)
     typer.echo(f"records go to {records}/")
-    await stop.wait()
+    if view is not None:
+        where = "TLS" if tls else "plaintext"
+        names = "entry names shown" if public_names else "entry names not public"
+        heading = f"tavolo referee on {host}:{port}"
+        start_live_view(view, heading, f"{where}, {names}", public_names=public_names)
+        if tls is None:
+            view.follow(referee.address)
+        else:
+            # As a remote bot would: the served certificate, for the name it is told.
+            name = advertise.rpartition(":")[0].strip("[]")
+            view.follow(referee.address, root_cert=tls[1], server_name=name)
+    try:
+        await stop.wait()
+    finally:
+        if view is not None:
+            await asyncio.to_thread(view.stop, "the referee has stopped")
     typer.echo("stopping: open matches end, their bots are stopped")
     await referee.stop(grace=2.0)
 

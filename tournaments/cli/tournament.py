@@ -6,9 +6,9 @@ import dataclasses
 import json
 import socket
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich import get_console
@@ -41,6 +41,12 @@ from tournaments.cli.common import (
     read_tls,
     run_interruptible,
 )
+from tournaments.cli.web_option import (
+    PUBLIC_NAMES_HELP,
+    WEB_HELP,
+    open_live_view,
+    start_live_view,
+)
 from tournaments.config import ConfigError, RatingSettings, TournamentConfig, load_config
 from tournaments.ratings import RatingsError
 from tournaments.record_export import export_records
@@ -72,6 +78,9 @@ from tournaments.tables import (
     stored_standings,
     think_by_match,
 )
+
+if TYPE_CHECKING:
+    from tournaments.web.live_view import LiveView
 
 tournament_app = typer.Typer(
     no_args_is_help=True,
@@ -158,6 +167,8 @@ def run(
             help="Also print each remote seat's ticket for each match (entrant keys need none)."
         ),
     ] = False,
+    web: Annotated[str | None, typer.Option(metavar="HOST:PORT", help=WEB_HELP)] = None,
+    public_names: Annotated[bool, typer.Option(help=PUBLIC_NAMES_HELP)] = False,
 ) -> None:
     """Run (or resume) a tournament and print its table.
 
@@ -179,6 +190,8 @@ def run(
     except SandboxError as exc:
         fail(str(exc))
     path = db or default_db(file)
+    # Bound before the database is touched: a busy port changes nothing.
+    view = None if web is None else open_live_view(web, db=path, total_games=total_games(config))
     try:
         store = open_store(path, config, force=force)
     except StorageError as exc:
@@ -208,13 +221,14 @@ def run(
                 err=True,
             )
         live = _LiveStandings(config, store, quiet)
+        tls = _remote(live, listen, advertise, tls_cert, tls_key)
         try:
             runner = TournamentRun(
                 config,
                 store,
                 concurrency=concurrency,
                 listen=listen,
-                tls=_remote(live, listen, advertise, tls_cert, tls_key),
+                tls=tls,
                 workdir=workdir,
                 sprt_bounds=bounds,
                 on_progress=live.update,
@@ -222,10 +236,15 @@ def run(
                 on_keys=live.keys,
                 log_budget=budget,
                 on_game=live.game,
+                public_names=public_names,
+                on_referee=None if view is None else _spectate(view, live, tls),
             )
         except ValueError as exc:
             fail(str(exc))
-        summary = _play(runner, live, path, listen)
+        if view is not None:
+            subtitle = f"{config.rules.game}, {config.format.value}, {len(config.entries)} entries"
+            start_live_view(view, config.name, subtitle, public_names=public_names)
+        summary = _play(runner, live, path, listen, view)
         if already:
             typer.echo(f"resumed: {already} games were already stored")
         typer.echo(
@@ -287,12 +306,23 @@ def sprt_sentence(state: SprtState, bounds: tuple[float, float]) -> str:
     )
 
 
-def _play(runner: TournamentRun, live: _LiveStandings, path: Path, listen: str) -> RunSummary:
-    """Run the tournament under its progress bar; every failure is one line."""
+def _play(
+    runner: TournamentRun,
+    live: _LiveStandings,
+    path: Path,
+    listen: str,
+    view: LiveView | None = None,
+) -> RunSummary:
+    """Run the tournament under its progress bar; every failure is one line. The live
+    view, if any, is stopped when the run ends, however it ends."""
+    ended = "the run stopped on an error"
     try:
         with live.progress:
-            return run_interruptible(runner.run())
+            summary = run_interruptible(runner.run())
+        ended = "the run has ended"
+        return summary
     except (Interrupted, KeyboardInterrupt):
+        ended = "the run was interrupted"
         # Interrupted: the bots were stopped and reaped; KeyboardInterrupt: Ctrl-C came
         # before the referee started, with nothing to stop.
         fail(
@@ -304,6 +334,25 @@ def _play(runner: TournamentRun, live: _LiveStandings, path: Path, listen: str) 
         fail(str(exc))
     except (OSError, RuntimeError) as exc:
         fail(f"cannot run the referee on {listen}: {exc}")
+    finally:
+        if view is not None:
+            view.stop(ended)
+
+
+def _spectate(
+    view: LiveView, live: _LiveStandings, tls: tuple[bytes, bytes] | None
+) -> Callable[[str], None]:
+    """What the runner calls with the referee's address: the live view follows it, over
+    TLS trusting the served certificate for the name remote bots are told."""
+
+    def follow(address: str) -> None:
+        if tls is None:
+            view.follow(address)
+        else:
+            name = live._told(address).rpartition(":")[0].strip("[]")
+            view.follow(address, root_cert=tls[1], server_name=name)
+
+    return follow
 
 
 class _LiveStandings:
