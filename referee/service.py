@@ -11,6 +11,7 @@ from referee import grpc_transport  # noqa: F401 - it chooses gRPC's transport: 
 # isort: split
 import asyncio
 import gc
+import ipaddress
 import secrets
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -161,18 +162,48 @@ class TableFeed:
             queue.put_nowait(None)
 
 
+LOCAL_SPECTATORS_ONLY = (
+    "spectators are served on this machine's loopback only while remote entrants play: "
+    "the tables of a round deal the same cards, so watching one shows another's deals "
+    "before they are played (docs/security.md)"
+)
+
+
+def loopback_peer(peer: str) -> bool:
+    """Whether a gRPC peer (``ipv4:127.0.0.1:5000``, ``ipv6:[::1]:5000``) is loopback."""
+    kind, _, rest = peer.partition(":")
+    if kind == "ipv4":
+        host = rest.rpartition(":")[0]
+    elif kind == "ipv6":
+        host = rest.rpartition(":")[0].strip("[]")
+    else:
+        return False
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 class SpectatorServicer(pb_grpc.SpectatorServiceServicer):
     """Public views of the tables."""
 
-    def __init__(self, feeds: dict[str, TableFeed], public_names: bool) -> None:
+    def __init__(
+        self, feeds: dict[str, TableFeed], public_names: bool, local_only: bool = False
+    ) -> None:
         self._feeds = feeds
         # Anyone may watch, bots included: entry names are shown only when the referee's
         # owner says so, since no bot may learn who it plays.
         self._public_names = public_names
+        self._local_only = local_only
+
+    async def _refuse_outsiders(self, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+        if self._local_only and not loopback_peer(context.peer()):
+            await context.abort(grpc.StatusCode.PERMISSION_DENIED, LOCAL_SPECTATORS_ONLY)
 
     async def Watch(
         self, request: pb.WatchRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> AsyncIterator[pb.WatchResponse]:
+        await self._refuse_outsiders(context)
         feed = self._feeds.get(request.table_id)
         if feed is None:
             await context.abort(grpc.StatusCode.NOT_FOUND, f"no table {request.table_id!r}")
@@ -194,6 +225,7 @@ class SpectatorServicer(pb_grpc.SpectatorServiceServicer):
     async def ListTables(
         self, request: pb.ListTablesRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> pb.ListTablesResponse:
+        await self._refuse_outsiders(context)
         return pb.ListTablesResponse(
             tables=[
                 pb.TableInfo(
@@ -287,10 +319,12 @@ async def start_referee(
     *,
     tls: tuple[bytes, bytes] | None = None,
     public_names: bool = False,
+    local_spectators: bool = False,
 ) -> Referee:
     """Start the services on ``listen`` (port 0 picks a free one), with TLS if given.
 
-    ``public_names`` lets spectators see the entries' names in ListTables.
+    ``public_names`` lets spectators see the entries' names in ListTables;
+    ``local_spectators`` refuses spectators that are not on loopback.
     """
     server = grpc.aio.server(
         options=[
@@ -307,7 +341,7 @@ async def start_referee(
             ),
         )
     )
-    spectators = SpectatorServicer(feeds, public_names)
+    spectators = SpectatorServicer(feeds, public_names, local_spectators)
     pb_grpc.add_SpectatorServiceServicer_to_server(spectators, server)  # type: ignore[no-untyped-call]
     matches = MatchServicer()
     pb_grpc.add_MatchServiceServicer_to_server(matches, server)  # type: ignore[no-untyped-call]

@@ -447,3 +447,93 @@ def test_remote_bots_are_told_the_advertised_address(tmp_path: Path) -> None:
     named = Runner(path, tmp_path / "b.db", "--listen", f"0.0.0.0:{port}")
     assert named.wait_for(ADDRESS).group(1) == f"{socket.getfqdn()}:{port}"
     named.finish()
+
+
+SPECTATING_BOT = """\
+import os
+import runpy
+import sys
+
+import grpc
+from tavolo_bot.proto import referee_pb2 as pb
+from tavolo_bot.proto import referee_pb2_grpc as pb_grpc
+
+# The attack: watch the other tables of the round, which deal the cards this bot is about
+# to be dealt, through the address it was told to play on.
+with grpc.insecure_channel(os.environ["TAVOLO_REFEREE"]) as channel:
+    stub = pb_grpc.SpectatorServiceStub(channel)
+    calls = {
+        "ListTables": lambda: stub.ListTables(pb.ListTablesRequest(), timeout=10),
+        "Watch": lambda: next(iter(stub.Watch(pb.WatchRequest(table_id=os.environ["TABLE"]),
+                                              timeout=10))),
+    }
+    for name, call in calls.items():
+        try:
+            got = call()
+            sys.stderr.write(f"spectated {name}: {str(got)[:200]!r}\\n")
+        except grpc.RpcError as exc:
+            sys.stderr.write(f"refused {name}: {exc.code().name}: {exc.details()}\\n")
+sys.stderr.flush()
+runpy.run_module("tavolo_bot.bots.heuristic", run_name="__main__")
+"""
+
+
+def _other_address() -> str | None:
+    """An address of this machine that is not loopback, if it has one (no packet is sent)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        try:
+            s.connect(("192.0.2.1", 9))  # TEST-NET-1: only a route is looked up
+        except OSError:
+            return None
+        address = str(s.getsockname()[0])
+    return None if address.startswith("127.") else address
+
+
+def test_a_remote_bot_cannot_watch_the_tables_of_its_round(tmp_path: Path) -> None:
+    """Every table of a round deals the same cards: a remote entrant may not spectate."""
+    import grpc
+
+    from referee.proto import referee_pb2 as pb
+    from referee.proto import referee_pb2_grpc as pb_grpc
+
+    other = _other_address()
+    if other is None:
+        pytest.skip("this machine has no address but loopback: no peer can be off loopback")
+    path = tournament(tmp_path, games=2)
+    port = free_port()
+    runner = Runner(path, tmp_path / "t.db", "--listen", f"0.0.0.0:{port}")
+    key, _ = keys_of(runner)
+    # On loopback, spectators are served as ever: the organiser's `tavolo watch`, --web.
+    table = None
+    deadline = time.monotonic() + 60
+    with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+        stub = pb_grpc.SpectatorServiceStub(channel)  # type: ignore[no-untyped-call]
+        while table is None and time.monotonic() < deadline:
+            listed = stub.ListTables(pb.ListTablesRequest(), timeout=10).tables
+            table = listed[0].table_id if listed else None
+            time.sleep(0.05)
+    assert table is not None, runner.text()
+    attacker = tmp_path / "spectating_bot.py"
+    attacker.write_text(SPECTATING_BOT, encoding="utf-8")
+    # From off loopback, as a bot on another machine connects: this machine's other address.
+    process = bot(f"{other}:{port}", key, argv=[sys.executable, str(attacker)], TABLE=table)
+    assert runner.finish() == 0, runner.text()
+    code, err = ended(process)
+    assert code == 0, err
+    for call in ("ListTables", "Watch"):
+        assert f"refused {call}: PERMISSION_DENIED: spectators are served on this machine's" in err
+    assert "spectated" not in err
+    # And it played all its games all the same.
+    assert [t for t, _ in games_of(tmp_path / "t.db")].count("deals_played") == 6
+
+
+def test_the_live_view_of_remote_entrants_needs_a_loopback_referee(tmp_path: Path) -> None:
+    from tests.test_cli import assert_one_error
+
+    path = tournament(tmp_path)
+    result = tavolo(
+        "tournament", "run", path, "--db", tmp_path / "t.db",
+        "--listen", "192.0.2.7:0", "--web", "0",
+    )  # fmt: skip
+    assert_one_error(result, "--web", "spectators on loopback only", "--listen 192.0.2.7:0")
+    assert not (tmp_path / "t.db").exists()

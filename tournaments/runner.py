@@ -286,7 +286,14 @@ class TournamentRun:
 
     async def run(self) -> RunSummary:
         """Play everything not played yet."""
-        referee = await start_referee(self.listen, tls=self.tls, public_names=self.public_names)
+        # Every table of a round deals the same cards: a remote entrant who could watch a
+        # table ahead of its own would see its deals before playing them.
+        referee = await start_referee(
+            self.listen,
+            tls=self.tls,
+            public_names=self.public_names,
+            local_spectators=bool(remote_names(self.config)),
+        )
         try:
             if self.on_referee is not None:
                 self.on_referee(referee.address)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
 import json
 import socket
 import time
@@ -63,6 +64,7 @@ from tournaments.runner import (
     note_confinements,
     open_logs,
     open_store,
+    remote_names,
     total_games,
     tournament_warnings,
 )
@@ -190,6 +192,8 @@ def run(
     except SandboxError as exc:
         fail(str(exc))
     path = db or default_db(file)
+    if web is not None and remote_names(config):
+        _check_web_with_remote_entrants(web, listen)
     # Bound before the database is touched: a busy port changes nothing.
     view = None if web is None else open_live_view(web, db=path, total_games=total_games(config))
     try:
@@ -337,6 +341,32 @@ def _play(
     finally:
         if view is not None:
             view.stop(ended)
+
+
+def _check_web_with_remote_entrants(web: str, listen: str) -> None:
+    """With remote entrants the referee serves spectators on loopback only (every table of a
+    round deals the same cards): the live view must reach it there, and is best kept there."""
+    host = listen.rpartition(":")[0]
+    if host not in WILDCARD_HOSTS and not _loopback_host(host):
+        fail(
+            f"--web: with remote entrants the referee serves spectators on loopback only, "
+            f"and --listen {listen} is not loopback: listen on 0.0.0.0:PORT (or [::]:PORT)"
+        )
+    web_host = web.rpartition(":")[0]
+    if web_host and not _loopback_host(web_host):
+        typer.echo(
+            f"warning: --web {web}: whoever reaches the page sees every table card by card, "
+            "and the tables of a round deal the same cards: a remote entrant who reads it sees "
+            "deals before it plays them (keep the page on loopback while remote entrants play)",
+            err=True,
+        )
+
+
+def _loopback_host(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return host == "localhost"
 
 
 def _spectate(
