@@ -802,3 +802,21 @@ def test_every_step_of_every_golden_record_draws(page: Any, tmp_path: Path, name
         assert steps == list(range(len(lines))), f"show everything: {show_all}"
         assert page.is_hidden("#replay-error")
     screenshot(page, tmp_path, name.removesuffix(".jsonl"))
+
+
+def test_briscola_shows_the_trump_the_dealer_turned(page: Any, tmp_path: Path) -> None:
+    name = "golden-6-tressette-briscola.jsonl"
+    record = shutil.copy(GOLDEN / name, tmp_path / name)
+    assert replay_cli(record).returncode == 0
+    lines = lines_of(GOLDEN / name)
+    deals = [line for line in lines if line["type"] == "deal"]
+    html = tmp_path / name.replace(".jsonl", ".html")
+    for number, deal in enumerate(deals[:2], 1):
+        at(page, html, f"game=1&deal={number}")
+        page.wait_for_selector(f'#step-counter[data-deal="{number}"]')
+        assert cards_at(page, "#trump [data-card]") == [deal["trump"]]
+        suit = {"D": "denari", "C": "coppe", "S": "spade", "B": "bastoni"}[deal["trump"][1]]
+        note = page.text_content("#trump .note") or ""
+        assert f"{suit} are trumps" in note
+        assert lines[0]["seats"][deal["dealer"]] in note
+        screenshot(page, tmp_path, f"briscola-deal-{number}")

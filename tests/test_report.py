@@ -290,3 +290,28 @@ def test_progress_chart_is_well_formed_svg(
     for g, (_, v) in zip(lines, series, strict=True):
         dots = [c for c in g if c.tag.endswith("circle")]
         assert len(dots) == sum(x is not None for x in v)
+
+
+def test_fairness_names_the_deal_book(tmp_path: Path) -> None:
+    import hashlib
+
+    from tests.test_deal_book import seeded_lines
+
+    book = tmp_path / "deals.jsonl"
+    book.write_bytes(seeded_lines("tressette", "book-seed", 4))
+    file = tournament(tmp_path, games=2, deals=1, entries=TWO)
+    text = file.read_text(encoding="utf-8").replace(
+        "[game]\n", f'[game]\nbook = "{book.name}"\n', 1
+    )
+    file.write_text(text, encoding="utf-8")
+    db = tmp_path / "t.db"
+    done = run("tournament", "run", file, "--db", db, "--quiet")
+    assert done.returncode == 0, done.stderr
+    out = tmp_path / "site"
+    assert tavolo("tournament", "report", out, "--db", db).exit_code == 0
+    fairness = (out / "fairness.html").read_text(encoding="utf-8")
+    digest = hashlib.sha256(book.read_bytes()).hexdigest()
+    assert f"<code>{digest}</code></td><td>2</td>" in fairness, "the book, and its 2 games"
+    records = sorted(str(p) for p in (out / "records").glob("*.jsonl"))
+    checked = run("verify", "--book", book, *records)
+    assert checked.returncode == 0, checked.stderr
