@@ -481,7 +481,7 @@ class Match:
         )
         self.feed = TableFeed(self.match_id, self.match_id, list(self.names))
         _forget_old_feeds(referee.feeds)
-        referee.feeds[self.match_id] = self.feed
+        referee.add_feed(self.feed)
         self.deals_done = 0
         self._request_ids = 0
         self._rng = random.Random(f"{config.seed}/referee")

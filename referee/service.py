@@ -137,6 +137,20 @@ async def open_slot_socket(book: TicketBook, link: SlotLink, path: Path) -> grpc
     return server
 
 
+class FeedListener(Protocol):
+    """Hears every table's public events in the referee's process, as ``Watch`` sends them
+    (the live view). Called on the referee's event loop: it must be quick and not raise."""
+
+    def table(self, feed: TableFeed) -> None:
+        """A new table."""
+
+    def event(self, feed: TableFeed, event: pb.Event) -> None:
+        """A public event of ``feed``, its ``game`` being the game it belongs to."""
+
+    def closed(self, feed: TableFeed) -> None:
+        """The table is over."""
+
+
 @dataclass
 class TableFeed:
     """The public events of one table, for spectators."""
@@ -148,18 +162,23 @@ class TableFeed:
     history: list[pb.Event] = field(default_factory=list)
     watchers: list[asyncio.Queue[pb.Event | None]] = field(default_factory=list)
     done: bool = False
+    listeners: list[FeedListener] = field(default_factory=list)
 
     def publish(self, event: pb.Event) -> None:
-        """Send a public event to every watcher, and keep it for late ones."""
+        """Send a public event to every watcher and listener, and keep it for late ones."""
         self.history.append(event)
         for queue in self.watchers:
             queue.put_nowait(event)
+        for listener in self.listeners:
+            listener.event(self, event)
 
     def close(self) -> None:
         """The table is over: end every watch."""
         self.done = True
         for queue in self.watchers:
             queue.put_nowait(None)
+        for listener in self.listeners:
+            listener.closed(self)
 
 
 LOCAL_SPECTATORS_ONLY = (
@@ -308,6 +327,18 @@ class Referee:
     feeds: dict[str, TableFeed]
     health: health.aio.HealthServicer
     matches: MatchServicer
+    listeners: list[FeedListener] = field(default_factory=list)
+
+    def add_feed(self, feed: TableFeed) -> None:
+        """Serve a new table's feed to spectators, and tell the listeners."""
+        self.feeds[feed.table_id] = feed
+        feed.listeners = list(self.listeners)
+        for listener in self.listeners:
+            listener.table(feed)
+
+    def listen(self, listener: FeedListener) -> None:
+        """Tell ``listener`` of every table started from now on (on the referee's loop)."""
+        self.listeners.append(listener)
 
     async def stop(self, grace: float = 1.0) -> None:
         """Stop serving; open streams get ``grace`` seconds."""

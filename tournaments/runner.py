@@ -242,7 +242,7 @@ class TournamentRun:
         log_budget: LogBudget | None = None,
         on_game: Callable[[GameRow, Sequence[str]], None] | None = None,
         public_names: bool = False,
-        on_referee: Callable[[str], None] | None = None,
+        on_referee: Callable[[Referee], None] | None = None,
     ) -> None:
         self.config = config
         self.store = store
@@ -261,7 +261,7 @@ class TournamentRun:
         self.public_names = public_names
         """Spectators (ListTables) see the entries' names."""
         self.on_referee = on_referee
-        """Hears the referee's address (host:port) once it listens."""
+        """Hears the referee once it listens (on its event loop)."""
         self.sprt_bounds = sprt_bounds
         self.on_progress = on_progress
         self.on_ticket = on_ticket
@@ -296,7 +296,7 @@ class TournamentRun:
         )
         try:
             if self.on_referee is not None:
-                self.on_referee(referee.address)
+                self.on_referee(referee)
             self._open_keys(referee)
             root = self.workdir or logs_folder(self.store.path)
             self._root = root

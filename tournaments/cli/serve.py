@@ -139,12 +139,7 @@ async def _serve(
         names = "entry names shown" if public_names else "entry names not public"
         heading = f"tavolo referee on {host}:{port}"
         start_live_view(view, heading, f"{where}, {names}", public_names=public_names)
-        if tls is None:
-            view.follow(referee.address)
-        else:
-            # As a remote bot would: the served certificate, for the name it is told.
-            name = advertise.rpartition(":")[0].strip("[]")
-            view.follow(referee.address, root_cert=tls[1], server_name=name)
+        view.follow(referee, public_names=public_names)
     try:
         await stop.wait()
     finally:

@@ -28,7 +28,7 @@ from rich.text import Text
 
 from referee.records import RecordError, verify_lines
 from referee.sandbox import SandboxError
-from referee.service import WILDCARD_HOSTS
+from referee.service import WILDCARD_HOSTS, Referee
 from tournaments.cli.common import (
     TLS_CERT_HELP,
     TLS_KEY_HELP,
@@ -193,7 +193,7 @@ def run(
         fail(str(exc))
     path = db or default_db(file)
     if web is not None and remote_names(config):
-        _check_web_with_remote_entrants(web, listen)
+        _warn_of_a_public_page(web)
     # Bound before the database is touched: a busy port changes nothing.
     view = None if web is None else open_live_view(web, db=path, total_games=total_games(config))
     try:
@@ -241,7 +241,7 @@ def run(
                 log_budget=budget,
                 on_game=live.game,
                 public_names=public_names,
-                on_referee=None if view is None else _spectate(view, live, tls),
+                on_referee=None if view is None else _spectate(view, public_names),
             )
         except ValueError as exc:
             fail(str(exc))
@@ -343,15 +343,9 @@ def _play(
             view.stop(ended)
 
 
-def _check_web_with_remote_entrants(web: str, listen: str) -> None:
-    """With remote entrants the referee serves spectators on loopback only (every table of a
-    round deals the same cards): the live view must reach it there, and is best kept there."""
-    host = listen.rpartition(":")[0]
-    if host not in WILDCARD_HOSTS and not _loopback_host(host):
-        fail(
-            f"--web: with remote entrants the referee serves spectators on loopback only, "
-            f"and --listen {listen} is not loopback: listen on 0.0.0.0:PORT (or [::]:PORT)"
-        )
+def _warn_of_a_public_page(web: str) -> None:
+    """The tables of a round deal the same cards: a page that remote entrants can reach shows
+    them deals before they play them (the referee serves them no spectator stream)."""
     web_host = web.rpartition(":")[0]
     if web_host and not _loopback_host(web_host):
         typer.echo(
@@ -369,18 +363,11 @@ def _loopback_host(host: str) -> bool:
         return host == "localhost"
 
 
-def _spectate(
-    view: LiveView, live: _LiveStandings, tls: tuple[bytes, bytes] | None
-) -> Callable[[str], None]:
-    """What the runner calls with the referee's address: the live view follows it, over
-    TLS trusting the served certificate for the name remote bots are told."""
+def _spectate(view: LiveView, public_names: bool) -> Callable[[Referee], None]:
+    """What the runner calls with its referee, once it listens: the live view follows it."""
 
-    def follow(address: str) -> None:
-        if tls is None:
-            view.follow(address)
-        else:
-            name = live._told(address).rpartition(":")[0].strip("[]")
-            view.follow(address, root_cert=tls[1], server_name=name)
+    def follow(referee: Referee) -> None:
+        view.follow(referee, public_names=public_names)
 
     return follow
 

@@ -1,13 +1,15 @@
 """The live view: a small web page following a referee's tables, and a tournament's standings.
 
-Its one source of play is the referee's public spectator stream, read as any spectator
-reads it (``SpectatorService.ListTables`` and ``Watch`` over gRPC); standings and progress
-come from the tournament database, opened read-only. Browsers get a snapshot, then every
-change, as server-sent events (``GET /events``). See docs/live-view.md.
+Its one source of play is the referee's public spectator feed: the events that
+``SpectatorService.Watch`` sends, heard in the referee's own process
+(:class:`referee.service.FeedListener`), so that following every table costs the referee
+no second serialisation and no gRPC client; standings and progress come from the
+tournament database, opened read-only. Browsers get a snapshot, then every change, as
+server-sent events (``GET /events``). See docs/live-view.md.
 
-Threads: the web server has its own asyncio loop in a thread of its own; the spectator
-stream and the database are read in threads of their own, which hand what they read to
-that loop. Nothing here runs on the referee's loop.
+Threads: the web server has its own asyncio loop in a thread of its own. The feed's
+events are turned into JSON on the referee's loop (a few microseconds each) and handed to
+that loop in batches; the database is read in a thread of its own.
 """
 
 from __future__ import annotations
@@ -28,7 +30,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import grpc
 import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -44,7 +45,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from referee.engine.actions import SIGNAL_NAMES
 from referee.proto import referee_pb2 as pb
-from referee.proto import referee_pb2_grpc as pb_grpc
+from referee.service import Referee, TableFeed
 from tournaments.ratings import RatingsError
 from tournaments.storage import StorageError, Store
 from tournaments.tables import as_json, stored_facts, stored_standings
@@ -55,7 +56,11 @@ LOOPBACK = "127.0.0.1"
 WILDCARDS = ("0.0.0.0", "::", "")
 
 POLL_SECONDS = 1.0
-"""How often the referee's tables are listed, and the database looked at."""
+"""How often the database is looked at: the progress is new each time a game is stored."""
+STANDINGS_SHARE = 20
+FLUSH_SECONDS = 0.05
+"""What the feed posts to the web loop waits for its batch, at most."""
+"""The standings are computed at most once in this many times the last computation took."""
 KEEP_FINISHED = 16
 """Finished tables kept on the page; older ones are dropped as tables finish."""
 KEEP_DEALS = 12
@@ -250,8 +255,8 @@ class _Table:
     match: str
     entries: list[str]
     game: int = 0
-    """The game being played: the one after the last game over, or the referee's (from
-    ListTables) before the game's first event; 0 before the first starts."""
+    """The game being played (the feed's), or the one after the last game over; 0 before
+    the first starts."""
     done: bool = False
     note: str = ""
     """Why the table's stream ended early, if it did."""
@@ -530,97 +535,38 @@ Post = Callable[..., bool]
 """Hand a call to the web loop: ``post(hub_method, *args)``; False once the view is gone."""
 
 
-class _Spectator:
-    """Follows a referee as a spectator: ListTables about once a second, Watch for each
-    new table, each in a thread of its own (gRPC's blocking client)."""
+class _FeedFollower:
+    """Hears the referee's public feeds in its own process (a
+    :class:`referee.service.FeedListener`, on the referee's loop) and posts them to the page:
+    the events spectators' ``Watch`` streams carry, without the gRPC hop."""
 
-    def __init__(
-        self, post: Post, hub: _Hub, referee: str, root_cert: bytes | None, server_name: str | None
-    ) -> None:
+    def __init__(self, post: Post, hub: _Hub, public_names: bool) -> None:
         self._post = post
         self._hub = hub
-        self._referee = referee
-        if root_cert is None:
-            self._channel = grpc.insecure_channel(referee)
-        else:
-            # The certificate the referee serves, checked against the name remote bots use.
-            options = [("grpc.ssl_target_name_override", server_name)] if server_name else []
-            credentials = grpc.ssl_channel_credentials(root_cert)
-            self._channel = grpc.secure_channel(referee, credentials, options=options)
-        self._stub = pb_grpc.SpectatorServiceStub(self._channel)  # type: ignore[no-untyped-call]
-        self._stop = threading.Event()
-        self._lock = threading.Lock()
-        self._calls: dict[str, Any] = {}
-        self._threads: list[threading.Thread] = []
-        self._watched: set[str] = set()
-        self._lister = threading.Thread(target=self._list, name="live-view-tables", daemon=True)
+        self._public_names = public_names
+        self._games: dict[str, int] = {}
+        self.stopped = False
 
-    def start(self) -> None:
-        self._lister.start()
+    def _seen(self, feed: TableFeed) -> None:
+        self._games[feed.table_id] = feed.game
+        entries = list(feed.entries) if self._public_names else []
+        self._post(self._hub.seen, feed.table_id, feed.match_id, feed.game, entries)
 
-    def stop(self) -> None:
-        self._stop.set()
-        with self._lock:
-            for call in self._calls.values():
-                call.cancel()
-        self._lister.join(10)
-        for thread in list(self._threads):
-            thread.join(10)
-        self._channel.close()
+    def table(self, feed: TableFeed) -> None:
+        if not self.stopped:
+            self._seen(feed)
 
-    def _list(self) -> None:
-        hub = self._hub
-        while not self._stop.is_set():
-            try:
-                response = self._stub.ListTables(pb.ListTablesRequest(), timeout=5)
-            except grpc.RpcError as exc:
-                problem = f"{self._referee}: {exc.code().name}: {exc.details()}"
-                if not self._post(hub.set_feed, "unreachable", problem):
-                    return
-            else:
-                if not self._post(hub.set_feed, "live", None):
-                    return
-                for info in response.tables:
-                    self._post(
-                        hub.seen, info.table_id, info.match_id, info.game, list(info.entries)
-                    )
-                    if info.table_id not in self._watched:
-                        self._watched.add(info.table_id)
-                        self._follow(info.table_id)
-            self._stop.wait(POLL_SECONDS)
+    def event(self, feed: TableFeed, event: pb.Event) -> None:
+        if self.stopped:
+            return
+        if self._games.get(feed.table_id) != feed.game:
+            self._seen(feed)
+        self._post(self._hub.event, feed.table_id, event_json(event))
 
-    def _follow(self, table_id: str) -> None:
-        thread = threading.Thread(
-            target=self._watch, args=(table_id,), name=f"live-view-{table_id}", daemon=True
-        )
-        with self._lock:
-            if self._stop.is_set():
-                return
-            self._threads = [t for t in self._threads if t.is_alive()]
-            self._threads.append(thread)
-        thread.start()
-
-    def _watch(self, table_id: str) -> None:
-        hub = self._hub
-        call = self._stub.Watch(pb.WatchRequest(table_id=table_id))
-        with self._lock:
-            self._calls[table_id] = call
-            if self._stop.is_set():
-                call.cancel()
-        note = ""
-        try:
-            for response in call:
-                if not self._post(hub.event, table_id, event_json(response.event)):
-                    call.cancel()
-                    return
-        except grpc.RpcError as exc:
-            if self._stop.is_set():  # cancelled here: the view is stopping
-                return
-            note = f"the spectator stream ended early: {exc.code().name}: {exc.details()}"
-        finally:
-            with self._lock:
-                self._calls.pop(table_id, None)
-        self._post(hub.ended, table_id, note)
+    def closed(self, feed: TableFeed) -> None:
+        if not self.stopped:
+            self._games.pop(feed.table_id, None)
+            self._post(self._hub.ended, feed.table_id, "")
 
 
 class _StandingsReader:
@@ -654,29 +600,37 @@ class _StandingsReader:
         with store:
             first: int | None = None
             began = time.monotonic()
-            shown = -1
+            shown = counted = -1
+            table: dict[str, Any] | None = None
+            due = 0.0  # when the standings may be computed again
             while True:
                 last = self._stop.is_set()
-                wait = POLL_SECONDS
                 try:
                     count = store.game_count()
                     if first is None:
                         first = count
-                    if count != shown:
-                        started = time.monotonic()
+                    now = time.monotonic()
+                    if count != shown and (now >= due or last):
+                        # The bootstrap runs in the referee's process: at most a twentieth of
+                        # the time goes to it (a few seconds apart in a big tournament).
                         table = as_json(stored_standings(store, stored_facts(store)))
-                        took = time.monotonic() - started
-                        wait = max(POLL_SECONDS, 4 * took)
+                        took = time.monotonic() - now
+                        due = now + STANDINGS_SHARE * took
+                        shown = counted = count
                         progress = self._progress(count, first, began, table)
-                        shown = count
                         if not self._post(hub.set_standings, table, progress, None):
+                            return
+                    elif count != counted and table is not None:
+                        counted = count
+                        progress = self._progress(count, first, began, table)
+                        if not self._post(hub.set_standings, None, progress, None):
                             return
                 except (StorageError, RatingsError) as exc:
                     if not self._post(hub.set_standings, None, None, str(exc)):
                         return
                 if last:
                     return
-                self._stop.wait(wait)
+                self._stop.wait(POLL_SECONDS)
 
     def _progress(
         self, count: int, first: int, began: float, table: Mapping[str, Any]
@@ -717,7 +671,7 @@ class LiveView:
         self._hub: _Hub | None = None
         self._thread: threading.Thread | None = None
         self._ready = threading.Event()
-        self._spectator: _Spectator | None = None
+        self._follower: _FeedFollower | None = None
         self._reader: _StandingsReader | None = None
         self._failure: BaseException | None = None
         self._pending: list[tuple[Callable[..., None], tuple[object, ...]]] = []
@@ -808,7 +762,9 @@ class LiveView:
                 return True
             self._flush_due = True
         try:
-            loop.call_soon_threadsafe(self._flush)
+            # Later, not at once: events come a thousand a second, and each wake of the web
+            # loop costs the referee's thread the GIL.
+            loop.call_soon_threadsafe(loop.call_later, FLUSH_SECONDS, self._flush)
         except RuntimeError:  # closed between the check and the call: the view is gone
             return False
         return True
@@ -820,21 +776,21 @@ class LiveView:
         for method, args in calls:
             method(*args)
 
-    def follow(
-        self, referee: str, *, root_cert: bytes | None = None, server_name: str | None = None
-    ) -> None:
-        """Follow the referee at ``referee`` (host:port) as a spectator; with ``root_cert``
-        over TLS, checking the certificate against ``server_name``. Any thread may call it."""
-        if self._hub is None or self._spectator is not None:
+    def follow(self, referee: Referee, *, public_names: bool) -> None:
+        """Follow every table of ``referee`` (names shown with ``public_names``); call it on
+        the referee's event loop, once, after :meth:`start`."""
+        if self._hub is None or self._follower is not None:
             raise RuntimeError("follow() comes once, after start()")
-        self._spectator = _Spectator(self._post, self._hub, referee, root_cert, server_name)
-        self._spectator.start()
+        self._follower = _FeedFollower(self._post, self._hub, public_names)
+        self._post(self._hub.set_feed, "live", None)
+        referee.listen(self._follower)
 
     def stop(self, why: str = "the run has ended") -> None:
         """Stop feeding, show the last standings, tell every browser ``why``, and stop
         serving; nothing of the view is left running."""
-        if self._spectator is not None:
-            self._spectator.stop()
+        if self._follower is not None:
+            # The referee's loop may still publish: from now on the follower posts nothing.
+            self._follower.stopped = True
         if self._reader is not None:
             self._reader.stop()
         hub, server, thread = self._hub, self._server, self._thread
