@@ -5,6 +5,7 @@
 #   docker run --rm -v "$PWD:/data" tavolo verify /data/record.jsonl
 #   docker run --rm --user "$(id -u):$(id -g)" -v "$PWD/results:/data" $SANDBOX tavolo \
 #       tournament run /data/quick.toml --db /data/quick.db        # see the README
+#   add  -p 127.0.0.1:8080:8080 ... --web 0.0.0.0:8080  for the live view (docs/live-view.md)
 # Every bot runs in a bubblewrap sandbox, which needs new namespaces and a /proc of its own:
 #   SANDBOX="--security-opt seccomp=unconfined --security-opt apparmor=unconfined
 #            --security-opt systempaths=unconfined"                 (docs/security.md)
@@ -33,6 +34,6 @@ RUN pip install . \
 
 USER tavolo
 WORKDIR /home/tavolo
-EXPOSE 50051
+EXPOSE 50051 8080
 ENTRYPOINT ["tavolo"]
 CMD ["serve", "--listen", "0.0.0.0:50051", "--records", "/home/tavolo/records"]
