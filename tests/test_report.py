@@ -66,6 +66,9 @@ def test_standings_match_the_table_command(report: tuple[Path, Path], page: Any)
     page.goto((out / "index.html").as_uri())
     screenshot(page, out.parent, "standings")
     wanted = table_json(db)
+    described = page.inner_text("#description")
+    wording = "round-robin, preset tressette, 2 deals a game, 4 games a match, duplicate sets"
+    assert described == f"{wording}, 3 entries."
     rows = page.query_selector_all("table#standings tbody tr")
     assert len(rows) == len(wanted["entries"]) == 3
     for row, e in zip(rows, wanted["entries"], strict=True):

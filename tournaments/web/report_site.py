@@ -268,6 +268,7 @@ def _standings_page(site: _Site) -> str:
     s = table.settings
     return render(
         "report_standings.html.j2",
+        description=_description(site),
         **_common(site, "", "standings", [("Standings", None)]),
         rows=rows,
         chart=chart,
@@ -280,6 +281,27 @@ def _standings_page(site: _Site) -> str:
         prior_draws=f"{s.prior_draws:g}",
         bootstrap=s.bootstrap,
     )
+
+
+def _description(site: _Site) -> str:
+    """What was played, from the tournament file: ``round-robin, preset tressette, …``."""
+    try:
+        file = tomllib.loads(site.config)
+    except tomllib.TOMLDecodeError:
+        return ""
+    game = file.get("game", {})
+    match = file.get("match", {})
+    parts = [str(file.get("format", "round-robin"))]
+    if isinstance(game, dict) and isinstance(game.get("preset"), str):
+        parts.append(f"preset {game['preset']}")
+    if isinstance(game, dict) and isinstance(game.get("deals"), int):
+        parts.append(f"{game['deals']} deals a game")
+    if isinstance(match, dict) and isinstance(match.get("games"), int):
+        parts.append(f"{match['games']} games a match")
+    if not isinstance(match, dict) or match.get("duplicate", True) is True:  # the default
+        parts.append("duplicate sets")
+    parts.append(f"{len(site.facts.names)} entries")
+    return ", ".join(parts)
 
 
 # -- crosstable -----------------------------------------------------------------------------
