@@ -318,3 +318,19 @@ def test_fairness_names_the_deal_book(tmp_path: Path) -> None:
     records = sorted(str(p) for p in (out / "records").glob("*.jsonl"))
     checked = run("verify", "--book", book, *records)
     assert checked.returncode == 0, checked.stderr
+
+
+def test_a_report_before_any_game(tmp_path: Path) -> None:
+    from tournaments.config import load_config
+    from tournaments.runner import open_store
+
+    db = tmp_path / "t.db"
+    open_store(db, load_config(tournament(tmp_path))).close()  # as a run leaves it at once
+    out = tmp_path / "site"
+    result = tavolo("tournament", "report", out, "--db", db)
+    assert result.exit_code == 0, result.output
+    assert "8 pages and 0 game records" in result.stdout
+    index = (out / "index.html").read_text(encoding="utf-8")
+    assert index.count('<td class="rank">–</td>') == 3
+    assert "<svg" not in index
+    assert json.loads((out / "standings.json").read_text(encoding="utf-8"))["games"] == 0
