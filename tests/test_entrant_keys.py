@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from referee.entrant_keys import key_digest
+from tests.network import free_port, other_address
 from tests.test_cli import tavolo
 from tests.test_clients import LANGS, require
 from tests.test_tls_bots import certificate  # noqa: F401 - a fixture
@@ -200,12 +201,6 @@ def test_one_key_plays_every_match_of_its_entrant(tmp_path: Path) -> None:
     assert key.encode() not in data
     with Store.open_for_reading(db) as store:
         assert store.key_owner(key_digest(key)) == ("alice", False)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def test_the_same_key_and_bot_go_on_after_the_runner_restarts(tmp_path: Path) -> None:
@@ -478,17 +473,6 @@ runpy.run_module("tavolo_bot.bots.heuristic", run_name="__main__")
 """
 
 
-def _other_address() -> str | None:
-    """An address of this machine that is not loopback, if it has one (no packet is sent)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        try:
-            s.connect(("192.0.2.1", 9))  # TEST-NET-1: only a route is looked up
-        except OSError:
-            return None
-        address = str(s.getsockname()[0])
-    return None if address.startswith("127.") else address
-
-
 def test_a_remote_bot_cannot_watch_the_tables_of_its_round(tmp_path: Path) -> None:
     """Every table of a round deals the same cards: a remote entrant may not spectate."""
     import grpc
@@ -496,7 +480,7 @@ def test_a_remote_bot_cannot_watch_the_tables_of_its_round(tmp_path: Path) -> No
     from referee.proto import referee_pb2 as pb
     from referee.proto import referee_pb2_grpc as pb_grpc
 
-    other = _other_address()
+    other = other_address()
     if other is None:
         pytest.skip("this machine has no address but loopback: no peer can be off loopback")
     path = tournament(tmp_path, games=2)

@@ -28,6 +28,7 @@ import pytest
 
 from tests.bots.harness import SCRIPTED
 from tests.browser import screenshot
+from tests.network import free_port, other_address
 from tests.test_cli import assert_one_error, tavolo
 from tournaments.storage import Store
 from tournaments.web.live_view import LiveViewError, WebAddress, parse_web
@@ -289,29 +290,12 @@ def test_the_live_view_follows_a_running_tournament(tmp_path: Path, page: Any) -
     assert (int(done), int(total)) == (table["games"], table["games"])  # type: ignore[arg-type]
 
 
-def _other_address() -> str | None:
-    """An address of this machine that is not loopback, if it has one (no packet is sent)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        try:
-            s.connect(("192.0.2.1", 9))  # TEST-NET-1: only a route is looked up
-        except OSError:
-            return None
-        address = str(s.getsockname()[0])
-    return None if address.startswith("127.") else address
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def test_serve_web_shows_the_tables_of_a_referee(tmp_path: Path, page: Any) -> None:
     token = "live-token-" + os.urandom(4).hex()
     token_file = tmp_path / "token"
     token_file.write_text(token, encoding="utf-8")
     records = tmp_path / "records"
-    address = f"127.0.0.1:{_free_port()}"
+    address = f"127.0.0.1:{free_port()}"
     serve = subprocess.Popen(
         [str(TAVOLO), "serve", "--listen", address, "--records", str(records),
          "--admin-token-file", str(token_file), "--sandbox", "off", "--web", "0"],
@@ -325,7 +309,7 @@ def test_serve_web_shows_the_tables_of_a_referee(tmp_path: Path, page: Any) -> N
         # A bare port binds loopback (not this machine's other addresses), and answers to
         # loopback names only.
         assert url.startswith("http://127.0.0.1:")
-        other = _other_address()
+        other = other_address()
         if other is not None:
             with pytest.raises(ConnectionRefusedError):
                 socket.create_connection((other, int(url.rsplit(":", 1)[1].rstrip("/"))), 5)
@@ -400,7 +384,7 @@ def test_serve_web_over_tls_with_public_names(tmp_path: Path, page: Any) -> None
         check=True, capture_output=True,
     )  # fmt: skip
     token = "live-token-" + os.urandom(4).hex()
-    address = f"127.0.0.1:{_free_port()}"
+    address = f"127.0.0.1:{free_port()}"
     serve = subprocess.Popen(
         [str(TAVOLO), "serve", "--listen", address, "--tls-cert", str(cert), "--tls-key",
          str(key), "--records", str(tmp_path / "records"), "--sandbox", "off", "--public-names",

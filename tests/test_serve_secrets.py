@@ -7,22 +7,16 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import stat
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+from tests.network import free_port
 from tests.test_cli import tavolo
 
 TAVOLO = Path(sys.executable).with_name("tavolo")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def test_the_admin_token_comes_from_a_file_or_the_environment_only(tmp_path: Path) -> None:
@@ -35,7 +29,7 @@ def test_the_admin_token_comes_from_a_file_or_the_environment_only(tmp_path: Pat
     token_file.write_text(token + "\n", encoding="utf-8")
     token_file.chmod(0o600)
     records = tmp_path / "records"
-    port = _free_port()
+    port = free_port()
     address = f"127.0.0.1:{port}"
     env = {k: v for k, v in os.environ.items() if k != "TAVOLO_ADMIN_TOKEN"}
     serve = subprocess.Popen(

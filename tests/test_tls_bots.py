@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import socket
 import subprocess
 import sys
 import time
@@ -20,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.network import free_port
 from tests.sandboxing import require_sandbox
 
 TAVOLO = Path(sys.executable).with_name("tavolo")
@@ -43,12 +43,6 @@ def certificate(tmp_path: Path) -> tuple[Path, Path]:
     return cert, key
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 ENV = {**{k: v for k, v in os.environ.items() if not k.startswith("TAVOLO_")}}
 
 
@@ -56,7 +50,7 @@ ENV = {**{k: v for k, v in os.environ.items() if not k.startswith("TAVOLO_")}}
 def served(tmp_path: Path, certificate: tuple[Path, Path]) -> Iterator[str]:
     """A ``tavolo serve`` over TLS with a 3 s connection window; its address."""
     cert, key = certificate
-    address = f"127.0.0.1:{_free_port()}"
+    address = f"127.0.0.1:{free_port()}"
     serve = subprocess.Popen(
         [str(TAVOLO), "serve", "--listen", address, "--records", str(tmp_path / "records"),
          "--tls-cert", str(cert), "--tls-key", str(key), "--connect-timeout", "3"],
@@ -213,7 +207,7 @@ def test_a_cmd_bot_plays_under_a_tls_referee_with_a_remote_bot_over_tls(
 ) -> None:
     require_sandbox()
     cert, key = certificate
-    port = _free_port()
+    port = free_port()
     local = "cmd:" + shlex.join([sys.executable, "-m", "tavolo_bot.bots.random"])
     play = subprocess.Popen(
         [str(TAVOLO), "play", local, "remote", "--seed", "tls-4", "--deals", "1",
