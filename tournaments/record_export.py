@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +20,10 @@ class Exported:
     """Game records written."""
     files: dict[int, str]
     """Each match with a finished game: its file's name in the folder."""
+    digests: dict[int, str]
+    """Each of those files' SHA-256, in hex."""
+    texts: dict[tuple[int, int], str]
+    """(match, game) -> that game's record as written."""
 
 
 def export_records(
@@ -35,20 +40,25 @@ def export_records(
     games: dict[int, list[GameRow]] = {}
     for game in store.games():
         games.setdefault(game.match_id, []).append(game)
+    texts: dict[tuple[int, int], str] = {}
     records: dict[int, list[str]] = {}
-    for match_id, _number, text in store.records():
+    for match_id, number, text in store.records():
         if not think_times:
             text = "".join(line + "\n" for line in without_think_times(text.splitlines()))
+        texts[(match_id, number)] = text
         records.setdefault(match_id, []).append(text)
     folder.mkdir(parents=True, exist_ok=True)
     index: list[dict[str, Any]] = []
     files: dict[int, str] = {}
+    digests: dict[int, str] = {}
     for match in matches:
         played = games.get(match.id, [])
         name = f"match-{match.id}.jsonl"
         if played:
-            (folder / name).write_text("".join(records[match.id]), encoding="utf-8")
+            data = "".join(records[match.id]).encode("utf-8")
+            (folder / name).write_bytes(data)
             files[match.id] = name
+            digests[match.id] = hashlib.sha256(data).hexdigest()
         index.append(
             {
                 "match": match.id,
@@ -71,4 +81,4 @@ def export_records(
         )
     text = json.dumps({"database": database, "matches": index}, indent=1, ensure_ascii=False)
     (folder / "index.json").write_text(text + "\n", encoding="utf-8")
-    return Exported(sum(len(texts) for texts in records.values()), files)
+    return Exported(len(texts), files, digests, texts)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import ipaddress
 import json
 import socket
 import time
@@ -192,10 +191,10 @@ def run(
     except SandboxError as exc:
         fail(str(exc))
     path = db or default_db(file)
-    if web is not None and remote_names(config):
-        _warn_of_a_public_page(web)
     # Bound before the database is touched: a busy port changes nothing.
     view = None if web is None else open_live_view(web, db=path, total_games=total_games(config))
+    if view is not None and not view.on_loopback and remote_names(config):
+        _warn_of_a_public_page(str(web))
     try:
         store = open_store(path, config, force=force)
     except StorageError as exc:
@@ -346,21 +345,12 @@ def _play(
 def _warn_of_a_public_page(web: str) -> None:
     """The tables of a round deal the same cards: a page that remote entrants can reach shows
     them deals before they play them (the referee serves them no spectator stream)."""
-    web_host = web.rpartition(":")[0]
-    if web_host and not _loopback_host(web_host):
-        typer.echo(
-            f"warning: --web {web}: whoever reaches the page sees every table card by card, "
-            "and the tables of a round deal the same cards: a remote entrant who reads it sees "
-            "deals before it plays them (keep the page on loopback while remote entrants play)",
-            err=True,
-        )
-
-
-def _loopback_host(host: str) -> bool:
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return host == "localhost"
+    typer.echo(
+        f"warning: --web {web}: whoever reaches the page sees every table card by card, "
+        "and the tables of a round deal the same cards: a remote entrant who reads it sees "
+        "deals before it plays them (keep the page on loopback while remote entrants play)",
+        err=True,
+    )
 
 
 def _spectate(view: LiveView, public_names: bool) -> Callable[[Referee], None]:

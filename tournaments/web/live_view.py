@@ -363,8 +363,8 @@ class _Hub:
             table = self.tables[table_id] = _Table(table_id, match_id, entries, game)
             self._send({"op": "table", "table": table.as_json()})
             return
-        # The listing may already name the next game while the last one's game_over is on
-        # its way: it names the game only before that game's first event has come.
+        # The feed names each game before its first event, the last game's game_over having
+        # emptied the events: a number that came with events held is never taken.
         newer = game > table.game and not table.events
         if newer or entries != table.entries:
             table.game = game if newer else table.game
@@ -681,6 +681,11 @@ class LiveView:
     @property
     def port(self) -> int:
         return int(self._sock.getsockname()[1])
+
+    @property
+    def on_loopback(self) -> bool:
+        """Whether only this machine can reach the page."""
+        return _loopback(self.address.host)
 
     @property
     def url(self) -> str:

@@ -8,20 +8,19 @@ when or where it was made, so the same games give the same bytes.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import shlex
 import shutil
 import tomllib
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from referee.engine.deals import SeedError, seed_commitment
-from referee.records import without_think_times
-from tournaments.ratings import Ratings, rate
+from tournaments.ratings import PairResult, Ratings, rate
 from tournaments.record_export import export_records
 from tournaments.results import pair_results
 from tournaments.sprt import SprtState, pentanomial, sprt
@@ -30,6 +29,7 @@ from tournaments.tables import (
     Row,
     Standings,
     StoredFacts,
+    ThinkStats,
     as_json,
     head_to_head,
     standings,
@@ -81,14 +81,43 @@ class _Site:
     games: list[GameRow]
     think: list[ThinkRow]
     records: dict[tuple[int, int], list[str]]
+    """(match, game) -> the record's lines, as written in ``records/``."""
     config: str
+    record_files: dict[int, str]
+    digests: dict[int, str]
+    """Each record file's SHA-256."""
+    slugs: dict[str, str]
     sprt_bounds: tuple[float, float] | None = None
     """``--sprt ELO0,ELO1`` of the run, when it had one."""
-    record_files: dict[int, str] = field(default_factory=dict)
-    slugs: dict[str, str] = field(default_factory=dict)
 
     def games_of(self, match_id: int) -> list[GameRow]:
-        return [g for g in self.games if g.match_id == match_id]
+        return self._by_match.get(match_id, [])
+
+    @cached_property
+    def _by_match(self) -> dict[int, list[GameRow]]:
+        out: dict[int, list[GameRow]] = {}
+        for game in self.games:
+            out.setdefault(game.match_id, []).append(game)
+        return out
+
+    @cached_property
+    def results(self) -> list[PairResult]:
+        """Every game as pairwise results, for the crosstable, the SPRT and the entries."""
+        return pair_results(self.games, self.facts.seats, lower_wins=self.facts.lower_wins)
+
+    @cached_property
+    def scores(self) -> dict[tuple[str, str], tuple[float, int]]:
+        return head_to_head(self.results)
+
+    def think_of(self, entry: str, match_id: int) -> list[ThinkRow]:
+        return self._think.get((match_id, entry), [])
+
+    @cached_property
+    def _think(self) -> dict[tuple[int, str], list[ThinkRow]]:
+        out: dict[tuple[int, str], list[ThinkRow]] = {}
+        for row in self.think:
+            out.setdefault((row.match_id, row.entry), []).append(row)
+        return out
 
 
 def check_folder(out: Path) -> None:
@@ -121,6 +150,7 @@ def write_report(store: Store, out: Path, *, think_times: bool = True) -> Report
     """
     check_folder(out)
     facts = stored_facts(store)
+    meta = store.meta()
     think = store.think_times() if think_times else []
     games = store.games()
     table = standings(
@@ -133,17 +163,6 @@ def write_report(store: Store, out: Path, *, think_times: bool = True) -> Report
         sandbox=facts.sandbox,
         think=think,
     )
-    records: dict[tuple[int, int], list[str]] = {}
-    for match_id, number, text in store.records():
-        records[(match_id, number)] = text.splitlines()
-    site = _Site(
-        facts, table, store.matches(), games, think, records, store.meta().get("config", "")
-    )
-    site.slugs = _slugs(facts.names)
-    meta = store.meta()
-    if "sprt" in meta:
-        elo0, elo1 = json.loads(meta["sprt"])
-        site.sprt_bounds = (float(elo0), float(elo1))
     for name in _WRITTEN:
         path = out / name
         if path.is_dir():
@@ -154,9 +173,21 @@ def write_report(store: Store, out: Path, *, think_times: bool = True) -> Report
     exported = export_records(
         store, out / "records", database=store.path.name, think_times=think_times
     )
-    site.record_files = exported.files
-    if not think_times:
-        site.records = {k: without_think_times(v) for k, v in site.records.items()}
+    site = _Site(
+        facts,
+        table,
+        store.matches(),
+        games,
+        think,
+        {key: text.splitlines() for key, text in exported.texts.items()},
+        meta.get("config", ""),
+        exported.files,
+        exported.digests,
+        _slugs(facts.names),
+    )
+    if "sprt" in meta:
+        elo0, elo1 = json.loads(meta["sprt"])
+        site.sprt_bounds = (float(elo0), float(elo1))
     (out / "assets").mkdir()
     for name in asset_names():
         shutil.copyfile(ASSETS / name, out / "assets" / name)
@@ -243,15 +274,17 @@ def _row_cells(row: Row, table: Standings) -> dict[str, Any]:
         "faults": f"{t.faults.timeouts}/{t.faults.illegal}/{t.faults.crashes}",
         "opponent_elo": _fmt(row.opponent_elo),
         "sandbox": dict(table.sandbox).get(row.name, "unknown"),
-        "think": None
-        if think is None
-        else {
-            "decisions": str(think.decisions),
-            "mean": _fmt(think.mean_ms, 1),
-            "p95": "–" if think.p95_ms is None else str(think.p95_ms),
-            "max": "–" if think.max_ms is None else str(think.max_ms),
-            "bank": "–" if think.bank_used is None else f"{think.bank_used * 100:.0f}%",
-        },
+        "think": None if think is None else _think_cells(think),
+    }
+
+
+def _think_cells(think: ThinkStats) -> dict[str, str]:
+    return {
+        "decisions": str(think.decisions),
+        "mean": _fmt(think.mean_ms, 1),
+        "p95": "–" if think.p95_ms is None else str(think.p95_ms),
+        "max": "–" if think.max_ms is None else str(think.max_ms),
+        "bank": "–" if think.bank_used is None else f"{think.bank_used * 100:.0f}%",
     }
 
 
@@ -309,8 +342,7 @@ def _description(site: _Site) -> str:
 
 def _crosstable_page(site: _Site) -> str:
     names = [r.name for r in site.table.rows]
-    results = pair_results(site.games, site.facts.seats, lower_wins=site.facts.lower_wins)
-    score = head_to_head(results)
+    score = site.scores
     grid = []
     for x in names:
         cells = []
@@ -328,7 +360,7 @@ def _crosstable_page(site: _Site) -> str:
     pentas = []
     if len(site.facts.seats) == 2:
         for a, b, wa, d, wb in site.table.pairs:
-            penta = pentanomial(results, a, b)
+            penta = pentanomial(site.results, a, b)
             pentas.append(
                 {"a": a, "b": b, "wins_a": wa, "draws": d, "wins_b": wb, "penta": list(penta)}
             )
@@ -338,17 +370,17 @@ def _crosstable_page(site: _Site) -> str:
         names=names,
         grid=grid,
         pentas=pentas,
-        sprt=_sprt_view(site, results),
+        sprt=_sprt_view(site),
     )
 
 
-def _sprt_view(site: _Site, results: Sequence[Any]) -> dict[str, Any] | None:
+def _sprt_view(site: _Site) -> dict[str, Any] | None:
     """The sequential test's state, if the run had ``--sprt`` (its bounds are stored)."""
     if site.sprt_bounds is None:
         return None
     elo0, elo1 = site.sprt_bounds
     a, b = site.facts.names[:2]
-    penta = pentanomial(results, a, b)
+    penta = pentanomial(site.results, a, b)
     state: SprtState = sprt(penta, elo0, elo1)
     return {
         "a": a,
@@ -434,13 +466,10 @@ def _fairness_page(site: _Site) -> str:
                 book = json.loads(line).get("book")
                 if isinstance(book, dict) and isinstance(book.get("sha256"), str):
                     books[book["sha256"]] = books.get(book["sha256"], 0) + 1
-    files = []
-    for match_id, name in sorted(site.record_files.items()):
-        lines = [
-            line for (m, _), game in sorted(site.records.items()) if m == match_id for line in game
-        ]
-        data = "".join(line + "\n" for line in lines).encode("utf-8")
-        files.append({"name": name, "sha256": hashlib.sha256(data).hexdigest(), "match": match_id})
+    files = [
+        {"name": name, "sha256": site.digests[match_id], "match": match_id}
+        for match_id, name in sorted(site.record_files.items())
+    ]
     sandbox = [{"name": n, "mode": site.facts.sandbox.get(n, "unknown")} for n in site.facts.names]
     return render(
         "report_fairness.html.j2",
@@ -499,6 +528,7 @@ def _game_cells(game: GameRow, match: MatchRow) -> dict[str, Any]:
     faults = "; ".join(
         f"{name} {f.timeouts}/{f.illegal}/{f.crashes}" for name, f in game.faults.items() if any(f)
     )
+    page = f"../games/match-{match.id}-game-{game.number}.html"
     return {
         "number": game.number,
         "set": game.set_number,
@@ -508,22 +538,17 @@ def _game_cells(game: GameRow, match: MatchRow) -> dict[str, Any]:
         "termination": game.termination.replace("_", " "),
         "deals": game.deals,
         "faults": faults,
-        "href": f"../games/match-{match.id}-game-{game.number}.html",
-        "deal_links": [
-            (d, f"../games/match-{match.id}-game-{game.number}.html#game=1&deal={d}")
-            for d in range(1, game.deals + 1)
-        ],
+        "href": page,
+        "deal_links": [(d, f"{page}#game=1&deal={d}") for d in range(1, game.deals + 1)],
     }
 
 
 def _entry_page(site: _Site, name: str) -> str:
     row = next(r for r in site.table.rows if r.name == name)
     mine = [m for m in site.matches if name in m.entries]
-    timed = [t for t in site.think if t.entry == name]
-    results = pair_results(site.games, site.facts.seats, lower_wins=site.facts.lower_wins)
     against = [
         {"name": other, "score": f"{got:g}", "games": games, "share": f"{got / games * 100:.1f}%"}
-        for (x, other), (got, games) in sorted(head_to_head(results).items())
+        for (x, other), (got, games) in sorted(site.scores.items())
         if x == name
     ]
     return render(
@@ -533,7 +558,6 @@ def _entry_page(site: _Site, name: str) -> str:
         row=_row_cells(row, site.table),
         name=name,
         matches=[_match_summary(site, m) for m in mine],
-        with_think=bool(timed),
     )
 
 
@@ -541,17 +565,9 @@ def _match_page(site: _Site, match: MatchRow) -> str:
     played = site.games_of(match.id)
     think = []
     for entry in dict.fromkeys(match.entries):
-        stats = think_stats(t for t in site.think if t.match_id == match.id and t.entry == entry)
+        stats = think_stats(site.think_of(entry, match.id))
         if stats is not None:
-            think.append(
-                {
-                    "entry": entry,
-                    "decisions": stats.decisions,
-                    "mean": _fmt(stats.mean_ms, 1),
-                    "p95": "–" if stats.p95_ms is None else str(stats.p95_ms),
-                    "max": "–" if stats.max_ms is None else str(stats.max_ms),
-                }
-            )
+            think.append({"entry": entry, **_think_cells(stats)})
     summary = _match_summary(site, match)
     return render(
         "report_match.html.j2",
