@@ -25,6 +25,7 @@ from referee.engine.cards import parse_card
 from referee.engine.rules import preset
 from referee.engine.tressette_game import TressetteGame
 from referee.records import dumps
+from tests.bots.harness import record_lines
 from tests.browser import screenshot
 from tests.test_cli import play_args, run
 from tournaments.web.pages import ASSETS
@@ -85,10 +86,6 @@ SNAPSHOT = """() => {
   };
 }"""
 """What the page shows, read from its DOM (the viewer's element ids, docs/replay-viewer.md)."""
-
-
-def lines_of(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
 def replay_cli(*args: str | Path) -> Any:
@@ -223,7 +220,7 @@ def test_tressette_steps_show_cards_signals_declarations_winner_and_points(
     page: Any, pages: dict[str, Path], tmp_path: Path
 ) -> None:
     html = pages["tressette"]
-    lines = lines_of(GOLDEN / RECORDS["tressette"])
+    lines = record_lines(GOLDEN / RECORDS["tressette"])
     declare = first(lines, lambda x: x["type"] == "declare")
     deals = [i for i, x in enumerate(lines) if x["type"] == "deal"]
     scores = [i for i, x in enumerate(lines) if x["type"] == "score"]
@@ -270,7 +267,7 @@ def test_keys_step_by_card_trick_deal_and_game_and_keep_the_hash(
     page: Any, pages: dict[str, Path], tmp_path: Path
 ) -> None:
     html = pages["tressette"]
-    lines = lines_of(GOLDEN / RECORDS["tressette"])
+    lines = record_lines(GOLDEN / RECORDS["tressette"])
     stops = [i for i, x in enumerate(lines) if x["type"] in ("deal", "trick", "score", "result")]
     deals = [i for i, x in enumerate(lines) if x["type"] == "deal"]
     page.goto(html.as_uri())
@@ -329,7 +326,7 @@ def test_deep_links_open_at_the_deal_and_step(
     page: Any, pages: dict[str, Path], tmp_path: Path
 ) -> None:
     html = pages["tressette"]
-    lines = lines_of(GOLDEN / RECORDS["tressette"])
+    lines = record_lines(GOLDEN / RECORDS["tressette"])
     deals = [i for i, x in enumerate(lines) if x["type"] == "deal"]
     view = at(page, html, "game=1&deal=3", deals[2])
     assert view["deal"] == "3"
@@ -354,7 +351,7 @@ def test_calabresella_monte_is_absent_until_the_rules_reveal_it(
     page: Any, pages: dict[str, Path], tmp_path: Path
 ) -> None:
     html = pages["calabresella"]
-    lines = lines_of(GOLDEN / RECORDS["calabresella"])
+    lines = record_lines(GOLDEN / RECORDS["calabresella"])
     deals = [i for i, x in enumerate(lines) if x["type"] == "deal"]
     # Deal 1 is scegliete: the monte is shown face up at the split.
     monte = set(lines[deals[0]]["monte"])
@@ -423,7 +420,7 @@ def test_calabresella_with_four_every_exchange_lands_in_the_right_hand(
     page: Any, pages: dict[str, Path], tmp_path: Path
 ) -> None:
     html = pages["calabresella-four"]
-    lines = lines_of(GOLDEN / RECORDS["calabresella-four"])
+    lines = record_lines(GOLDEN / RECORDS["calabresella-four"])
     deals = [i for i, x in enumerate(lines) if x["type"] == "deal"]
     ends = [i for i, x in enumerate(lines) if x["type"] == "score"]
     for number, (start, end) in enumerate(zip(deals, ends, strict=True), 1):
@@ -479,7 +476,7 @@ def test_calabresella_chiamo_shows_the_called_card_and_hides_the_swap(
     done = replay_cli(record)
     assert done.returncode == 0, done.stderr
     html = record.with_suffix(".html")
-    lines = lines_of(record)
+    lines = record_lines(record)
     call = first(lines, lambda x: x["type"] == "call")
     give = first(lines, lambda x: x["type"] == "give")
     score = first(lines, lambda x: x["type"] == "score")
@@ -516,7 +513,7 @@ def test_tressette_a_due_shows_the_stock_count_and_each_draw(
     page: Any, pages: dict[str, Path], tmp_path: Path
 ) -> None:
     html = pages["a-due"]
-    lines = lines_of(GOLDEN / RECORDS["a-due"])
+    lines = record_lines(GOLDEN / RECORDS["a-due"])
     deal = lines[1]
     stock = deal["stock"]
     end = first(lines, lambda x: x["type"] == "score")
@@ -542,7 +539,7 @@ def test_tressette_a_due_shows_the_stock_count_and_each_draw(
 
 def test_tressette_a_tre_widow_is_face_down_until_the_score(page: Any, tmp_path: Path) -> None:
     name = "golden-4-tressette-a-tre.jsonl"
-    lines = lines_of(GOLDEN / name)
+    lines = record_lines(GOLDEN / name)
     html = write_page(
         tmp_path / "a-tre.html", (GOLDEN / name).read_text(encoding="utf-8").splitlines()
     )
@@ -573,7 +570,7 @@ def test_a_match_record_has_a_game_selector(page: Any, tmp_path: Path) -> None:
     html = tmp_path / "match.html"
     done = replay_cli(record, "-o", html)
     assert done.returncode == 0, done.stderr
-    lines = lines_of(record)
+    lines = record_lines(record)
     starts = [i for i, x in enumerate(lines) if x["type"] == "game"]
     assert len(starts) == 2
     second = lines[starts[1] :]
@@ -635,7 +632,7 @@ def test_rejected_incident_and_forfeit_lines_are_in_the_log(page: Any, tmp_path:
     called = write_page(
         tmp_path / "call-out.html", (GOLDEN / name).read_text(encoding="utf-8").splitlines()
     )
-    lines = lines_of(GOLDEN / name)
+    lines = record_lines(GOLDEN / name)
     step = first(lines, lambda x: x["type"] == "call-out")
     view = at(page, called, f"step={step}", step)
     assert view["log"][-1] == "call-out"
@@ -808,7 +805,7 @@ def test_briscola_shows_the_trump_the_dealer_turned(page: Any, tmp_path: Path) -
     name = "golden-6-tressette-briscola.jsonl"
     record = shutil.copy(GOLDEN / name, tmp_path / name)
     assert replay_cli(record).returncode == 0
-    lines = lines_of(GOLDEN / name)
+    lines = record_lines(GOLDEN / name)
     deals = [line for line in lines if line["type"] == "deal"]
     html = tmp_path / name.replace(".jsonl", ".html")
     for number, deal in enumerate(deals[:2], 1):

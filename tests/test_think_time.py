@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from referee.records import TIMED_TYPES, replay, without_think_times
-from tests.bots.harness import SCRIPTED
+from tests.bots.harness import SCRIPTED, record_lines, split_games
 from tests.test_cli import assert_one_error, tavolo
 from tournaments.storage import Store
 
@@ -29,19 +29,6 @@ def scripted(mode: str, *args: str | float) -> str:
     """A ``cmd:`` entry of the scripted bot in ``mode``."""
     argv = [sys.executable, str(SCRIPTED), "--mode", mode, *(str(a) for a in args)]
     return "cmd:" + shlex.join(argv)
-
-
-def lines_of(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
-
-
-def games_of(lines: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
-    games: list[list[dict[str, Any]]] = []
-    for line in lines:
-        if line["type"] == "game":
-            games.append([])
-        games[-1].append(line)
-    return games
 
 
 def referee_played(game: list[dict[str, Any]]) -> set[int]:
@@ -55,7 +42,7 @@ def referee_played(game: list[dict[str, Any]]) -> set[int]:
 
 def assert_answers_timed(lines: list[dict[str, Any]]) -> None:
     """Every bot answer carries a whole ``ms`` as its last field; no other line has one."""
-    for game in games_of(lines):
+    for game in split_games(lines):
         by_referee = referee_played(game)
         for i, line in enumerate(game):
             # ``declare`` is derived only under auto_declare, which these games do not use.
@@ -84,10 +71,10 @@ def test_every_answer_of_a_match_carries_its_think_time(tmp_path: Path) -> None:
     bot = scripted("late", "--at", 2, "--times", 3, "--sleep-ms", 150,
                    "--illegal-rate", 0.2, "--seed", "think")  # fmt: skip
     record = play(tmp_path, bot, "random", "--seed", "think-1", "--deals", 1)
-    lines = lines_of(record)
+    lines = record_lines(record)
     assert_answers_timed(lines)
     assert any(line["type"] == "rejected" for line in lines), "the seed makes a refusal"
-    game = games_of(lines)[0]
+    game = split_games(lines)[0]
     name = game[0]["seats"][0]
     for seat in (s for s, n in enumerate(game[0]["seats"]) if n == name):
         answers = [line for line in game if line["type"] in TIMED_TYPES and line["seat"] == seat]
@@ -106,7 +93,7 @@ def test_the_action_the_referee_plays_itself_has_no_think_time(tmp_path: Path) -
         tmp_path, bot, "random", "--seed", "think-2", "--deals", 1,
         "--on-fault", "random", "--deadline-ms", 200,
     )  # fmt: skip
-    lines = lines_of(record)
+    lines = record_lines(record)
     [timeout] = [i for i, line in enumerate(lines) if line.get("kind") == "timeout"]
     played = lines[timeout + 1]
     assert played["type"] == "play" and played["seat"] == lines[timeout]["seat"]
