@@ -327,6 +327,8 @@ class Referee:
     feeds: dict[str, TableFeed]
     health: health.aio.HealthServicer
     matches: MatchServicer
+    public_names: bool = False
+    """Spectators may see the entries' names (ListTables, and so the feed's listeners)."""
     listeners: list[FeedListener] = field(default_factory=list)
 
     def add_feed(self, feed: TableFeed) -> None:
@@ -406,4 +408,4 @@ async def start_referee(
     host = listen.rsplit(":", 1)[0]
     if host in WILDCARD_HOSTS:
         host = "127.0.0.1"
-    return Referee(server, f"{host}:{port}", book, feeds, health_servicer, matches)
+    return Referee(server, f"{host}:{port}", book, feeds, health_servicer, matches, public_names)

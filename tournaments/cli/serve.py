@@ -139,7 +139,7 @@ async def _serve(
         names = "entry names shown" if public_names else "entry names not public"
         heading = f"tavolo referee on {host}:{port}"
         start_live_view(view, heading, f"{where}, {names}", public_names=public_names)
-        view.follow(referee, public_names=public_names)
+        view.follow(referee)
     try:
         await stop.wait()
     finally:

@@ -6,7 +6,7 @@ import dataclasses
 import json
 import socket
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -27,7 +27,7 @@ from rich.text import Text
 
 from referee.records import RecordError, verify_lines
 from referee.sandbox import SandboxError
-from referee.service import WILDCARD_HOSTS, Referee
+from referee.service import WILDCARD_HOSTS
 from tournaments.cli.common import (
     TLS_CERT_HELP,
     TLS_KEY_HELP,
@@ -240,7 +240,7 @@ def run(
                 log_budget=budget,
                 on_game=live.game,
                 public_names=public_names,
-                on_referee=None if view is None else _spectate(view, public_names),
+                on_referee=None if view is None else view.follow,
             )
         except ValueError as exc:
             fail(str(exc))
@@ -351,15 +351,6 @@ def _warn_of_a_public_page(web: str) -> None:
         "deals before it plays them (keep the page on loopback while remote entrants play)",
         err=True,
     )
-
-
-def _spectate(view: LiveView, public_names: bool) -> Callable[[Referee], None]:
-    """What the runner calls with its referee, once it listens: the live view follows it."""
-
-    def follow(referee: Referee) -> None:
-        view.follow(referee, public_names=public_names)
-
-    return follow
 
 
 class _LiveStandings:

@@ -781,12 +781,12 @@ class LiveView:
         for method, args in calls:
             method(*args)
 
-    def follow(self, referee: Referee, *, public_names: bool) -> None:
-        """Follow every table of ``referee`` (names shown with ``public_names``); call it on
-        the referee's event loop, once, after :meth:`start`."""
+    def follow(self, referee: Referee) -> None:
+        """Follow every table of ``referee``, with the entries' names if it shows them to
+        spectators; call it on the referee's event loop, once, after :meth:`start`."""
         if self._hub is None or self._follower is not None:
             raise RuntimeError("follow() comes once, after start()")
-        self._follower = _FeedFollower(self._post, self._hub, public_names)
+        self._follower = _FeedFollower(self._post, self._hub, referee.public_names)
         self._post(self._hub.set_feed, "live", None)
         referee.listen(self._follower)
 
