@@ -156,8 +156,11 @@ class EntrantKeys:
             )
         return name
 
-    async def serve(self, key: str, context: Any) -> None:
-        """A key's stream from KeyAccepted to its end; LinkError says why it is refused."""
+    async def serve(self, key: str, context: Any, *, compact: bool = False) -> None:
+        """A key's stream from KeyAccepted to its end; LinkError says why it is refused.
+
+        ``compact``: its Hello asked for compact observations, in every match it plays.
+        """
         name = self.accept(key)
         entrant = self._entrants[name]
         stream = _Stream(key_digest(key), context)
@@ -180,7 +183,7 @@ class EntrantKeys:
                     continue
                 self._check_revoked(stream, name)
                 stream.link = link
-                await link.attach(context)
+                await link.attach(context, compact=compact)
                 await _first(link.finished.wait(), reader)
                 link.detach(context)
                 stream.link = None

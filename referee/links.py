@@ -14,6 +14,7 @@ import asyncio
 import secrets
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING, Any
@@ -22,6 +23,7 @@ import grpc
 from google.protobuf.message import DecodeError
 
 from referee.proto import referee_pb2 as pb
+from referee.protocol import Sent
 
 if TYPE_CHECKING:
     from referee.entrant_keys import EntrantKeys
@@ -38,6 +40,11 @@ def parse_request(raw: bytes) -> pb.PlayRequest:
         raise LinkError(
             grpc.StatusCode.INVALID_ARGUMENT, "malformed", "the message is not a PlayRequest"
         ) from None
+
+
+FillRequest = Callable[[pb.DecisionRequest, Sent | None], Sent]
+"""Writes a request's observation and legal actions, compact after what the stream was
+sent last (None: complete), and says what the observation holds."""
 
 
 class LinkError(Exception):
@@ -91,6 +98,8 @@ class SlotLink:
     incidents: list[Incident] = field(default_factory=list)
     _context: Any = None
     _decisions: deque[pb.Decision] = field(default_factory=deque)
+    sent_at: float = 0.0
+    """When the last :meth:`send` began writing, its request complete (time.monotonic)."""
     answered_at: float = 0.0
     """When the answer to the open request arrived (time.monotonic)."""
     connected_at: float = 0.0
@@ -108,6 +117,14 @@ class SlotLink:
     _exited: asyncio.Event = field(default_factory=asyncio.Event)
     finished: asyncio.Event = field(default_factory=asyncio.Event)
     """Set by :meth:`finish`: an entrant key's stream then leaves this slot for the next."""
+    _compact: bool = False
+    """The current stream asked for compact observations."""
+    _sent: Sent | None = None
+    """What the current stream's last request held; None: the next one is complete."""
+    _pending_fill: FillRequest | None = None
+    """How ``pending``'s request was filled, to fill it complete again on reconnection."""
+    _pending_sent: Sent | None = None
+    """What ``pending``'s observation holds."""
 
     def restarted(self, events: list[pb.Event]) -> None:
         """A new bot process plays this slot: it will hear ``events``, nothing older."""
@@ -115,6 +132,7 @@ class SlotLink:
         self._exited.clear()
         self.outbox = list(events)
         self.pending = None
+        self._pending_fill = None
         self.expected = None
 
     def mark_exited(self, note: str) -> None:
@@ -146,18 +164,30 @@ class SlotLink:
 
     # -- the servicer's side -------------------------------------------------------------
 
-    async def attach(self, context: Any) -> None:
-        """Take a new stream: welcome it and re-send a pending request."""
+    async def attach(self, context: Any, *, compact: bool = False) -> None:
+        """Take a new stream (``compact``: its Hello asked for compact observations):
+        welcome it and re-send a pending request, complete."""
         welcome = pb.Event(welcome=pb.Welcome(match_id=self.match_id, slot=self.slot))
         # Under the write lock, so the table's first message cannot overtake the welcome.
         async with self._write_lock:
             self._context = context
+            self._compact = compact
+            self._sent = None
             self.ever_connected = True
             self.connected_at = time.monotonic()
             self._connected.set()
             await self._write_now(context, pb.PlayResponse(events=[welcome]))
-            if self.pending is not None:
-                await self._write_now(context, self.pending)
+            pending = self.pending
+            if pending is not None:
+                request = pending.request
+                if request.observation.compact and self._pending_fill is not None:
+                    # Made for the stream before: this one needs it complete. The table
+                    # waits for this answer, so the game is as it was when it was sent.
+                    request.ClearField("observation")
+                    request.ClearField("legal_actions")
+                    self._pending_sent = self._pending_fill(request, None)
+                self._sent = self._pending_sent
+                await self._write_now(context, pending)
 
     async def serve(self, context: Any) -> None:
         """Read the slot's messages until the match ends or the stream goes."""
@@ -220,15 +250,26 @@ class SlotLink:
 
     # -- the table's side ---------------------------------------------------------------
 
-    async def send(self, response: pb.PlayResponse) -> None:
-        """Send to the slot if it is connected; what it misses is lost, as a dropped line."""
+    async def send(self, response: pb.PlayResponse, fill: FillRequest | None = None) -> None:
+        """Send to the slot if it is connected; what it misses is lost, as a dropped line.
+
+        ``fill`` completes the response's request, compact if the stream asked for it.
+        """
         async with self._write_lock:
-            # Set under the lock: a reconnection (attach) then writes the request exactly once.
+            context = self._context
+            # Filled under the lock, for the stream it is written to: a reconnection
+            # (attach) cannot come between, and then writes the request exactly once.
+            if fill is not None:
+                since = self._sent if self._compact and context is not None else None
+                sent = fill(response.request, since)
+                self._pending_fill = fill
+                self._pending_sent = sent
+                self._sent = sent
             if response.HasField("request"):
                 self.pending = response
                 self.expected = response.request.request_id
                 self._unsolicited = 0
-            context = self._context
+            self.sent_at = time.monotonic()
             if context is not None:
                 await self._write_now(context, response)
 
@@ -274,6 +315,7 @@ class SlotLink:
                 if decision.request_id == request_id:
                     self.expected = None
                     self.pending = None
+                    self._pending_fill = None
                     return Wait.DECISION, decision
                 await self.reject_stale(decision)
             if self._context is None:
@@ -307,12 +349,14 @@ class SlotLink:
         """The open request is over without an answer (timeout, forfeit): never re-send it."""
         self.expected = None
         self.pending = None
+        self._pending_fill = None
 
     def finish(self) -> None:
         """The match is over: end the stream and refuse the ticket from now on."""
         self.closed = True
         self.expected = None
         self.pending = None
+        self._pending_fill = None
         self._finishing = True
         self.finished.set()
         if self._serve_task is not None:

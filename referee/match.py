@@ -40,6 +40,7 @@ from referee.entries import Entry, unique_names
 from referee.links import Incident, SlotLink, Wait
 from referee.proto import referee_pb2 as pb
 from referee.protocol import (
+    Sent,
     fill_decision,
     hand_event,
     public_event,
@@ -895,12 +896,15 @@ class Match:
         request.request_id = request_id
         request.deadline_ms = self.config.limits.deadline_ms
         request.time_bank_ms = self._banks[link.slot]
-        fill_decision(request, state, seat, legal, game.number)
         request.attempts_left = attempts
+        number = game.number
+
+        def fill(out: pb.DecisionRequest, since: Sent | None) -> Sent:
+            return fill_decision(out, state, seat, legal, number, since)
+
+        await link.send(response, fill)
         # The round trip is timed from the send, as a bare echo stream would be.
-        started = time.monotonic()
-        await link.send(response)
-        return request_id, started
+        return request_id, link.sent_at
 
     async def _answer(
         self, game: _Game, seat: int, request_id: int, started: float
@@ -1044,6 +1048,8 @@ class Match:
 
     def _note_link_incidents(self, game: _Game, seat: int, link: SlotLink) -> None:
         """Move what the slot did wrong meanwhile (stale answers, floods) into the record."""
+        if len(link.incidents) == link.incidents_noted:
+            return  # the usual case, twice a decision
         for incident in link.incidents[link.incidents_noted :]:
             detail = incident.detail
             if incident.kind in _FAULT_INCIDENTS:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from referee.engine.action_codec import (
     CALABRESELLA_CODEC,
@@ -119,6 +119,18 @@ _CALABRESELLA_PHASES = {
 }
 
 
+class Sent(NamedTuple):
+    """What an observation sent to a stream held: its game and deal, and how many items of
+    each list that only grows within a deal. A compact observation sends what follows."""
+
+    game: int
+    deal: int
+    tricks: int
+    declarations: int
+    draws: int
+    bids: int
+
+
 def fill_observation(
     out: pb.Observation,
     obs: Observation | CalabresellaObservation,
@@ -128,14 +140,19 @@ def fill_observation(
     players: int,
     quattro_points: int,
     totals: Sequence[int] = (),
-) -> None:
-    """Write what one seat may know, as the engine built it for that seat, into ``out``.
+    since: Sent | None = None,
+) -> Sent:
+    """Write what one seat may know, as the engine built it for that seat, into ``out``;
+    return what it holds.
 
     ``totals``: the game's totals per side, for observations that do not hold them.
+    ``since``: what the stream's previous observation held; if it was of this game and
+    deal, ``out`` is compact (``Observation.compact``): only the items added since.
     """
+    if since is not None and (since.game != game or since.deal != deal):
+        since = None
     if isinstance(obs, CalabresellaObservation):
-        _fill_calabresella(out, obs, game=game, deal=deal, totals=totals)
-        return
+        return _fill_calabresella(out, obs, game=game, deal=deal, totals=totals, since=since)
     out.seat = obs.seat
     out.game = game
     out.deal = deal
@@ -143,17 +160,25 @@ def fill_observation(
     out.phase = int(obs.phase) + 1  # type: ignore[assignment]
     out.hand.extend([CARD_NAMES[c] for c in obs.hand])
     out.trick.extend([_play(TRESSETTE_CODEC, s, a) for s, a in obs.trick])
-    out.tricks.extend([_trick(TRESSETTE_CODEC, plays, w) for plays, w in obs.tricks])
-    out.declarations.extend([declared_message(s, d, quattro_points) for s, d in obs.declarations])
+    tricks, declarations, draws = obs.tricks, obs.declarations, obs.draws
+    if since is not None:
+        out.compact = True
+        tricks = tricks[since.tricks :]
+        declarations = declarations[since.declarations :]
+        draws = draws[since.draws :]
+    out.tricks.extend([_trick(TRESSETTE_CODEC, plays, w) for plays, w in tricks])
+    if declarations:
+        out.declarations.extend([declared_message(s, d, quattro_points) for s, d in declarations])
     out.captured.extend(obs.captured)
     out.totals.extend(obs.totals)
     out.players = players
     out.sides = len(obs.totals)
     if obs.stock_left or obs.draws:  # tressette a due only: nothing to do on the hot path
-        out.draws.extend(pb.Draw(seat=s, card=CARD_NAMES[c]) for s, c in obs.draws)
+        out.draws.extend(pb.Draw(seat=s, card=CARD_NAMES[c]) for s, c in draws)
         out.stock_left = obs.stock_left
     if obs.trump is not None:
         out.trump = CARD_NAMES[obs.trump]
+    return Sent(game, deal, len(obs.tricks), len(obs.declarations), len(obs.draws), 0)
 
 
 def _fill_calabresella(
@@ -163,7 +188,8 @@ def _fill_calabresella(
     game: int,
     deal: int,
     totals: Sequence[int],
-) -> None:
+    since: Sent | None,
+) -> Sent:
     out.seat = obs.seat
     out.game = game
     out.deal = deal
@@ -171,13 +197,18 @@ def _fill_calabresella(
     out.phase = _CALABRESELLA_PHASES[obs.phase]
     out.hand.extend([CARD_NAMES[c] for c in obs.hand])
     out.trick.extend([_play(CALABRESELLA_CODEC, s, c) for s, c in obs.trick])
-    out.tricks.extend([_trick(CALABRESELLA_CODEC, plays, w) for plays, w in obs.tricks])
+    tricks, bids = obs.tricks, obs.bids
+    if since is not None:
+        out.compact = True
+        tricks = tricks[since.tricks :]
+        bids = bids[since.bids :]
+    out.tricks.extend([_trick(CALABRESELLA_CODEC, plays, w) for plays, w in tricks])
     out.captured.extend(obs.captured)
     out.totals.extend(totals)
     out.players = obs.seats
     out.sides = obs.seats
     view = out.calabresella
-    view.bids.extend(pb.Bid(seat=s, bid=CALABRESELLA_CODEC.decode(b).bid) for s, b in obs.bids)
+    view.bids.extend(pb.Bid(seat=s, bid=CALABRESELLA_CODEC.decode(b).bid) for s, b in bids)
     view.contract = CONTRACT_NAMES[obs.contract] if obs.contract is not None else ""
     view.soloist = -1 if obs.soloist is None else obs.soloist
     view.called = CARD_NAMES[obs.called] if obs.called is not None else ""
@@ -192,15 +223,22 @@ def _fill_calabresella(
         view.split.extend(CARD_NAMES[c] for i, c in enumerate(shown) if obs.split >> i & 1)
     view.discards.extend(CARD_NAMES[c] for c in obs.discards)
     view.seats = obs.seats
+    return Sent(game, deal, len(obs.tricks), 0, 0, len(obs.bids))
 
 
 def fill_decision(
-    request: pb.DecisionRequest, state: AnyGame, seat: int, legal: tuple[Action, ...], game: int
-) -> None:
+    request: pb.DecisionRequest,
+    state: AnyGame,
+    seat: int,
+    legal: tuple[Action, ...],
+    game: int,
+    since: Sent | None = None,
+) -> Sent:
     """Write ``seat``'s observation of ``state`` and its ``legal`` actions into ``request``
-    (game ``game`` of the match), in place, as the referee sends a decision."""
+    (game ``game`` of the match), in place, as the referee sends a decision; compact
+    after ``since`` as :func:`fill_observation` says. Returns what the observation holds."""
     rules = state.rules
-    fill_observation(
+    sent = fill_observation(
         request.observation,
         state.observation(seat),
         game=game,
@@ -208,8 +246,13 @@ def fill_decision(
         players=rules.players,
         quattro_points=rules.quattro_points,
         totals=state.totals,
+        since=since,
     )
-    request.legal_actions.extend(legal_messages(rules.family.codec, legal, monte_of(state.deal)))
+    codec = rules.family.codec
+    # Only Calabresella's split actions name monte cards.
+    monte = monte_of(state.deal) if codec is CALABRESELLA_CODEC else ()
+    request.legal_actions.extend(legal_messages(codec, legal, monte))
+    return sent
 
 
 def observation_message(
@@ -221,6 +264,24 @@ def observation_message(
     return out
 
 
+@functools.cache
+def _card_played(seat: int, card: str, signal: str | None) -> pb.Event:
+    # Every play of a match is one of a few hundred events: each is built once, and shared
+    # (appending it to a PlayResponse copies it; nothing changes one).
+    return pb.Event(
+        card_played=pb.CardPlayed(
+            seat=seat,
+            card=card,
+            signal=_SIGNALS[signal] if signal else 0,  # type: ignore[arg-type]
+        )
+    )
+
+
+@functools.cache
+def _trick_won(trick: int, winner: int) -> pb.Event:
+    return pb.Event(trick_won=pb.TrickWon(trick=trick, winner=winner))
+
+
 def public_event(line: dict[str, Any]) -> pb.Event | None:
     """The event every seat sees for a public record line, or None for a private one.
 
@@ -229,16 +290,9 @@ def public_event(line: dict[str, Any]) -> pb.Event | None:
     """
     kind = line["type"]
     if kind == "play":
-        signal = line["signal"]
-        return pb.Event(
-            card_played=pb.CardPlayed(
-                seat=line["seat"],
-                card=line["card"],
-                signal=_SIGNALS[signal] if signal else 0,  # type: ignore[arg-type]
-            )
-        )
+        return _card_played(line["seat"], line["card"], line["signal"])
     if kind == "trick":
-        return pb.Event(trick_won=pb.TrickWon(trick=line["trick"], winner=line["winner"]))
+        return _trick_won(line["trick"], line["winner"])
     if kind == "declare":
         return pb.Event(
             declared=pb.Declared(

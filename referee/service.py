@@ -77,7 +77,7 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
                 await self._serve_key(hello, context)
                 return
             link = self._book.claim(hello.ticket, self._only)
-            await link.attach(context)
+            await link.attach(context, compact=hello.compact_observations)
             await link.serve(context)
         except LinkError as exc:
             await context.abort(exc.code, f"{exc.reason}: {exc.message}")
@@ -98,7 +98,7 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
                 "entrant keys work only on the listener of a tournament run; "
                 "this stream needs a ticket",
             )
-        await keys.serve(hello.key, context)
+        await keys.serve(hello.key, context, compact=hello.compact_observations)
 
 
 def _play_handler(
@@ -186,6 +186,10 @@ LOCAL_SPECTATORS_ONLY = (
     "the tables of a round deal the same cards, so watching one shows another's deals "
     "before they are played (docs/security.md)"
 )
+
+
+GC_YOUNG_THRESHOLD = 10_000
+"""Allocations between young garbage collections in a referee process (700 by default)."""
 
 
 def loopback_peer(peer: str) -> bool:
@@ -401,6 +405,10 @@ async def start_referee(
     for rules in PRESETS.values():
         rules_tables(rules)
     gc.freeze()
+    # A decision allocates about a dozen more tracked objects than it frees: at the default
+    # 700 the young collections cost up to a tenth of the referee's CPU per decision
+    # (docs/benchmarks.md, "CPU per decision").
+    gc.set_threshold(GC_YOUNG_THRESHOLD, 50, 100)
     await server.start()
     for name in services[:3]:
         await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)

@@ -6,7 +6,9 @@ Only the shape of the figures is checked; speed targets live in docs/benchmarks.
 from __future__ import annotations
 
 import json
+import math
 import os
+import re
 import subprocess
 
 import pytest
@@ -43,6 +45,15 @@ def test_bench_referee_json_has_positive_figures() -> None:
     for key in ("p50_us", "p99_us", "decisions_per_second", "seconds"):
         assert run[key] > 0, key
     assert run["p99_us"] >= run["p50_us"]
+    # CPU over the play phase: the referee's (this process) and the four bots', in all and
+    # per answered decision; the top level gives those of the run with the most tables.
+    for side in ("referee", "bot"):
+        seconds, per_decision = run[f"{side}_cpu_seconds"], run[f"{side}_cpu_us_per_decision"]
+        assert math.isfinite(per_decision) and per_decision > 0, side
+        assert per_decision == pytest.approx(seconds / run["decisions"] * 1e6, rel=0.01, abs=0.2)
+        assert out[f"{side}_cpu_us_per_decision"] == per_decision
+    # Not more CPU than the wall time allows on this machine's cores.
+    assert run["referee_cpu_seconds"] <= run["seconds"] * (os.cpu_count() or 1) + 0.05
     # The bare echo (one client process), then the echo laid out like the 1-table run.
     bare, matched = out["echo"]
     assert (bare["tables"], bare["processes"]) == (1, 1)
@@ -112,4 +123,10 @@ def test_bench_referee_text_names_the_transport_and_both_ratios() -> None:
     assert f"gRPC transport: GRPC_EXPERIMENTS={grpc_transport.GRPC_EXPERIMENTS!r}" in lines
     assert any(line.startswith("  on gRPC's defaults: ") for line in lines)
     assert any(line.startswith("  on the same transport: ") for line in lines)
+    assert "referee CPU µs/decision" in lines[0] and "bots CPU µs/decision" in lines[0]
+    cpu = re.fullmatch(
+        r"1 table\(s\): referee CPU ([\d,]+) µs and bots CPU ([\d,]+) µs per decision", lines[-2]
+    )
+    assert cpu is not None, lines[-2]
+    assert all(int(x.replace(",", "")) > 0 for x in cpu.groups())
     assert lines[-1].endswith("decisions/s (target >= 5,000 at 64 tables)")

@@ -19,6 +19,7 @@ from collections import Counter, defaultdict
 from collections.abc import AsyncIterator, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ClassVar
 
 import grpc
 import grpc.aio
@@ -86,7 +87,7 @@ def action(text: str) -> pb.Action:
         id=signal * 40 + CARDS.index(words[0]),
         kind=pb.ACTION_KIND_PLAY,
         card=words[0],
-        signal=signal,  # type: ignore[arg-type]
+        signal=signal,
         text=text,
     )
 
@@ -561,7 +562,7 @@ PROCESS_GONE = "process_gone: the bot process this ticket was made for has ended
 
 
 def _ev(**kwargs: object) -> pb.Event:
-    return pb.Event(**kwargs)  # type: ignore[arg-type]
+    return pb.Event(**kwargs)
 
 
 @dataclass
@@ -663,7 +664,7 @@ class FakeReferee(rpc.RefereeServiceServicer):
 
 
 async def _with_referee(
-    referee: FakeReferee, body: object, tls: tuple[bytes, bytes] | None = None
+    referee: rpc.RefereeServiceServicer, body: object, tls: tuple[bytes, bytes] | None = None
 ) -> object:
     """Run ``body(address)`` (a coroutine function) while the fake referee serves.
 
@@ -848,7 +849,7 @@ class _Recording(Bot):
         self.over += 1
 
 
-def _run_in_process(referee: FakeReferee, factory: type[Bot], tickets: str) -> int:
+def _run_in_process(referee: rpc.RefereeServiceServicer, factory: type[Bot], tickets: str) -> int:
     async def body(address: str) -> int:
         return await run_async(factory, referee=address, tickets=tickets)
 
@@ -1034,3 +1035,111 @@ def test_a_stream_ended_before_match_over_exits_1(capsys: pytest.CaptureFixture[
     assert _run_in_process(_Quitter({"tk"}), _Recording, "tk") == 1
     lines = capsys.readouterr().err.splitlines()
     assert len(lines) == 1 and "before the match was over" in lines[0]
+
+
+# ---------------------------------------------------------------------------------------
+# Compact observations: the SDK asks for them and hands the bot complete ones. The fake
+# referee replays what the real one sent (tests/fixtures/compact/, written by
+# tests/make_compact_fixture.py), each slot of a match on a ticket of its own.
+
+_COMPACT_FIXTURE = Path(__file__).resolve().parent / "fixtures" / "compact"
+
+
+@dataclass
+class _Row:
+    request_id: int
+    compact: pb.Observation
+    full: pb.Observation
+
+
+def _fixture_rows(name: str) -> dict[int, list[_Row]]:
+    """Slot -> its requests, in order, from one fixture file."""
+    import base64
+    import json
+
+    rows: dict[int, list[_Row]] = defaultdict(list)
+    for line in (_COMPACT_FIXTURE / name).read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        rows[row["slot"]].append(
+            _Row(
+                row["request_id"],
+                pb.Observation.FromString(base64.b64decode(row["compact"])),
+                pb.Observation.FromString(base64.b64decode(row["full"])),
+            )
+        )
+    return rows
+
+
+@dataclass
+class _Replay(rpc.RefereeServiceServicer):
+    """Each ticket ``s<slot>`` gets that slot's requests as the fixture has them."""
+
+    rows: dict[int, list[_Row]]
+    hellos: list[pb.Hello] = field(default_factory=list)
+
+    async def Play(
+        self, request_iterator: AsyncIterator[pb.PlayRequest], context: _Context
+    ) -> AsyncIterator[pb.PlayResponse]:
+        first = await anext(request_iterator, None)
+        assert first is not None
+        self.hellos.append(first.hello)
+        slot = int(first.hello.ticket[1:])
+        welcome = _ev(welcome=pb.Welcome(match_id="m1", slot=slot))
+        events = [welcome]
+        for row in self.rows[slot]:
+            request = pb.DecisionRequest(
+                request_id=row.request_id,
+                observation=row.compact,
+                legal_actions=[pb.Action(id=row.request_id, kind=pb.ACTION_KIND_PLAY)],
+            )
+            yield pb.PlayResponse(events=events, request=request)
+            events = []
+            await anext(request_iterator, None)
+        yield pb.PlayResponse(events=[*events, _ev(match_over=pb.MatchOver(match_id="m1"))])
+
+
+class _Observing(Bot):
+    """Keeps the observation of every turn, by ticket."""
+
+    seen: ClassVar[dict[str, list[pb.Observation]]] = {}
+
+    def choose(self, turn: Turn) -> pb.Action:
+        copy = pb.Observation()
+        copy.CopyFrom(turn.observation)
+        self.seen.setdefault(self.ticket, []).append(copy)
+        return turn.legal[0]
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["tressette.jsonl", "tressette-a-due.jsonl", "tressette-a-tre.jsonl", "calabresella.jsonl"],
+)
+def test_the_bot_sees_complete_observations(name: str) -> None:
+    rows = _fixture_rows(name)
+    assert any(r.compact.compact for slot in rows.values() for r in slot)
+    referee = _Replay(rows)
+    _Observing.seen = {}
+    tickets = ",".join(f"s{slot}" for slot in rows)
+    assert _run_in_process(referee, _Observing, tickets) == 0
+    # Every stream asked for compact observations; each bot saw its own stream's, complete.
+    assert len(referee.hellos) == len(rows)
+    assert all(h.compact_observations for h in referee.hellos)
+    for slot, slot_rows in rows.items():
+        assert _Observing.seen[f"s{slot}"] == [r.full for r in slot_rows]
+
+
+def test_a_compact_observation_with_nothing_before_it_stops_the_stream(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    rows = _fixture_rows("tressette.jsonl")
+    slot = rows[0]
+    first_compact = next(i for i, r in enumerate(slot) if r.compact.compact)
+    referee = _Replay({0: slot[first_compact:]})
+    _Observing.seen = {}
+    assert _run_in_process(referee, _Observing, "s0") == 1
+    assert "s0" not in _Observing.seen
+    lines = capsys.readouterr().err.splitlines()
+    assert lines == [
+        "tavolo_bot: the referee sent a compact observation as the first of this stream; "
+        "this stream stops"
+    ]

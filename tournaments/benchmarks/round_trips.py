@@ -7,7 +7,8 @@ one stream per ticket. The round trips are the referee's own clock, ``Match(on_d
 ...)``: from just before ``SlotLink.send`` writes the request to when the ``Decision``
 arrives in ``SlotLink._receive``. Only decisions answered after every bot stream has
 connected count, and decisions per second is their number over the wall time from then
-to the end of the last match.
+to the end of the last match. The CPU time of this process (the referee's) and of the
+four bot processes over that same time is divided by those decisions too.
 
 ``bench_echo`` times the same exchange with nothing but ``grpc.aio``, on the server side:
 the server writes a small message on a bidirectional stream and awaits its echo. Each
@@ -35,6 +36,7 @@ import dataclasses
 import json
 import math
 import os
+import resource
 import statistics
 import sys
 import tempfile
@@ -102,6 +104,20 @@ class LatencyRun:
     after_write_p50_us: float | None = None
     """Echo only: the median from when the write is done to the echo."""
     after_write_p99_us: float | None = None
+    referee_cpu_seconds: float = 0.0
+    """Referee only: CPU time of this process (the referee's) over the play phase."""
+    bot_cpu_seconds: float = 0.0
+    """Referee only: CPU time of the bot processes together over the play phase."""
+
+    @property
+    def referee_cpu_us_per_decision(self) -> float:
+        """The referee's CPU time per answered decision, in microseconds."""
+        return self.referee_cpu_seconds / self.decisions * 1e6
+
+    @property
+    def bot_cpu_us_per_decision(self) -> float:
+        """The bot processes' CPU time per answered decision, in microseconds."""
+        return self.bot_cpu_seconds / self.decisions * 1e6
 
 
 def percentile(values: Sequence[float], q: float) -> float:
@@ -212,6 +228,21 @@ async def _until(
                 pending.exception()
 
 
+def _cpu_seconds(pid: int) -> float:
+    """User and system CPU time of live process ``pid`` so far (all its threads)."""
+    with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+        # The command name, field 2, is in parentheses and may hold spaces.
+        fields = stat.read().rsplit(")", 1)[1].split()
+    # utime and stime are fields 14 and 15 of proc(5); fields[0] is field 3.
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _children_cpu_seconds() -> float:
+    """User and system CPU time of this process's children that have been reaped."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 # -- the referee -------------------------------------------------------------------------
 
 
@@ -297,6 +328,7 @@ async def bench_tables(
         links: list[SlotLink] = [link for m in matches for row in m.links for link in row]
         bot = Entry("random", command=(sys.executable, "-m", BUILT_IN_BOTS["random"]))
         with tempfile.TemporaryDirectory(prefix="tavolo-bench-") as root:
+            children_cpu = _children_cpu_seconds()
             try:
                 for j in range(processes):
                     env = _bot_env(referee.address, tickets, j, processes)
@@ -311,6 +343,8 @@ async def bench_tables(
                 # The matches start on their own as soon as their slots connect, perhaps
                 # before this task runs again: count from the last connection itself.
                 start = max(link.connected_at for link in links)
+                referee_cpu = time.process_time()
+                bots_cpu = sum(_cpu_seconds(bot.process.pid) for bot in bots)
                 results = await _until(
                     asyncio.gather(*tasks),
                     bots,
@@ -319,14 +353,19 @@ async def bench_tables(
                     limit=timeout,
                 )
                 end = clock()
+                referee_cpu = time.process_time() - referee_cpu
                 # After MatchOver every bot exits by itself.
                 failed = await _stop(bots, _STOP_GRACE)
+                # Reaped now, so their whole CPU time is in the children's usage, which
+                # only they add to meanwhile (their exit is counted too: a few ms each).
+                bots_cpu = _children_cpu_seconds() - children_cpu - bots_cpu
             finally:
                 await _stop(bots, 0.0)  # on the way out after a failure: kill them now
         if failed:
             raise BenchError(f"{tables} table(s): a bot process failed: {failed[0]}")
         faults = sum(o.termination in _FAULTS for r in results for o in r.outcomes)
-        return _summary(tables, samples, start, end, deals=deals, faults=faults)
+        run = _summary(tables, samples, start, end, deals=deals, faults=faults)
+        return dataclasses.replace(run, referee_cpu_seconds=referee_cpu, bot_cpu_seconds=bots_cpu)
     finally:
         for task in tasks:
             task.cancel()

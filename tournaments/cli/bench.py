@@ -197,9 +197,12 @@ def _referee_json(result: RefereeBench) -> dict[str, object]:
         "echo_p99_us": _us(echo.p99_us),
         "echo_after_write_p50_us": _us(echo.after_write_p50_us or 0.0),
         "p50_over_echo": round(ratios.over_echo, 2),
+        "referee_cpu_us_per_decision": _us(most.referee_cpu_us_per_decision),
+        "bot_cpu_us_per_decision": _us(most.bot_cpu_us_per_decision),
         "transport": {"GRPC_EXPERIMENTS": result.transport},
         "runs": [
-            {**_figures(run), "deals": run.deals, "faults": run.faults} for run in result.runs
+            {**_figures(run), **_cpu_figures(run), "deals": run.deals, "faults": run.faults}
+            for run in result.runs
         ],
         "echo": [
             {
@@ -243,6 +246,8 @@ def _referee_text(result: RefereeBench) -> None:
             f"{run.p50_us:,.0f}",
             f"{run.p99_us:,.0f}",
             f"{run.decisions_per_second:,.0f}",
+            f"{run.referee_cpu_us_per_decision:,.0f}" if what == "referee" else "",
+            f"{run.bot_cpu_us_per_decision:,.0f}" if what == "referee" else "",
         ]
         for what, runs in (
             ("echo", (result.echo,)),
@@ -253,9 +258,10 @@ def _referee_text(result: RefereeBench) -> None:
         for run in runs
     ]
     headers = [
-        "run", "tables", "processes", "deals", "round trips", "p50 µs", "p99 µs", "per second"
+        "run", "tables", "processes", "deals", "round trips", "p50 µs", "p99 µs", "per second",
+        "referee CPU µs/decision", "bots CPU µs/decision",
     ]  # fmt: skip
-    typer.echo(tabulate(rows, headers=headers, colalign=("left", *["right"] * 7)))
+    typer.echo(tabulate(rows, headers=headers, colalign=("left", *["right"] * 9)))
     typer.echo(f"\ngRPC transport: GRPC_EXPERIMENTS={result.transport!r}")
     typer.echo(
         f"referee p50 at {fewest.tables} table(s), {fewest.p50_us:,.0f} µs, over the bare "
@@ -271,6 +277,10 @@ def _referee_text(result: RefereeBench) -> None:
         )
     typer.echo(f"  on the same transport: {ratios.over_echo:.2f} (rounds: {each(ratios.on_echo)})")
     typer.echo(
+        f"{most.tables} table(s): referee CPU {most.referee_cpu_us_per_decision:,.0f} µs and "
+        f"bots CPU {most.bot_cpu_us_per_decision:,.0f} µs per decision"
+    )
+    typer.echo(
         f"{most.tables} table(s): {most.decisions_per_second:,.0f} decisions/s "
         f"(target >= {RATE_TARGET:,.0f} at 64 tables)"
     )
@@ -281,6 +291,16 @@ def _referee_text(result: RefereeBench) -> None:
 
 def _us(value: float) -> float:
     return round(value, 1)
+
+
+def _cpu_figures(run: LatencyRun) -> dict[str, object]:
+    """A referee run's CPU time over its play phase, in all and per answered decision."""
+    return {
+        "referee_cpu_seconds": round(run.referee_cpu_seconds, 4),
+        "referee_cpu_us_per_decision": _us(run.referee_cpu_us_per_decision),
+        "bot_cpu_seconds": round(run.bot_cpu_seconds, 4),
+        "bot_cpu_us_per_decision": _us(run.bot_cpu_us_per_decision),
+    }
 
 
 def _figures(run: LatencyRun) -> dict[str, object]:

@@ -20,6 +20,7 @@
 #include <utility>
 
 #include "tavolo/bot.hpp"
+#include "tavolo/compact.hpp"
 #include "tavolo/v1/referee.grpc.pb.h"
 
 namespace tavolo {
@@ -239,6 +240,7 @@ class Stream {
     // A key's new stream plays no seat until a Welcome names one: the seat it left may go
     // to another stream of the process, and stays in the shared seats for it.
     if (key_) cur_.reset();
+    merger_.reset();  // a new call starts with a complete observation
     grpc::ClientContext context;
     auto call = stub_->Play(&context);
     v1::PlayRequest hello;
@@ -248,6 +250,7 @@ class Stream {
       hello.mutable_hello()->set_ticket(ticket_);
     }
     hello.mutable_hello()->set_protocol_version(kProtocolVersion);
+    hello.mutable_hello()->set_compact_observations(true);
     if (call->Write(hello)) {
       v1::PlayResponse response;
       while (call->Read(&response)) {
@@ -281,9 +284,13 @@ class Stream {
 
   // Pass the events to the bot and fill `answer` if the response asks for a decision.
   // False when the stream must stop (the bot failed; said already).
-  bool handle(const v1::PlayResponse& response, std::optional<v1::PlayRequest>& answer) {
+  bool handle(v1::PlayResponse& response, std::optional<v1::PlayRequest>& answer) {
     const bool has_request = response.has_request();
     const std::uint64_t request_id = response.request().request_id();
+    // The first request after a Welcome is complete: nothing before it counts.
+    for (const auto& event : response.events()) {
+      if (event.has_welcome()) merger_.reset();
+    }
     // After a reconnection the referee re-sends the open request with its events: the bot
     // has heard those events already if it saw this request (at the same seat).
     bool repeated = false;
@@ -299,6 +306,13 @@ class Stream {
         }
       }
       if (!has_request) return true;
+      try {
+        merger_.complete(*response.mutable_request()->mutable_observation());
+      } catch (const CompactError& e) {
+        tell(std::string(e.what()) + "; this stream stops");
+        failed_ = true;
+        return false;
+      }
       seat = cur_;
       if (!seat) {
         tell("the referee sent a decision request outside any match (before a Welcome); this stream stops");
@@ -447,6 +461,7 @@ class Stream {
   StreamInfo info_;           // with a key: the stream's own
   int matches_ = 0;           // with a key: matches this stream made a bot for
   bool failed_ = false;
+  CompactMerger merger_;  // makes this stream's observations complete for the bot
 };
 
 std::shared_ptr<grpc::Channel> make_channel(const Settings& settings) {

@@ -2,27 +2,35 @@
 // run() against a fake referee on a Unix-domain socket (unix:/path) and on TCP (host:port),
 // and the contract every SDK keeps: which ticket refusals end a stream at once and which
 // are retried, one bot per ticket, and the seed texts; and entrant keys: match after match
-// on a key's streams, a fresh bot each, reconnections, refusals and settings.
+// on a key's streams, a fresh bot each, reconnections, refusals and settings; and compact
+// observations: the merge against tests/fixtures/compact/, and run() asking for them.
 // Run: cmake -S . -B build-tests -DTAVOLO_BUILD_TESTS=ON && cmake --build build-tests -j 2
 //      && ctest --test-dir build-tests --output-on-failure
 #include <grpcpp/grpcpp.h>
 #include <unistd.h>
+
+#include <google/protobuf/util/message_differencer.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <future>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <regex>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include "example_bot.hpp"
+#include "tavolo/compact.hpp"
 #include "tavolo/v1/referee.grpc.pb.h"
 
 namespace {
@@ -750,7 +758,8 @@ bool hellos_carry_the_key(ScriptedReferee& referee) {
   std::lock_guard<std::mutex> guard(referee.hellos_lock);
   return !referee.hellos.empty() &&
          std::all_of(referee.hellos.begin(), referee.hellos.end(), [](const v1::Hello& h) {
-           return h.key() == "kk" && h.ticket().empty() && h.protocol_version() == 1;
+           return h.key() == "kk" && h.ticket().empty() && h.protocol_version() == 1 &&
+                  h.compact_observations();
          });
 }
 
@@ -1046,6 +1055,294 @@ void test_key_and_ticket_is_a_usage_error() {
   server->Shutdown();
 }
 
+
+// --- compact observations -----------------------------------------------------------------
+
+// Standard base64 (RFC 4648, with padding) to bytes; throws on anything else.
+std::string from_base64(const std::string& text) {
+  static const std::string digits =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  if (text.size() % 4 != 0) throw std::runtime_error("base64 of a length not a multiple of 4");
+  std::string out;
+  for (std::size_t i = 0; i < text.size(); i += 4) {
+    std::uint32_t group = 0;
+    int pad = 0;
+    for (std::size_t j = 0; j < 4; ++j) {
+      const char c = text[i + j];
+      std::size_t value = 0;
+      if (c == '=' && i + 4 == text.size() && j >= 2) {
+        ++pad;
+      } else if (pad > 0 || (value = digits.find(c)) == std::string::npos) {
+        throw std::runtime_error(std::string("not base64: '") + c + "'");
+      }
+      group = (group << 6) | static_cast<std::uint32_t>(value);
+    }
+    out += static_cast<char>(group >> 16);
+    if (pad < 2) out += static_cast<char>((group >> 8) & 0xff);
+    if (pad < 1) out += static_cast<char>(group & 0xff);
+  }
+  return out;
+}
+
+// The value of `"key": ...` in a fixture line (a number, or a string's contents), or "".
+std::string json_value(const std::string& line, const std::string& key) {
+  const std::regex pattern("\"" + key + "\"\\s*:\\s*(\"([^\"]*)\"|([0-9]+))");
+  std::smatch m;
+  if (!std::regex_search(line, m, pattern)) return "";
+  return m[2].matched ? m[2].str() : m[3].str();
+}
+
+bool same(const Observation& a, const Observation& b) {
+  return google::protobuf::util::MessageDifferencer::Equals(a, b);
+}
+
+void test_compact_fixture() {
+  namespace fs = std::filesystem;
+  const fs::path folder = TAVOLO_COMPACT_FIXTURES;
+  std::vector<fs::path> files;
+  std::error_code error;
+  for (const auto& entry : fs::directory_iterator(folder, error)) {
+    if (entry.path().extension() == ".jsonl") files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  if (files.empty()) std::cerr << "no .jsonl files in " << folder << "\n";
+  CHECK(!files.empty());
+  int compact_seen = 0;
+  for (const auto& file : files) {
+    std::ifstream in(file);
+    std::map<std::string, CompactMerger> streams;  // per slot
+    int number = 0;
+    int mismatches = 0;
+    for (std::string line; std::getline(in, line);) {
+      if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+      ++number;
+      const std::string where = file.filename().string() + " line " + std::to_string(number);
+      const std::string slot = json_value(line, "slot");
+      Observation compact;
+      Observation full;
+      try {
+        if (slot.empty() || !compact.ParseFromString(from_base64(json_value(line, "compact"))) ||
+            !full.ParseFromString(from_base64(json_value(line, "full")))) {
+          throw std::runtime_error("no slot, compact or full Observation");
+        }
+        compact_seen += compact.compact() ? 1 : 0;
+        streams[slot].complete(compact);
+      } catch (const std::exception& e) {
+        std::cerr << where << ": " << e.what() << "\n";
+        ++mismatches;
+        continue;
+      }
+      if (!same(compact, full)) {
+        if (mismatches == 0) {
+          std::cerr << where << " (request " << json_value(line, "request_id")
+                    << "): merged\n" << compact.DebugString() << "full\n" << full.DebugString();
+        }
+        ++mismatches;
+      }
+    }
+    if (mismatches) std::cerr << file << ": " << mismatches << " of " << number << " lines differ\n";
+    CHECK(number > 0 && mismatches == 0);
+  }
+  CHECK(compact_seen > 0);  // else the fixture tests no merge at all
+}
+
+v1::Trick make_trick(const std::vector<std::string>& cards) {
+  v1::Trick trick;
+  for (std::size_t i = 0; i < cards.size(); ++i) {
+    auto* play = trick.add_plays();
+    play->set_seat(static_cast<std::uint32_t>(i));
+    play->mutable_action()->set_card(cards[i]);
+    play->mutable_action()->set_text(cards[i]);
+  }
+  return trick;
+}
+
+Observation deal_of(std::uint32_t game, std::uint32_t deal) {
+  Observation o;
+  o.set_seat(1);
+  o.set_game(game);
+  o.set_deal(deal);
+  o.set_players(4);
+  o.add_hand("3D");
+  return o;
+}
+
+void test_compact_merge_by_hand() {
+  CompactMerger merger;
+  Observation first = deal_of(1, 1);
+  *first.add_tricks() = make_trick({"AS", "4S", "5S", "6S"});
+  first.add_declarations()->set_declaration("napoli-D");
+  first.add_draws()->set_card("7C");
+  first.mutable_calabresella()->set_soloist(-1);
+  first.mutable_calabresella()->add_bids()->set_bid("pass");
+  Observation got = first;
+  merger.complete(got);
+  CHECK(same(got, first));  // a complete observation is taken as it is
+
+  Observation second = deal_of(1, 1);
+  second.set_compact(true);
+  second.set_hand(0, "2C");
+  *second.add_tricks() = make_trick({"3C", "4C", "5C", "6C"});
+  second.add_draws()->set_card("KB");
+  second.mutable_calabresella()->set_soloist(1);
+  second.mutable_calabresella()->set_contract("solo");
+  second.mutable_calabresella()->add_bids()->set_bid("solo");
+  merger.complete(second);
+  Observation expected = first;
+  expected.set_hand(0, "2C");
+  *expected.add_tricks() = make_trick({"3C", "4C", "5C", "6C"});
+  expected.add_draws()->set_card("KB");
+  expected.mutable_calabresella()->set_soloist(1);
+  expected.mutable_calabresella()->set_contract("solo");
+  expected.mutable_calabresella()->add_bids()->set_bid("solo");
+  CHECK(same(second, expected) && !second.compact());
+
+  // The next compact one adds to the merged one; without a view it gets none.
+  Observation third = deal_of(1, 1);
+  third.set_compact(true);
+  *third.add_tricks() = make_trick({"KD", "QD", "JD", "7D"});
+  merger.complete(third);
+  CHECK(third.tricks_size() == 3 && third.draws_size() == 2 && third.declarations_size() == 1);
+  CHECK(!third.has_calabresella());
+
+  // A complete observation of a new deal replaces everything.
+  Observation new_deal = deal_of(1, 2);
+  new_deal.set_hand(0, "AC");
+  Observation replaced = new_deal;
+  merger.complete(replaced);
+  CHECK(same(replaced, new_deal));
+  Observation next = deal_of(1, 2);
+  next.clear_hand();
+  next.set_compact(true);
+  *next.add_tricks() = make_trick({"AC", "2C", "3C", "4C"});
+  merger.complete(next);
+  CHECK(next.tricks_size() == 1 && next.tricks(0).plays(0).action().card() == "AC");
+  CHECK(next.declarations_size() == 0 && next.draws_size() == 0);
+}
+
+// The CompactError's text for `observation` after `before` (nothing, when null), or "".
+std::string compact_refusal(const Observation* before, Observation observation) {
+  CompactMerger merger;
+  if (before) {
+    Observation copy = *before;
+    merger.complete(copy);
+  }
+  try {
+    merger.complete(observation);
+  } catch (const CompactError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+void test_compact_refusals() {
+  Observation compact = deal_of(2, 1);
+  compact.set_compact(true);
+  CHECK(compact_refusal(nullptr, compact) ==
+        "the referee sent a compact observation (game 2, deal 1) as the first of this stream, "
+        "with nothing to add it to");
+  Observation other_deal = deal_of(2, 2);
+  other_deal.set_compact(true);
+  const Observation before = deal_of(2, 1);
+  CHECK(compact_refusal(&before, other_deal) ==
+        "the referee sent a compact observation of game 2, deal 2 after one of game 2, deal 1 "
+        "(a new deal must come complete)");
+  CHECK(compact_refusal(&before, compact).empty());
+  CompactMerger merger;
+  Observation copy = before;
+  merger.complete(copy);
+  merger.reset();
+  bool threw = false;
+  try {
+    merger.complete(compact);
+  } catch (const CompactError&) {
+    threw = true;
+  }
+  CHECK(threw);
+}
+
+// A ticket's match of one request per observation (the first with a Welcome), then MatchOver.
+grpc::Status observations_match(const std::vector<Observation>& observations, PlayStream* stream) {
+  for (std::size_t i = 0; i < observations.size(); ++i) {
+    v1::PlayResponse out;
+    if (i == 0) out.add_events()->mutable_welcome()->set_match_id("m");
+    out.mutable_request()->set_request_id(i + 1);
+    out.mutable_request()->set_deadline_ms(1000);
+    *out.mutable_request()->mutable_observation() = observations[i];
+    add_play(*out.mutable_request(), "3D");
+    stream->Write(out);
+    v1::PlayRequest in;
+    if (!stream->Read(&in) || in.decision().request_id() != i + 1)
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "bad decision");
+  }
+  v1::PlayResponse over;
+  over.add_events()->mutable_match_over()->set_match_id("m");
+  stream->Write(over);
+  return grpc::Status::OK;
+}
+
+class ObservingBot : public Bot {
+ public:
+  int choose(const Turn& turn) override {
+    seen.push_back(turn.observation());
+    return static_cast<int>(turn.legal()[0].id());
+  }
+  std::vector<Observation> seen;
+};
+
+void test_run_asks_for_compact_observations() {
+  Observation t1 = deal_of(1, 1);
+  *t1.add_tricks() = make_trick({"AS", "4S", "5S", "6S"});
+  Observation t2 = deal_of(1, 1);
+  t2.set_compact(true);
+  *t2.add_tricks() = make_trick({"3C", "4C", "5C", "6C"});
+  Observation d2 = deal_of(1, 2);
+  Observation d2t = deal_of(1, 2);
+  d2t.set_compact(true);
+  *d2t.add_tricks() = make_trick({"KD", "QD", "JD", "7D"});
+  const std::vector<Observation> sent = {t1, t2, d2, d2t};
+  ScriptedReferee referee([&](int, const std::string&, PlayStream* stream) {
+    return observations_match(sent, stream);
+  });
+  std::string address;
+  auto server = serve_scripted(referee, &address);
+  ObservingBot bot;
+  const Outcome got = capture([&] { return run(bot, settings_for(address, {"tk"}, "", 1)); });
+  CHECK(got.code == kExitOk && got.lines.empty());
+  {
+    std::lock_guard<std::mutex> guard(referee.hellos_lock);
+    CHECK(referee.hellos.size() == 1 && referee.hellos[0].compact_observations());
+  }
+  Observation both = t1;
+  *both.add_tricks() = make_trick({"3C", "4C", "5C", "6C"});
+  Observation d2_full = d2;
+  *d2_full.add_tricks() = make_trick({"KD", "QD", "JD", "7D"});
+  CHECK(bot.seen.size() == 4);
+  if (bot.seen.size() == 4) {
+    CHECK(same(bot.seen[0], t1) && same(bot.seen[1], both) && same(bot.seen[2], d2) &&
+          same(bot.seen[3], d2_full));
+  }
+
+  // A compact observation of another deal: one line, the bot is not asked, exit 1.
+  Observation wrong = deal_of(1, 2);
+  wrong.set_compact(true);
+  const std::vector<Observation> broken = {t1, wrong};
+  ScriptedReferee bad([&](int, const std::string&, PlayStream* stream) {
+    return observations_match(broken, stream);
+  });
+  std::string bad_address;
+  auto bad_server = serve_scripted(bad, &bad_address);
+  ObservingBot bot2;
+  const Outcome failed =
+      capture([&] { return run(bot2, settings_for(bad_address, {"tk"}, "", 1)); });
+  CHECK(failed.code == kExitFailed && bot2.seen.size() == 1);
+  CHECK((failed.lines == std::vector<std::string>{
+             "the referee sent a compact observation of game 1, deal 2 after one of game 1, "
+             "deal 1 (a new deal must come complete); this stream stops"}));
+  bad_server->Shutdown();
+  server->Shutdown();
+}
+
 }  // namespace
 
 int main() {
@@ -1083,6 +1380,10 @@ int main() {
       {"key: a request before a Welcome fails", test_key_request_before_a_welcome},
       {"key: settings (TAVOLO_KEY, TAVOLO_STREAMS)", test_key_settings},
       {"key: with a ticket too, or with run(Bot&): usage error", test_key_and_ticket_is_a_usage_error},
+      {"compact: merging the fixture's observations gives the full ones", test_compact_fixture},
+      {"compact: items appended, a new deal replaces everything", test_compact_merge_by_hand},
+      {"compact: nothing to add to is refused", test_compact_refusals},
+      {"compact: run() asks for them, the bot sees complete ones", test_run_asks_for_compact_observations},
   };
   for (const auto& [name, test] : tests) {
     const int before = failures;

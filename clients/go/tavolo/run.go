@@ -319,7 +319,8 @@ type stream struct {
 	entrant   string     // with a key: from KeyAccepted
 	cur       *seat      // the seat played now (with a key: nil between matches)
 
-	established bool // the current session has read a message
+	established bool   // the current session has read a message
+	seen        merger // the current session's, to complete its compact observations
 }
 
 func (s *stream) say(line string) { s.out.say(s.label + line) }
@@ -488,11 +489,14 @@ func (s *stream) session(parent context.Context) error {
 		// go to another stream of the process, and stays in s.seats for it.
 		s.cur = nil
 	}
+	s.seen = merger{} // a compact observation completes one of the same call only
 	call, err := s.client.Play(ctx)
 	if err != nil {
 		return err
 	}
-	hello := &pb.PlayRequest{Message: &pb.PlayRequest_Hello{Hello: &pb.Hello{Ticket: s.ticket, Key: s.key, ProtocolVersion: ProtocolVersion}}}
+	hello := &pb.PlayRequest{Message: &pb.PlayRequest_Hello{Hello: &pb.Hello{
+		Ticket: s.ticket, Key: s.key, ProtocolVersion: ProtocolVersion, CompactObservations: true,
+	}}}
 	if err := call.Send(hello); err != nil && err != io.EOF {
 		return err // io.EOF: the call is over, and Recv tells how
 	}
@@ -548,6 +552,10 @@ func (s *stream) handle(response *pb.PlayResponse) (decision *pb.Decision, err e
 	cur := s.cur
 	if cur == nil {
 		s.say("the referee sent a decision request outside any match (before a Welcome); this stream stops")
+		return nil, errStreamFailed
+	}
+	if err := s.seen.complete(request.GetObservation()); err != nil {
+		s.say(err.Error() + "; this stream stops")
 		return nil, errStreamFailed
 	}
 	cur.mu.Lock()

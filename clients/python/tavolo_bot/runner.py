@@ -34,6 +34,7 @@ import grpc
 import grpc.aio
 
 from tavolo_bot.bot import Bot, stream_seed
+from tavolo_bot.compact import CompactError, Merger
 from tavolo_bot.proto import referee_pb2 as pb
 from tavolo_bot.proto import referee_pb2_grpc
 from tavolo_bot.turn import Turn
@@ -256,6 +257,8 @@ class _Stream:
         # the same answer without asking the bot twice (a random bot would drift otherwise).
         self._answered: tuple[int, int] | None = None
         self._seen_request: int | None = None
+        self._merger = Merger()
+        """What the observations of this stream so far add up to (compact ones follow it)."""
 
     def _say(self, line: str) -> None:
         _say(self._label + line)
@@ -264,6 +267,9 @@ class _Stream:
         """Play the ticket to the end of the match; the exit code of this stream."""
         try:
             return await self._play()
+        except CompactError as exc:
+            self._say(f"{exc}; this stream stops")
+            return EXIT_FAILED
         except Exception:  # the bot's own code failed: show where, and stop this stream
             self._say("the bot raised an exception; this stream stops:")
             traceback.print_exc()
@@ -329,11 +335,21 @@ class _Stream:
     async def _session(self) -> None:
         """One stream, from Hello to its end; raises ``AioRpcError`` unless it ends OK."""
         call: grpc.aio.StreamStreamCall[pb.PlayRequest, pb.PlayResponse] = self._stub.Play()
+        self._merger.reset()
         try:
+            # Compact observations: the merger makes each complete before the bot sees it.
             if self._make_bot is not None:
-                hello = pb.Hello(key=self._settings.key, protocol_version=PROTOCOL_VERSION)
+                hello = pb.Hello(
+                    key=self._settings.key,
+                    protocol_version=PROTOCOL_VERSION,
+                    compact_observations=True,
+                )
             else:
-                hello = pb.Hello(ticket=self._ticket, protocol_version=PROTOCOL_VERSION)
+                hello = pb.Hello(
+                    ticket=self._ticket,
+                    protocol_version=PROTOCOL_VERSION,
+                    compact_observations=True,
+                )
             await _write(call, pb.PlayRequest(hello=hello))
             while True:
                 response = await call.read()
@@ -349,7 +365,10 @@ class _Stream:
     def _handle(self, response: pb.PlayResponse) -> pb.Decision | None:
         """Pass the events to the bot; the decision to send if the response asks for one."""
         bot = self._bot
-        request_id = response.request.request_id if response.HasField("request") else None
+        request_id = None
+        if response.HasField("request"):
+            request_id = response.request.request_id
+            self._merger.complete(response.request.observation)
         # After a reconnection the referee re-sends the open request with its events: the
         # bot has heard those events already if it saw this request.
         repeated = request_id is not None and request_id == self._seen_request

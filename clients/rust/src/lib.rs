@@ -23,6 +23,7 @@
 //! ```
 
 pub mod cards;
+mod compact;
 #[cfg(test)]
 mod fake_referee;
 mod runner;

@@ -15,6 +15,7 @@ use tokio_stream::wrappers::ReceiverStream;
 use tonic::transport::{Channel, Endpoint};
 use tonic::{Code, Status};
 
+use crate::compact::Merger;
 use crate::pb::referee_service_client::RefereeServiceClient;
 use crate::pb::{self, PlayRequest, PlayResponse, event::Event, play_request};
 use crate::{Bot, Turn};
@@ -621,6 +622,8 @@ struct Stream<B: Bot> {
     referee: String,
     reconnect: Duration,
     established: bool,
+    /// The current session's, to complete its compact observations.
+    seen: Merger,
 }
 
 impl<B: Bot> Stream<B> {
@@ -639,6 +642,7 @@ impl<B: Bot> Stream<B> {
             referee: settings.referee.clone(),
             reconnect: settings.reconnect,
             established: false,
+            seen: Merger::default(),
         }
     }
 
@@ -749,11 +753,14 @@ impl<B: Bot> Stream<B> {
             }
             None => String::new(),
         };
+        // A compact observation completes one of the same call only.
+        self.seen = Merger::default();
         let (tx, rx) = mpsc::channel::<PlayRequest>(8);
         let hello = pb::Hello {
             ticket: self.ticket.clone(),
             protocol_version: PROTOCOL_VERSION,
             key,
+            compact_observations: true,
         };
         let _ = tx
             .send(PlayRequest {
@@ -789,7 +796,7 @@ impl<B: Bot> Stream<B> {
                 self.note(event).await?;
             }
         }
-        let Some(request) = response.request else {
+        let Some(mut request) = response.request else {
             return Ok(None);
         };
         let Some(seat) = self.cur.clone() else {
@@ -799,6 +806,10 @@ impl<B: Bot> Stream<B> {
             );
             return Err(Ended::Failed);
         };
+        if let Err(problem) = self.seen.complete(request.observation.as_mut()) {
+            self.say(&format!("{problem}; this stream stops"));
+            return Err(Ended::Failed);
+        }
         let mut seat = self.lock(&seat)?;
         seat.seen_request = Some(request.request_id);
         let action_id = match seat.answered {
@@ -814,6 +825,7 @@ impl<B: Bot> Stream<B> {
                 chosen
             }
         };
+        self.seen.keep(request.observation.take());
         Ok(Some(pb::Decision {
             request_id: request.request_id,
             action_id,
@@ -1742,5 +1754,131 @@ mod tests {
             };
             assert_eq!((exit, said), (EXIT_FAILED, vec![want.to_string()]));
         }
+    }
+
+    /// A request of id `id` with this observation and one legal play, id 17.
+    fn request_with(id: u64, observation: pb::Observation) -> Step {
+        let request = pb::DecisionRequest {
+            request_id: id,
+            deadline_ms: 1000,
+            observation: Some(observation),
+            legal_actions: vec![pb::Action {
+                id: 17,
+                kind: pb::ActionKind::Play as i32,
+                card: "6C".into(),
+                text: "6C".into(),
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        Step::Send(Box::new(PlayResponse {
+            events: vec![],
+            request: Some(request),
+        }))
+    }
+
+    fn trick_of(winner: u32, card: &str) -> pb::Trick {
+        pb::Trick {
+            plays: vec![pb::Play {
+                seat: winner,
+                action: Some(pb::Action {
+                    card: card.into(),
+                    ..Default::default()
+                }),
+            }],
+            winner,
+        }
+    }
+
+    /// Keeps every observation it is shown.
+    struct Observer(Arc<Mutex<Vec<pb::Observation>>>);
+
+    impl Bot for Observer {
+        fn choose(&mut self, turn: &Turn<'_>) -> u32 {
+            self.0.lock().unwrap().push(turn.observation().clone());
+            turn.legal()[0].id
+        }
+    }
+
+    #[test]
+    fn hello_asks_for_compact_observations_and_the_bot_sees_them_complete() {
+        let fake = fake_referee::serve(|_, ticket| {
+            let compact = pb::Observation {
+                game: 1,
+                deal: 1,
+                compact: true,
+                tricks: vec![trick_of(3, "2C")],
+                ..Default::default()
+            };
+            vec![
+                fake_referee::welcome(ticket),
+                request_with(
+                    1,
+                    pb::Observation {
+                        game: 1,
+                        deal: 1,
+                        tricks: vec![trick_of(0, "AD")],
+                        ..Default::default()
+                    },
+                ),
+                Step::Expect {
+                    request_id: 1,
+                    action_id: 17,
+                },
+                request_with(2, compact),
+                Step::Expect {
+                    request_id: 2,
+                    action_id: 17,
+                },
+                fake_referee::match_over(ticket),
+                Step::End(Code::Ok, String::new()),
+            ]
+        });
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        take_said();
+        let exit = run_with(settings_for(&fake.address, &["tk"], "", 5.0), |_| {
+            Observer(seen.clone())
+        });
+        assert_eq!((exit, take_said()), (EXIT_OK, Vec::<String>::new()));
+        assert!(fake.hellos().iter().all(|hello| hello.compact_observations));
+        let seen = seen.lock().unwrap();
+        let want = pb::Observation {
+            game: 1,
+            deal: 1,
+            tricks: vec![trick_of(0, "AD"), trick_of(3, "2C")],
+            ..Default::default()
+        };
+        assert_eq!(seen.len(), 2);
+        assert_eq!(seen[1], want);
+    }
+
+    #[test]
+    fn a_compact_observation_without_its_deal_stops_the_stream() {
+        let fake = fake_referee::serve(|_, ticket| {
+            let compact = pb::Observation {
+                game: 1,
+                deal: 4,
+                compact: true,
+                ..Default::default()
+            };
+            vec![
+                fake_referee::welcome(ticket),
+                request_with(1, compact),
+                Step::Expect {
+                    request_id: 1,
+                    action_id: 17,
+                },
+            ]
+        });
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        take_said();
+        let exit = run_with(settings_for(&fake.address, &["tk"], "", 5.0), |_| {
+            Observer(seen.clone())
+        });
+        let want = "the referee sent a compact observation (game 1, deal 4) as the first of \
+                    this stream's deal; this stream stops";
+        assert_eq!((exit, take_said()), (EXIT_FAILED, vec![want.to_string()]));
+        assert!(seen.lock().unwrap().is_empty(), "the bot was shown it");
+        assert_eq!(fake.attempts(), 1, "retried");
     }
 }

@@ -24,6 +24,7 @@ import { readFileSync } from "node:fs";
 import { isIP } from "node:net";
 import { credentials, status as Code, type ClientDuplexStream, type StatusObject } from "@grpc/grpc-js";
 import { type Bot, type BotFactory, keyMatchInfo, streamInfo } from "./bot";
+import { CompactError, Merger } from "./compact";
 import {
   type Decision,
   type Event,
@@ -287,6 +288,8 @@ class PlayStream {
   /** Matches begun on this stream (key mode): the last one's number. */
   private matches = 0;
   private established = false;
+  /** The current session's, to complete its compact observations. */
+  private seen = new Merger();
 
   constructor(
     private readonly client: RefereeServiceClient,
@@ -329,7 +332,7 @@ class PlayStream {
       this.established = false;
       const { status, botError } = await this.session();
       if (botError !== undefined) {
-        if (botError instanceof BotError) {
+        if (botError instanceof BotError || botError instanceof CompactError) {
           this.say(botError.message + "; this stream stops");
         } else if (botError instanceof FactoryError) {
           this.say(botError.message + "; this stream stops:");
@@ -394,6 +397,7 @@ class PlayStream {
 
   /** One stream, from Hello to its status, with every message handled in order. */
   private session(): Promise<Outcome> {
+    this.seen = new Merger(); // a compact observation completes one of the same call only
     return new Promise<Outcome>((resolve) => {
       const call: ClientDuplexStream<PlayRequest, PlayResponse> = this.client.play();
       let status: StatusObject | undefined;
@@ -436,10 +440,9 @@ class PlayStream {
         else setTimeout(finish, 500).unref(); // the last messages are read before "end"
       });
       const credential = this.credential;
-      const hello =
-        "key" in credential
-          ? { ticket: "", key: credential.key, protocolVersion: PROTOCOL_VERSION }
-          : { ticket: credential.ticket, key: "", protocolVersion: PROTOCOL_VERSION };
+      const ticket = "key" in credential ? "" : credential.ticket;
+      const key = "key" in credential ? credential.key : "";
+      const hello = { ticket, key, protocolVersion: PROTOCOL_VERSION, compactObservations: true };
       send({ hello });
     });
   }
@@ -526,6 +529,7 @@ class PlayStream {
     if (request === undefined) return undefined;
     const match = this.match;
     if (match === undefined) throw new BotError("the referee sent a request before a Welcome");
+    this.seen.complete(request.observation);
     match.seenRequest = request.requestId;
     let actionId: number;
     if (match.answered !== undefined && match.answered.requestId === request.requestId) {

@@ -77,14 +77,16 @@ class PlayRequest(_message.Message):
     def __init__(self, hello: _Optional[_Union[Hello, _Mapping]] = ..., decision: _Optional[_Union[Decision, _Mapping]] = ...) -> None: ...
 
 class Hello(_message.Message):
-    __slots__ = ("ticket", "protocol_version", "key")
+    __slots__ = ("ticket", "protocol_version", "key", "compact_observations")
     TICKET_FIELD_NUMBER: _ClassVar[int]
     PROTOCOL_VERSION_FIELD_NUMBER: _ClassVar[int]
     KEY_FIELD_NUMBER: _ClassVar[int]
+    COMPACT_OBSERVATIONS_FIELD_NUMBER: _ClassVar[int]
     ticket: str
     protocol_version: int
     key: str
-    def __init__(self, ticket: _Optional[str] = ..., protocol_version: _Optional[int] = ..., key: _Optional[str] = ...) -> None: ...
+    compact_observations: bool
+    def __init__(self, ticket: _Optional[str] = ..., protocol_version: _Optional[int] = ..., key: _Optional[str] = ..., compact_observations: _Optional[bool] = ...) -> None: ...
 
 class Decision(_message.Message):
     __slots__ = ("request_id", "action_id")
@@ -399,7 +401,7 @@ class Trick(_message.Message):
     def __init__(self, plays: _Optional[_Iterable[_Union[Play, _Mapping]]] = ..., winner: _Optional[int] = ...) -> None: ...
 
 class Observation(_message.Message):
-    __slots__ = ("seat", "game", "deal", "dealer", "phase", "hand", "trick", "tricks", "declarations", "captured", "totals", "players", "trump", "sides", "calabresella", "draws", "stock_left")
+    __slots__ = ("seat", "game", "deal", "dealer", "phase", "hand", "trick", "tricks", "declarations", "captured", "totals", "players", "trump", "sides", "calabresella", "draws", "stock_left", "compact")
     SEAT_FIELD_NUMBER: _ClassVar[int]
     GAME_FIELD_NUMBER: _ClassVar[int]
     DEAL_FIELD_NUMBER: _ClassVar[int]
@@ -417,6 +419,7 @@ class Observation(_message.Message):
     CALABRESELLA_FIELD_NUMBER: _ClassVar[int]
     DRAWS_FIELD_NUMBER: _ClassVar[int]
     STOCK_LEFT_FIELD_NUMBER: _ClassVar[int]
+    COMPACT_FIELD_NUMBER: _ClassVar[int]
     seat: int
     game: int
     deal: int
@@ -434,7 +437,8 @@ class Observation(_message.Message):
     calabresella: CalabresellaView
     draws: _containers.RepeatedCompositeFieldContainer[Draw]
     stock_left: int
-    def __init__(self, seat: _Optional[int] = ..., game: _Optional[int] = ..., deal: _Optional[int] = ..., dealer: _Optional[int] = ..., phase: _Optional[_Union[Phase, str]] = ..., hand: _Optional[_Iterable[str]] = ..., trick: _Optional[_Iterable[_Union[Play, _Mapping]]] = ..., tricks: _Optional[_Iterable[_Union[Trick, _Mapping]]] = ..., declarations: _Optional[_Iterable[_Union[Declared, _Mapping]]] = ..., captured: _Optional[_Iterable[int]] = ..., totals: _Optional[_Iterable[int]] = ..., players: _Optional[int] = ..., trump: _Optional[str] = ..., sides: _Optional[int] = ..., calabresella: _Optional[_Union[CalabresellaView, _Mapping]] = ..., draws: _Optional[_Iterable[_Union[Draw, _Mapping]]] = ..., stock_left: _Optional[int] = ...) -> None: ...
+    compact: bool
+    def __init__(self, seat: _Optional[int] = ..., game: _Optional[int] = ..., deal: _Optional[int] = ..., dealer: _Optional[int] = ..., phase: _Optional[_Union[Phase, str]] = ..., hand: _Optional[_Iterable[str]] = ..., trick: _Optional[_Iterable[_Union[Play, _Mapping]]] = ..., tricks: _Optional[_Iterable[_Union[Trick, _Mapping]]] = ..., declarations: _Optional[_Iterable[_Union[Declared, _Mapping]]] = ..., captured: _Optional[_Iterable[int]] = ..., totals: _Optional[_Iterable[int]] = ..., players: _Optional[int] = ..., trump: _Optional[str] = ..., sides: _Optional[int] = ..., calabresella: _Optional[_Union[CalabresellaView, _Mapping]] = ..., draws: _Optional[_Iterable[_Union[Draw, _Mapping]]] = ..., stock_left: _Optional[int] = ..., compact: _Optional[bool] = ...) -> None: ...
 
 class Draw(_message.Message):
     __slots__ = ("seat", "card")

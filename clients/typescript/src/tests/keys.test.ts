@@ -238,7 +238,7 @@ for (const seed of [undefined, "s"]) {
     const out = await playCaptured(recordingFactory(made), env);
     assert.equal(out.code, EXIT_OK, out.lines.join("\n"));
     assert.deepEqual(out.lines, []);
-    assert.deepEqual(referee.hellos, [{ ticket: "", key: KEY, protocolVersion: 1 }]);
+    assert.deepEqual(referee.hellos, [{ ticket: "", key: KEY, protocolVersion: 1, compactObservations: true }]);
     assert.equal(made.length, 2);
     for (const [i, { info, events, chosen, over }] of made.entries()) {
       const expected = `${seed ?? KEY}/match/${i + 1}`;

@@ -325,9 +325,12 @@ type Hello struct {
 	// The stream hears KeyAccepted, then is seated in the entrant's matches one after the
 	// other (each from Welcome to MatchOver, as with a ticket); the referee ends it with
 	// status OK once the entrant has no match left. Set exactly one of ticket and key.
-	Key           string `protobuf:"bytes,3,opt,name=key,proto3" json:"key,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Key string `protobuf:"bytes,3,opt,name=key,proto3" json:"key,omitempty"`
+	// The bot takes compact observations (see Observation.compact): each request then
+	// carries only the tricks, declarations, draws and bids that are new to this stream.
+	CompactObservations bool `protobuf:"varint,4,opt,name=compact_observations,json=compactObservations,proto3" json:"compact_observations,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
 }
 
 func (x *Hello) Reset() {
@@ -379,6 +382,13 @@ func (x *Hello) GetKey() string {
 		return x.Key
 	}
 	return ""
+}
+
+func (x *Hello) GetCompactObservations() bool {
+	if x != nil {
+		return x.CompactObservations
+	}
+	return false
 }
 
 type Decision struct {
@@ -2402,8 +2412,15 @@ type Observation struct {
 	Calabresella *CalabresellaView `protobuf:"bytes,15,opt,name=calabresella,proto3" json:"calabresella,omitempty"`
 	// Tressette a due: every card drawn from the stock so far (shown to both), and how many
 	// cards are left in it.
-	Draws         []*Draw `protobuf:"bytes,16,rep,name=draws,proto3" json:"draws,omitempty"`
-	StockLeft     uint32  `protobuf:"varint,17,opt,name=stock_left,json=stockLeft,proto3" json:"stock_left,omitempty"`
+	Draws     []*Draw `protobuf:"bytes,16,rep,name=draws,proto3" json:"draws,omitempty"`
+	StockLeft uint32  `protobuf:"varint,17,opt,name=stock_left,json=stockLeft,proto3" json:"stock_left,omitempty"`
+	// Only on a stream whose Hello asked for compact observations. When true, `tricks`,
+	// `declarations`, `draws` and `calabresella.bids` hold only the items added since the
+	// previous request on this stream, which was of the same game and deal: append them to
+	// what that request's observation held. Every other field is complete. When false,
+	// every field is complete: the first request of each deal, and the first after a
+	// Welcome (a new match, or a reconnection), always are.
+	Compact       bool `protobuf:"varint,18,opt,name=compact,proto3" json:"compact,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2555,6 +2572,13 @@ func (x *Observation) GetStockLeft() uint32 {
 		return x.StockLeft
 	}
 	return 0
+}
+
+func (x *Observation) GetCompact() bool {
+	if x != nil {
+		return x.Compact
+	}
+	return false
 }
 
 // Tressette a due: a card drawn from the stock, shown to both players.
@@ -3446,11 +3470,12 @@ const file_tavolo_v1_referee_proto_rawDesc = "" +
 	"\vPlayRequest\x12(\n" +
 	"\x05hello\x18\x01 \x01(\v2\x10.tavolo.v1.HelloH\x00R\x05hello\x121\n" +
 	"\bdecision\x18\x02 \x01(\v2\x13.tavolo.v1.DecisionH\x00R\bdecisionB\t\n" +
-	"\amessage\"\\\n" +
+	"\amessage\"\x8f\x01\n" +
 	"\x05Hello\x12\x16\n" +
 	"\x06ticket\x18\x01 \x01(\tR\x06ticket\x12)\n" +
 	"\x10protocol_version\x18\x02 \x01(\rR\x0fprotocolVersion\x12\x10\n" +
-	"\x03key\x18\x03 \x01(\tR\x03key\"F\n" +
+	"\x03key\x18\x03 \x01(\tR\x03key\x121\n" +
+	"\x14compact_observations\x18\x04 \x01(\bR\x13compactObservations\"F\n" +
 	"\bDecision\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\x04R\trequestId\x12\x1b\n" +
@@ -3604,7 +3629,7 @@ const file_tavolo_v1_referee_proto_rawDesc = "" +
 	"\x06action\x18\x02 \x01(\v2\x11.tavolo.v1.ActionR\x06action\"F\n" +
 	"\x05Trick\x12%\n" +
 	"\x05plays\x18\x01 \x03(\v2\x0f.tavolo.v1.PlayR\x05plays\x12\x16\n" +
-	"\x06winner\x18\x02 \x01(\rR\x06winner\"\xa8\x04\n" +
+	"\x06winner\x18\x02 \x01(\rR\x06winner\"\xc2\x04\n" +
 	"\vObservation\x12\x12\n" +
 	"\x04seat\x18\x01 \x01(\rR\x04seat\x12\x12\n" +
 	"\x04game\x18\x02 \x01(\rR\x04game\x12\x12\n" +
@@ -3624,7 +3649,8 @@ const file_tavolo_v1_referee_proto_rawDesc = "" +
 	"\fcalabresella\x18\x0f \x01(\v2\x1b.tavolo.v1.CalabresellaViewR\fcalabresella\x12%\n" +
 	"\x05draws\x18\x10 \x03(\v2\x0f.tavolo.v1.DrawR\x05draws\x12\x1d\n" +
 	"\n" +
-	"stock_left\x18\x11 \x01(\rR\tstockLeft\".\n" +
+	"stock_left\x18\x11 \x01(\rR\tstockLeft\x12\x18\n" +
+	"\acompact\x18\x12 \x01(\bR\acompact\".\n" +
 	"\x04Draw\x12\x12\n" +
 	"\x04seat\x18\x01 \x01(\rR\x04seat\x12\x12\n" +
 	"\x04card\x18\x02 \x01(\tR\x04card\"\x80\x03\n" +

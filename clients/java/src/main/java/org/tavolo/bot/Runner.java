@@ -643,6 +643,8 @@ public final class Runner {
     private int matches;
     private volatile boolean established;
     private volatile Throwable botFailure;
+    /** This stream's compact observations made complete; afresh on each call. */
+    private final CompactMerger merger = new CompactMerger();
 
     /** A ticket's stream plays {@code bot}; a key's ({@code bot} null) makes one per match. */
     PlayStream(Bot bot, String ticket, Bot.Factory factory, int index, String label, Settings settings, Shared shared) {
@@ -812,9 +814,11 @@ public final class Runner {
               end.complete(Status.OK);
             }
           };
+      // A new call starts with a complete observation (the first after its Welcome).
+      merger.reset();
       ClientCallStreamObserver<PlayRequest> out =
           (ClientCallStreamObserver<PlayRequest>) RefereeServiceGrpc.newStub(channel).play(observer);
-      Hello.Builder hello = Hello.newBuilder().setProtocolVersion(PROTOCOL_VERSION);
+      Hello.Builder hello = Hello.newBuilder().setProtocolVersion(PROTOCOL_VERSION).setCompactObservations(true);
       if (keyMode) {
         hello.setKey(settings.key());
       } else {
@@ -887,6 +891,10 @@ public final class Runner {
       boolean hasRequest = response.hasRequest();
       long requestId = hasRequest ? response.getRequest().getRequestId() : -1;
       boolean begins = response.getEventsList().stream().anyMatch(this::beginsMatch);
+      // The first request after a Welcome is complete: nothing before it counts.
+      if (response.getEventsList().stream().anyMatch(e -> e.getEventCase() == Event.EventCase.WELCOME)) {
+        merger.reset();
+      }
       // After a reconnection the referee re-sends the open request with its events: the bot has
       // heard those events already if it saw this request.
       MatchState before = match;
@@ -930,8 +938,13 @@ public final class Runner {
       if (current == null) {
         throw new StreamStop("the referee sent a request before a Welcome");
       }
+      DecisionRequest request;
+      try {
+        request = merger.complete(response.getRequest());
+      } catch (CompactMerger.CompactException e) {
+        throw new StreamStop(e.getMessage());
+      }
       current.seenRequest = requestId;
-      DecisionRequest request = response.getRequest();
       int chosen;
       if (current.answeredRequest == requestId) {
         chosen = current.answeredAction;

@@ -341,7 +341,8 @@ class RunnerKeyTest {
     stopServer();
     assertEquals(Runner.EXIT_OK, out.code(), out.lines().toString());
     assertEquals(List.of(), out.lines());
-    assertEquals(List.of(Hello.newBuilder().setKey(KEY).setProtocolVersion(1).build()), referee.hellos);
+    assertEquals(
+        List.of(Hello.newBuilder().setKey(KEY).setProtocolVersion(1).setCompactObservations(true).build()), referee.hellos);
     assertEquals(2, made.size());
     for (int i = 0; i < 2; i++) {
       Recording bot = made.get(i);
