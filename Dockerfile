@@ -6,6 +6,10 @@
 #   docker run --rm --user "$(id -u):$(id -g)" -v "$PWD/results:/data" $SANDBOX tavolo \
 #       tournament run /data/quick.toml --db /data/quick.db        # see the README
 #   add  -p 127.0.0.1:8080:8080 ... --web 0.0.0.0:8080  for the live view (docs/live-view.md)
+# A Dask cluster's scheduler and workers (docs/cluster.md): the same image, another entrypoint.
+#   docker run -d --network host --entrypoint dask tavolo scheduler --host 10.0.0.1 --no-dashboard
+#   docker run -d --network host $SANDBOX -v /srv/event:/srv/event --entrypoint dask tavolo \
+#       worker tcp://10.0.0.1:8786 --nworkers 2 --nthreads 1 --host 10.0.0.2 --no-dashboard
 # Every bot runs in a bubblewrap sandbox, which needs new namespaces and a /proc of its own:
 #   SANDBOX="--security-opt seccomp=unconfined --security-opt apparmor=unconfined
 #            --security-opt systempaths=unconfined"                 (docs/security.md)

@@ -74,6 +74,14 @@ class Entry:
     """The absolute path of the manifest the entry was read from, if any."""
 
 
+def built_in_bot(entry: Entry) -> str | None:
+    """Which of :data:`BUILT_IN_BOTS` ``entry`` runs, whatever its name; None for another."""
+    if not entry.built_in or not entry.command:
+        return None
+    modules = {module: name for name, module in BUILT_IN_BOTS.items()}
+    return modules.get(entry.command[-1])
+
+
 def parse_entry(text: str) -> Entry:
     """An entry from its command-line form.
 

@@ -19,7 +19,7 @@ from typing import IO, Any
 from referee.engine.families import AnyGame, new_game
 from referee.engine.game_base import Outcome
 from referee.engine.rules import Rules
-from referee.entries import unique_names
+from referee.entries import built_in_bot, unique_names
 from referee.match import (
     EntryStats,
     MatchConfig,
@@ -161,8 +161,12 @@ def play_match(
     names = unique_names(list(config.entries))
     slots = 2 if rules.partnerships else 1
     # One player per slot, seeded with the TAVOLO_SEED its bot process gets.
+    # A tournament's built-in entries have names of their own ("random-a").
     players = [
-        [make_player(entry.name, bot_seed(config.seed, names[e], k)) for k in range(slots)]
+        [
+            make_player(built_in_bot(entry) or entry.name, bot_seed(config.seed, names[e], k))
+            for k in range(slots)
+        ]
         for e, entry in enumerate(config.entries)
     ]
     result = MatchResult(

@@ -18,7 +18,7 @@ import secrets
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -280,7 +280,8 @@ KEPT_FEEDS = 256
 """Finished tables a referee keeps for spectators who come late."""
 
 
-def _forget_old_feeds(feeds: dict[str, TableFeed]) -> None:
+def forget_old_feeds(feeds: dict[str, TableFeed]) -> None:
+    """Drop the oldest finished tables beyond :data:`KEPT_FEEDS`, to make room for one."""
     done = [table for table, feed in feeds.items() if feed.done]
     for table in done[: max(0, len(done) - KEPT_FEEDS + 1)]:
         del feeds[table]
@@ -442,10 +443,14 @@ class Match:
         on_game_recorded: Callable[[GameReport], None] | None = None,
         keys: EntrantKeys | None = None,
         log_budget: LogBudget | None = None,
+        before_game: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self.referee = referee
         self._keys = keys
         """Remote entries it knows are seated from their entrant key's streams."""
+        self._before_game = before_game
+        """Awaited before every game but the first (a shard waits there for its head to
+        say whether an SPRT has stopped the match)."""
         self.config = config
         self.rules = config.rules
         self.match_id = secrets.token_hex(6)
@@ -481,7 +486,7 @@ class Match:
             self.match_id, stats=[EntryStats(n) for n in self.names], sandboxes=self.sandboxes
         )
         self.feed = TableFeed(self.match_id, self.match_id, list(self.names))
-        _forget_old_feeds(referee.feeds)
+        forget_old_feeds(referee.feeds)
         referee.add_feed(self.feed)
         self.deals_done = 0
         self._request_ids = 0
@@ -527,7 +532,8 @@ class Match:
     # -- the whole match -----------------------------------------------------------------
 
     def stop_after_game(self) -> None:
-        """Play no further game once the current one is over (a decided SPRT, say)."""
+        """Play no further game once the current one is over and its duplicate set with it
+        (a decided SPRT, say)."""
         self._stop_requested = True
 
     async def run(self, games: Iterable[int] | None = None) -> MatchResult:
@@ -551,7 +557,10 @@ class Match:
                 # A process of its own arrangement is done after that arrangement's last game.
                 last_game = {rotation: i for i, (_, (_, _, rotation)) in enumerate(plans)}
                 for i, (number, (set_number, seed, rotation)) in enumerate(plans):
-                    if self._stop_requested:
+                    if i and self._before_game is not None:
+                        await self._before_game()
+                    # A set cut short pairs nothing: once stopped, the set being played ends.
+                    if self._stop_requested and (i == 0 or plans[i - 1][1][0] != set_number):
                         break
                     await self._prepare(rotation, wait=True)
                     if i + 1 < len(plans):
@@ -868,8 +877,13 @@ class Match:
         attempts = self.config.limits.max_attempts
         while True:
             legal = game.state.legal_actions()
-            request_id, started = await self._send_request(game, seat, legal, attempts)
-            decision = await self._answer(game, seat, request_id, started)
+            # The turnstile keeps the referee's loop from running late (referee/service.py).
+            await self.referee.turnstile.enter()
+            try:
+                request_id, started = await self._send_request(game, seat, legal, attempts)
+                decision = await self._answer(game, seat, request_id, started)
+            finally:
+                self.referee.turnstile.leave()
             if decision is None:
                 return  # a timeout or a lost slot: the fault policy has been applied
             if decision.action_id in legal:

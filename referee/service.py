@@ -10,10 +10,13 @@ from referee import grpc_transport  # noqa: F401 - it chooses gRPC's transport: 
 
 # isort: split
 import asyncio
+import contextlib
 import gc
+import inspect
 import ipaddress
 import secrets
-from collections.abc import AsyncIterator
+from collections import deque
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -36,6 +39,116 @@ WILDCARD_HOSTS = ("0.0.0.0", "[::]", "")
 MAX_MESSAGE_BYTES = 64 * 1024
 """Largest message a bot may send; a Decision is a few bytes."""
 HELLO_TIMEOUT = 10.0
+PENDING_STREAMS = 20_000
+"""Streams gRPC core may hold before the referee has taken them, past which it starts
+refusing new ones at random (its defaults, 1,000 and 3,000, refuse a round of 500 tables
+whose 2,000 bots connect at once: grpc.aio takes one new call per turn of the loop)."""
+
+
+class Turnstile:
+    """Lets tables send their requests only as fast as the event loop keeps up.
+
+    A saturated loop runs every ready callback before it looks again at its sockets, so a
+    turn lasts as long as the work queued in it. Answers that arrived in time then wait
+    past their deadline, and grpc.aio, which takes a new stream only when its one pending
+    ``request_call`` completes, seats one stream every two or three turns: 2,000 streams
+    need minutes. The turnstile keeps turns short instead. At most ``limit`` requests
+    are open at once; while the loop runs late by more than :data:`LAG_LIMIT` the limit
+    shrinks, and while it keeps time and tables are waiting it grows, so bots that think
+    long (which cost the loop nothing) are never held back.
+    """
+
+    TICK = 0.002
+    """Seconds between two measures of the loop's lateness, while requests are open."""
+    LAG_LIMIT = 0.002
+    """How late (seconds) a timer may run before fewer requests are let through."""
+    MIN_LIMIT = 16
+    """The fewest requests let through at once, however late the loop runs."""
+
+    def __init__(self) -> None:
+        self.limit = float(self.MIN_LIMIT * 4)
+        self.open = 0
+        """Requests let through and not yet over."""
+        self.waiting: deque[asyncio.Future[None]] = deque()
+        self.lag = 0.0
+        """How late the last tick ran, in seconds."""
+        self._ticking = False
+
+    async def enter(self) -> None:
+        """Wait for the right to send one request; :meth:`leave` once it is over."""
+        while self.waiting and self.waiting[0].done():
+            self.waiting.popleft()  # cancelled while waiting
+        if self.open < self.limit and not self.waiting:
+            self.open += 1
+        else:
+            turn = asyncio.get_running_loop().create_future()
+            self.waiting.append(turn)
+            try:
+                await turn
+            except asyncio.CancelledError:
+                if turn.done() and not turn.cancelled():
+                    self.leave()  # let through just as it was cancelled: pass it on
+                raise
+        self._tick_soon()
+
+    def leave(self) -> None:
+        """The request is over (answered, timed out, or its stream gone)."""
+        self.open -= 1
+        self._admit()
+
+    def _admit(self) -> None:
+        while self.waiting and self.open < self.limit:
+            turn = self.waiting.popleft()
+            if not turn.done():
+                self.open += 1
+                turn.set_result(None)
+
+    def _tick_soon(self) -> None:
+        if not self._ticking:
+            self._ticking = True
+            loop = asyncio.get_running_loop()
+            due = loop.time() + self.TICK
+            loop.call_at(due, self._tick, due)
+
+    def _tick(self, due: float) -> None:
+        loop = asyncio.get_running_loop()
+        self.lag = loop.time() - due
+        if self.lag > self.LAG_LIMIT:
+            # From what is open, not from the limit: a limit far above it holds nothing.
+            self.limit = max(float(self.MIN_LIMIT), min(self.limit, self.open) * 0.9)
+        elif self.waiting:
+            self.limit += 1
+        self._admit()
+        self._ticking = False
+        if self.open or self.waiting:
+            self._tick_soon()
+
+
+async def read_hello(context: grpc.aio.ServicerContext[Any, Any]) -> tuple[bytes, pb.Hello]:
+    """A Play stream's first message, as sent and parsed; the stream is aborted with the
+    reason if it is not a Hello of this protocol version."""
+    try:
+        raw = await asyncio.wait_for(context.read(), HELLO_TIMEOUT)
+    except TimeoutError:
+        await context.abort(
+            grpc.StatusCode.DEADLINE_EXCEEDED, f"no_hello: no Hello within {HELLO_TIMEOUT:g} s"
+        )
+    try:
+        first = None if raw is grpc.aio.EOF else parse_request(raw)
+    except LinkError as exc:
+        await context.abort(exc.code, f"{exc.reason}: {exc.message}")
+    if first is None or not first.HasField("hello"):
+        await context.abort(
+            grpc.StatusCode.INVALID_ARGUMENT, "no_hello: the first message must be a Hello"
+        )
+    hello = first.hello
+    if hello.protocol_version != PROTOCOL_VERSION:
+        await context.abort(
+            grpc.StatusCode.FAILED_PRECONDITION,
+            f"protocol_version: this referee speaks version {PROTOCOL_VERSION}, "
+            f"the bot version {hello.protocol_version}",
+        )
+    return raw, hello
 
 
 class RefereeServicer(pb_grpc.RefereeServiceServicer):
@@ -51,27 +164,7 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
         request_iterator: AsyncIterator[bytes],
         context: grpc.aio.ServicerContext[Any, Any],
     ) -> None:
-        try:
-            raw = await asyncio.wait_for(context.read(), HELLO_TIMEOUT)
-        except TimeoutError:
-            await context.abort(
-                grpc.StatusCode.DEADLINE_EXCEEDED, f"no_hello: no Hello within {HELLO_TIMEOUT:g} s"
-            )
-        try:
-            first = None if raw is grpc.aio.EOF else parse_request(raw)
-        except LinkError as exc:
-            await context.abort(exc.code, f"{exc.reason}: {exc.message}")
-        if first is None or not first.HasField("hello"):
-            await context.abort(
-                grpc.StatusCode.INVALID_ARGUMENT, "no_hello: the first message must be a Hello"
-            )
-        hello = first.hello
-        if hello.protocol_version != PROTOCOL_VERSION:
-            await context.abort(
-                grpc.StatusCode.FAILED_PRECONDITION,
-                f"protocol_version: this referee speaks version {PROTOCOL_VERSION}, "
-                f"the bot version {hello.protocol_version}",
-            )
+        _, hello = await read_hello(context)
         try:
             if hello.key:
                 await self._serve_key(hello, context)
@@ -111,6 +204,88 @@ def _play_handler(
     return handler
 
 
+class Relay:
+    """Play streams for tickets that another referee holds, passed on to it byte for byte
+    (the front of ``tavolo serve --shards``): the bot sees that referee's every message
+    and the status it ends the stream with."""
+
+    def __init__(
+        self,
+        credentials: grpc.ChannelCredentials | None = None,
+        options: Sequence[tuple[str, Any]] = (),
+    ) -> None:
+        self.route: Callable[[str], str | None] = lambda ticket: None
+        """host:port of the referee that holds a ticket; None for a ticket none holds."""
+        self._credentials = credentials
+        self._options = list(options)
+        self._channels: dict[str, grpc.aio.Channel] = {}
+
+    def _channel(self, address: str) -> grpc.aio.Channel:
+        channel = self._channels.get(address)
+        if channel is None:
+            if self._credentials is None:
+                channel = grpc.aio.insecure_channel(address, options=self._options)
+            else:
+                channel = grpc.aio.secure_channel(address, self._credentials, self._options)
+            self._channels[address] = channel
+        return channel
+
+    async def close(self) -> None:
+        """Close the channels to the referees behind."""
+        for channel in self._channels.values():
+            await channel.close()
+        self._channels.clear()
+
+    async def Play(
+        self, request_iterator: AsyncIterator[bytes], context: grpc.aio.ServicerContext[Any, Any]
+    ) -> None:
+        raw, hello = await read_hello(context)
+        if hello.key:
+            await context.abort(
+                grpc.StatusCode.FAILED_PRECONDITION,
+                "no_keys: entrant keys work only on the listener of a tournament run; "
+                "this stream needs a ticket",
+            )
+        address = self.route(hello.ticket)
+        if address is None:
+            await context.abort(grpc.StatusCode.UNAUTHENTICATED, "unknown_ticket: unknown ticket")
+        call: grpc.aio.StreamStreamCall[bytes, bytes] = self._channel(address).stream_stream(
+            "/tavolo.v1.RefereeService/Play"
+        )()
+        upstream = asyncio.ensure_future(self._upstream(raw, context, call))
+        try:
+            while (message := await call.read()) is not grpc.aio.EOF:
+                await context.write(message)
+            code, details = await call.code(), await call.details()
+        except grpc.aio.AioRpcError as exc:
+            code, details = exc.code(), exc.details() or ""
+        finally:
+            upstream.cancel()
+            call.cancel()
+        if code is not grpc.StatusCode.OK:
+            await context.abort(code, details)
+
+    @staticmethod
+    async def _upstream(
+        hello: bytes,
+        context: grpc.aio.ServicerContext[Any, Any],
+        call: grpc.aio.StreamStreamCall[bytes, bytes],
+    ) -> None:
+        """The bot's messages to the referee behind, its Hello first."""
+        with contextlib.suppress(grpc.aio.AioRpcError, asyncio.InvalidStateError):
+            await call.write(hello)
+            while (message := await context.read()) is not grpc.aio.EOF:
+                await call.write(message)
+            await call.done_writing()
+
+    def handler(self) -> grpc.RpcMethodHandler[bytes, bytes]:
+        """The Play handler: bytes in, bytes out."""
+        handler: grpc.RpcMethodHandler[bytes, bytes] = grpc.stream_stream_rpc_method_handler(
+            self.Play
+        )
+        return handler
+
+
 async def open_slot_socket(book: TicketBook, link: SlotLink, path: Path) -> grpc.aio.Server:
     """Serve ``RefereeService`` on the Unix socket ``path`` for ``link``'s ticket alone.
 
@@ -139,7 +314,12 @@ async def open_slot_socket(book: TicketBook, link: SlotLink, path: Path) -> grpc
 
 class FeedListener(Protocol):
     """Hears every table's public events in the referee's process, as ``Watch`` sends them
-    (the live view). Called on the referee's event loop: it must be quick and not raise."""
+    (the live view). Called on the referee's event loop: it must be quick and not raise.
+
+    A listener with a ``hears_events`` attribute that is False needs only tables opening
+    and closing: for it, a head does not ask its shards for every event of every table
+    (:mod:`referee.shard_pool`).
+    """
 
     def table(self, feed: TableFeed) -> None:
         """A new table."""
@@ -163,6 +343,9 @@ class TableFeed:
     watchers: list[asyncio.Queue[pb.Event | None]] = field(default_factory=list)
     done: bool = False
     listeners: list[FeedListener] = field(default_factory=list)
+    follow: Callable[[], Awaitable[None]] | None = None
+    """A mirror of a shard's table: fetches its history and its events from then on;
+    awaited before a spectator reads the history."""
 
     def publish(self, event: pb.Event) -> None:
         """Send a public event to every watcher and listener, and keep it for late ones."""
@@ -231,6 +414,8 @@ class SpectatorServicer(pb_grpc.SpectatorServiceServicer):
         if feed is None:
             await context.abort(grpc.StatusCode.NOT_FOUND, f"no table {request.table_id!r}")
             return
+        if feed.follow is not None:
+            await feed.follow()
         queue: asyncio.Queue[pb.Event | None] = asyncio.Queue()
         for event in feed.history:
             queue.put_nowait(event)
@@ -273,8 +458,11 @@ class MatchMaker(Protocol):
         """Start the match asked for; ValueError names what is wrong with the request."""
         ...
 
-    def status(self, match_id: str) -> pb.GetMatchResponse | None:
-        """Where match ``match_id`` is; None for an id it never made."""
+    def status(
+        self, match_id: str
+    ) -> pb.GetMatchResponse | Awaitable[pb.GetMatchResponse | None] | None:
+        """Where match ``match_id`` is; None for an id it never made (awaitable, for a
+        maker that has to ask the shard that runs the match)."""
         ...
 
 
@@ -314,7 +502,8 @@ class MatchServicer(pb_grpc.MatchServiceServicer):
         self, request: pb.GetMatchRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> pb.GetMatchResponse:
         maker = await self._check(request.admin_token, context)
-        status = maker.status(request.match_id)
+        found = maker.status(request.match_id)
+        status = await found if inspect.isawaitable(found) else found
         if status is None:
             await context.abort(grpc.StatusCode.NOT_FOUND, f"no match {request.match_id!r}")
         return status
@@ -334,6 +523,8 @@ class Referee:
     public_names: bool = False
     """Spectators may see the entries' names (ListTables, and so the feed's listeners)."""
     listeners: list[FeedListener] = field(default_factory=list)
+    turnstile: Turnstile = field(default_factory=Turnstile)
+    """What every table passes to send a request (on the referee's loop)."""
 
     def add_feed(self, feed: TableFeed) -> None:
         """Serve a new table's feed to spectators, and tell the listeners."""
@@ -357,16 +548,20 @@ async def start_referee(
     tls: tuple[bytes, bytes] | None = None,
     public_names: bool = False,
     local_spectators: bool = False,
+    relay: Relay | None = None,
 ) -> Referee:
     """Start the services on ``listen`` (port 0 picks a free one), with TLS if given.
 
     ``public_names`` lets spectators see the entries' names in ListTables;
-    ``local_spectators`` refuses spectators that are not on loopback.
+    ``local_spectators`` refuses spectators that are not on loopback; ``relay`` serves
+    RefereeService.Play by passing every stream on to the referee that holds its ticket.
     """
     server = grpc.aio.server(
         options=[
             ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
             ("grpc.so_reuseport", 0),
+            ("grpc.server.max_pending_requests", PENDING_STREAMS),
+            ("grpc.server.max_pending_requests_hard_limit", 2 * PENDING_STREAMS),
         ]
     )
     book = TicketBook()
@@ -374,7 +569,8 @@ async def start_referee(
     server.add_generic_rpc_handlers(
         (
             grpc.method_handlers_generic_handler(
-                "tavolo.v1.RefereeService", {"Play": _play_handler(book, None)}
+                "tavolo.v1.RefereeService",
+                {"Play": _play_handler(book, None) if relay is None else relay.handler()},
             ),
         )
     )

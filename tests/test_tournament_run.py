@@ -420,4 +420,21 @@ def test_bench_ratings_and_tournament(tmp_path: Path) -> None:
     figures = json.loads(result.stdout)
     assert figures["games"] == 6 and figures["deals"] == 6 and figures["seconds"] > 0
     assert not list(tmp_path.glob("*.db")), "the benchmark keeps no database"
+    # The same six games in this process, and the ratio of their costs per game.
+    assert figures["shards"] == (os.cpu_count() or 1)
+    assert figures["cpu_seconds"] > 0 and figures["in_process_seconds"] > 0
+    for spent, base, ratio in [
+        ("seconds", "in_process_seconds", "overhead_per_game"),
+        ("cpu_seconds", "in_process_cpu_seconds", "cpu_overhead_per_game"),
+    ]:
+        # The same games on both sides, so the ratio per game is the ratio of the totals
+        # (each rounded to the 0.001 s printed).
+        low = (figures[spent] - 0.0005) / (figures[base] + 0.0005)
+        high = (figures[spent] + 0.0005) / (figures[base] - 0.0005)
+        assert low - 0.05 <= figures[ratio] <= high + 0.05, (ratio, figures)
+    result = tavolo("bench", "tournament", path, "--json", "--no-in-process", "--shards", "1")
+    assert result.exit_code == 0, result.output
+    figures = json.loads(result.stdout)
+    assert figures["shards"] == 1 and figures["games"] == 6
+    assert "overhead_per_game" not in figures
     assert_one_error(tavolo("bench", "tournament", tmp_path / "none.toml"), "none.toml")

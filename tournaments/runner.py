@@ -13,7 +13,7 @@ import os
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from referee.bot_process import LogBudget
 from referee.entrant_keys import EntrantKeys, key_digest, new_key
@@ -28,6 +28,8 @@ from referee.match import (
     rotations,
 )
 from referee.service import Referee, start_referee
+from referee.shard_pool import ShardLost, ShardPool, ShardSpec
+from tournaments.concurrency import WINDOW_SECONDS, AdaptiveTables, split_games
 from tournaments.config import Format, TournamentConfig
 from tournaments.results import match_points, pair_results
 from tournaments.schedule import Pairing, gauntlet, round_robin, swiss_round
@@ -44,6 +46,87 @@ class RunState:
     deals_done: int
     """Deals finished in this run (all attempts)."""
     sprt: SprtState | None = None
+
+
+@dataclass(frozen=True)
+class MatchJob:
+    """A match's games to play elsewhere than the head's referee, and where results go."""
+
+    match_id: int
+    """Its database row."""
+    config: MatchConfig
+    games: tuple[int, ...]
+    """Game numbers left to play."""
+    workdir: Path
+    """The head's folder for its bots' logs."""
+    record_deal: Callable[[DealReport], None]
+    """Stores one finished deal in its own transaction (a table that reports as it plays)."""
+    record_game: Callable[[GameReport], None]
+    """Stores one finished game in its own transaction, then counts it for progress, SPRT
+    and live standings."""
+    record_set: Callable[[Sequence[DealReport], Sequence[GameReport]], None]
+    """Stores the deals and games of one duplicate set in one transaction, then counts the
+    games as :attr:`record_game` does (a table that reports whole sets)."""
+    stopped: Callable[[], bool]
+    """True once an SPRT is decided: finish the game being played and start no other."""
+    gated: bool = False
+    """With an SPRT: a game starts only once the one before is stored and counted, so the
+    test stops where it would at the head's own referee."""
+
+
+class MatchTables(Protocol):
+    """Where the matches without remote entries are played: shards, or a cluster."""
+
+    async def play(self, job: MatchJob) -> None:
+        """Play ``job.games``. :class:`TablesLost` if the table was lost midway (what it
+        reported stays stored: the run plays the rest again); anything else fails the run."""
+        ...
+
+
+class TablesLost(RuntimeError):
+    """The process or machine playing a match was lost; its unfinished games are played
+    again from their seeds."""
+
+
+class ShardTables:
+    """Matches played on this machine's referee shards (:class:`referee.shard_pool.ShardPool`)."""
+
+    def __init__(self, pool: ShardPool) -> None:
+        self.pool = pool
+
+    async def play(self, job: MatchJob) -> None:
+        """Play the job on the least loaded shard, storing each deal and game as it ends."""
+        try:
+            await self.pool.play(
+                job.config,
+                job.games,
+                workdir=job.workdir,
+                on_deal=job.record_deal,
+                on_game=job.record_game,
+                stopped=job.stopped,
+                gated=job.gated,
+            )
+        except ShardLost as exc:
+            raise TablesLost(str(exc)) from None
+
+
+@dataclass(frozen=True)
+class _Piece:
+    """What one table plays: a match, or a run of its duplicate sets."""
+
+    row: MatchRow
+    games: tuple[int, ...] | None = None
+    """None: every game the match has left."""
+    part: int = 0
+    """Which run of sets it is, from 1; 0 for a whole match."""
+
+
+LEAST_SETS_A_TABLE = 4
+"""A match is cut into runs of at least this many duplicate sets: each run starts bot
+processes of its own."""
+
+MAX_LOSSES = 3
+"""Times one match may lose its table before the run gives up on it."""
 
 
 @dataclass(frozen=True)
@@ -201,6 +284,24 @@ def match_seed(seed: str, round_: int) -> str:
     return f"{seed}/round-{round_}"
 
 
+def match_config(
+    config: TournamentConfig, entries: Sequence[str], seed: str, games: int
+) -> MatchConfig:
+    """What a match of ``config`` between ``entries`` is played from."""
+    named = {e.name: dataclasses.replace(e.entry, name=e.name) for e in config.entries}
+    return MatchConfig(
+        config.rules,
+        seed,
+        tuple(named[name] for name in entries),
+        deals=config.deals,
+        sets=games // rotations(config.rules),
+        limits=config.limits,
+        duplicate=config.duplicate,
+        sandbox=config.sandbox,
+        book=config.book,
+    )
+
+
 def planned_pairings(config: TournamentConfig) -> list[Pairing]:
     """The whole schedule of a format that does not depend on results (not Swiss)."""
     names = [e.name for e in config.entries]
@@ -243,12 +344,17 @@ class TournamentRun:
         on_game: Callable[[GameRow, Sequence[str]], None] | None = None,
         public_names: bool = False,
         on_referee: Callable[[Referee], None] | None = None,
+        tables: MatchTables | None = None,
+        on_warning: Callable[[str], None] | None = None,
+        shards: int = 1,
     ) -> None:
         self.config = config
         self.store = store
         self.replay = None if replay is None else set(replay)
         """With it, the run plays only these games (match id, number) and schedules nothing."""
-        self.concurrency = concurrency or config.concurrency or os.cpu_count() or 1
+        self.concurrency = concurrency or config.concurrency
+        """Tables at once, as asked; None: :class:`AdaptiveTables` chooses as it goes."""
+        self._adaptive = None if self.concurrency else AdaptiveTables.for_this_machine()
         self.listen = listen
         self.tls = tls
         """(key, certificate): the listener remote bots connect to serves TLS."""
@@ -262,6 +368,15 @@ class TournamentRun:
         """Spectators (ListTables) see the entries' names."""
         self.on_referee = on_referee
         """Hears the referee once it listens (on its event loop)."""
+        self.tables = tables
+        """Where matches without remote entries are played; None: the head's referee."""
+        self.on_warning = on_warning
+        """Hears one line for each lost table (its match goes on elsewhere)."""
+        if shards < 1:
+            raise ValueError(f"shards must be at least 1, not {shards}")
+        self.shards = shards
+        """Referee processes for the matches without remote entries: 1 is the head's own
+        referee alone; more start that many shards (unless ``tables`` is given)."""
         self.sprt_bounds = sprt_bounds
         self.on_progress = on_progress
         self.on_ticket = on_ticket
@@ -303,6 +418,15 @@ class TournamentRun:
             self._budget = self.log_budget or open_logs(root, DEFAULT_LOGS_MB)
             self._check_sprt()
             self._report()
+            if self.tables is None and self.shards > 1:
+                pool = ShardPool(
+                    referee,
+                    [ShardSpec()] * self.shards,
+                    log_mb=self._budget.left // 2**20 // self.shards,
+                    on_shard_died=self._shard_died,
+                )
+                await pool.start()
+                self.tables = ShardTables(pool)
             if self.replay is not None:
                 ids = sorted({match_id for match_id, _ in self.replay})
                 await self._play_all(referee, [self.store.match(i) for i in ids])
@@ -315,8 +439,15 @@ class TournamentRun:
             if self._keys is not None:
                 self._keys.close()  # waiting key streams end with status OK
                 await asyncio.sleep(0)
+            if isinstance(self.tables, ShardTables):
+                await self.tables.pool.stop()
+                self.tables = None
             await referee.stop()
         return RunSummary(self._games_played, self._games_total, self._sprt)
+
+    def _shard_died(self, shard: int, why: str) -> None:
+        if self.on_warning is not None:
+            self.on_warning(f"{why}: starting it again")
 
     # -- entrant keys ----------------------------------------------------------------------
 
@@ -366,18 +497,43 @@ class TournamentRun:
             keys.idle(n) >= keys.streams_per_table for n in row.entries if keys.knows(n)
         )
 
-    def _next(self, pending: list[MatchRow]) -> MatchRow | None:
+    def _next(self, pending: list[_Piece]) -> _Piece | None:
         """The match to start next: the first whose keyed entrants are waiting for a table;
         else the first whose keyed entrants are absent rather than busy at another table
         (its connection window then runs); else None, until something changes."""
-        for row in pending:
-            if self._ready(row):
-                return row
+        for piece in pending:
+            if self._ready(piece.row):
+                return piece
         keys = self._keys
-        for row in pending:
-            if keys is None or not any(self._playing.get(n) for n in row.entries if keys.knows(n)):
-                return row
+        for piece in pending:
+            names = piece.row.entries
+            if keys is None or not any(self._playing.get(n) for n in names if keys.knows(n)):
+                return piece
         return None
+
+    def _tables(self) -> int:
+        """Tables at once now."""
+        return self.concurrency or (self._adaptive.limit if self._adaptive else 1)
+
+    def _pieces(self, rows: Sequence[MatchRow]) -> list[_Piece]:
+        """What to play, in order: whole matches at an asked concurrency; else each match
+        without remote entries cut into runs of whole sets, so that there are tables enough
+        to keep the cores busy even with few matches (the games and seeds are the same)."""
+        if self._adaptive is None or not rows:
+            return [_Piece(row) for row in rows]
+        per_match = -(-2 * self._adaptive.cores // len(rows))
+        rotation = rotations(self.config.rules) if self.config.duplicate else 1
+        out = []
+        for row in rows:
+            if any(self._entries[n].remote for n in row.entries):
+                out.append(_Piece(row))
+                continue
+            runs = split_games(row.games, rotation, per_match, LEAST_SETS_A_TABLE)
+            if len(runs) == 1:
+                out.append(_Piece(row))
+            else:
+                out.extend(_Piece(row, tuple(r), k) for k, r in enumerate(runs, 1))
+        return out
 
     # -- scheduling ------------------------------------------------------------------------
 
@@ -427,21 +583,24 @@ class TournamentRun:
         waiting for another (docs/organising.md)."""
         self._rows.extend(rows)
         self._count_left()
-        pending = list(rows)
-        running: dict[asyncio.Future[None], MatchRow] = {}
+        pending = self._pieces(rows)
+        running: dict[asyncio.Future[None], _Piece] = {}
         changed = asyncio.Event()
         if self._keys is not None:
             self._keys.on_change = changed.set
         try:
             while pending or running:
-                while pending and len(running) < self.concurrency and not self._decided():
-                    row = self._next(pending)
-                    if row is None:
+                if self._adaptive is not None:
+                    self._adaptive.adjust(waiting=bool(pending))
+                while pending and len(running) < self._tables() and not self._decided():
+                    piece = self._next(pending)
+                    if piece is None:
                         break
-                    pending.remove(row)
-                    for name in row.entries:
+                    pending.remove(piece)
+                    for name in piece.row.entries:
                         self._playing[name] = self._playing.get(name, 0) + 1
-                    running[asyncio.ensure_future(self._play_match(referee, row))] = row
+                    play = self._play_match(referee, piece.row, piece.games, piece.part)
+                    running[asyncio.ensure_future(play)] = piece
                 if self._decided():
                     pending.clear()
                 if not running:
@@ -451,39 +610,64 @@ class TournamentRun:
                 changed.clear()
                 wake: asyncio.Future[Any] = asyncio.ensure_future(changed.wait())
                 waiting: set[asyncio.Future[Any]] = {*running, wake}
-                done, _ = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+                # Adapting the table count needs a look at the machine now and then.
+                every = None if self._adaptive is None else WINDOW_SECONDS
+                done, _ = await asyncio.wait(
+                    waiting, timeout=every, return_when=asyncio.FIRST_COMPLETED
+                )
                 wake.cancel()
-                for task in [t for t in running if t in done]:
-                    row = running.pop(task)
+                for ended in [t for t in running if t in done]:
+                    row = running.pop(ended).row
                     for name in row.entries:
                         self._playing[name] -= 1
-                    task.result()  # a failed match stops the run
+                    ended.result()  # a failed match stops the run
                     self._count_left()
         finally:
             for task in running:
                 task.cancel()
             await asyncio.gather(*running, return_exceptions=True)
 
-    async def _play_match(self, referee: Referee, row: MatchRow) -> None:
-        done = self.store.finished_numbers(row.id)
-        todo = [n for n in range(1, row.games + 1) if n not in done]
-        if self.replay is not None:
-            # Only what rerun deleted, even in a match that an SPRT stopped after it.
-            todo = [n for n in todo if (row.id, n) in self.replay]
-        if (row.stopped and self.replay is None) or not todo:
-            return
+    async def _play_match(
+        self, referee: Referee, row: MatchRow, games: tuple[int, ...] | None = None, part: int = 0
+    ) -> None:
+        """Play what is left of ``row`` (of its ``games`` alone, if given)."""
+        losses = 0
+        while True:
+            done = self.store.finished_numbers(row.id)
+            todo = [n for n in games or range(1, row.games + 1) if n not in done]
+            if self.replay is not None:
+                # Only what rerun deleted, even in a match that an SPRT stopped after it.
+                todo = [n for n in todo if (row.id, n) in self.replay]
+            if (row.stopped and self.replay is None) or not todo:
+                return
+            if self._decided():
+                break
+            try:
+                await self._play_games(referee, row, todo, part)
+                left = set(todo) - self.store.finished_numbers(row.id)
+                if left and not self._decided():
+                    # Only an SPRT stops a table early: anything else is a bug to show.
+                    raise RuntimeError(
+                        f"match {row.id}: its table ended with games {sorted(left)} unplayed"
+                    )
+                break
+            except TablesLost as exc:
+                losses += 1
+                if losses >= MAX_LOSSES:
+                    raise TablesLost(
+                        f"match {row.id}: its table was lost {losses} times; last: {exc}"
+                    ) from None
+                if self.on_warning is not None:
+                    self.on_warning(f"match {row.id}: {exc}; its unfinished games play again")
+        if self._decided() and len(self.store.finished_numbers(row.id)) < row.games:
+            assert self._sprt is not None
+            self.store.stop_match(row.id, f"SPRT accepted {self._sprt.decision}")
+
+    async def _play_games(
+        self, referee: Referee, row: MatchRow, todo: list[int], part: int
+    ) -> None:
         attempts = {n: self.store.next_attempt(row.id, n) for n in todo}
-        config = MatchConfig(
-            self.config.rules,
-            row.seed,
-            tuple(self._entries[name] for name in row.entries),
-            deals=self.config.deals,
-            sets=row.games // rotations(self.config.rules),
-            limits=self.config.limits,
-            duplicate=self.config.duplicate,
-            sandbox=self.config.sandbox,
-            book=self.config.book,
-        )
+        config = match_config(self.config, row.entries, row.seed, row.games)
 
         def on_deal(report: DealReport) -> None:
             self.store.add_deal(
@@ -493,29 +677,38 @@ class TournamentRun:
             self._report()
 
         def on_game(report: GameReport) -> None:
-            names = row.entries
-            game = GameRow(
-                match_id=row.id,
-                number=report.number,
-                set_number=report.set_number,
-                sides=tuple(names[e] for e in report.sides),
-                winner=report.outcome.winner,
-                totals=report.outcome.totals,
-                termination=report.outcome.termination.value,
-                forfeit_seat=report.forfeit_seat,
-                deals=report.outcome.deals,
-                faults={names[e]: f for e, f in enumerate(report.faults) if any(f)},
-                deal_points=report.deal_points,
+            self.store.add_game(row.id, *self._game_rows(row, report))
+            self._counted(row, report)
+
+        def on_set(deals: Sequence[DealReport], games: Sequence[GameReport]) -> None:
+            with self.store.batch():
+                for deal in deals:
+                    self.store.add_deal(
+                        row.id, deal.game, attempts[deal.game], deal.deal, deal.lines
+                    )
+                for game in games:
+                    self.store.add_game(row.id, *self._game_rows(row, game))
+            self._deals_done += len(deals)
+            for game in games:
+                self._counted(row, game)
+            if not games:
+                self._report()
+
+        remote = any(self._entries[name].remote for name in row.entries)
+        if self.tables is not None and not remote:
+            job = MatchJob(
+                row.id,
+                config,
+                tuple(todo),
+                self._match_folder(row.id, part),
+                on_deal,
+                on_game,
+                on_set,
+                self._decided,
+                gated=self.sprt_bounds is not None,
             )
-            bank = self.config.limits.time_bank_ms
-            spent = zip(report.think_ms, report.bank_used_ms, strict=True)
-            think = [ThinkRow(names[e], ms, bank, used) for e, (ms, used) in enumerate(spent)]
-            self.store.add_game(row.id, game, report.lines, think)
-            if self.on_game is not None:
-                self.on_game(game, report.lines)
-            self._games_played += 1
-            self._check_sprt()
-            self._report()
+            await self.tables.play(job)
+            return
 
         def on_ticket(label: str, ticket: str) -> None:
             if self.on_ticket is not None:
@@ -524,7 +717,7 @@ class TournamentRun:
         match = Match(
             referee,
             config,
-            workdir=self._match_folder(row.id),
+            workdir=self._match_folder(row.id, part),
             log_budget=self._budget,
             on_deal_recorded=on_deal,
             on_game_recorded=on_game,
@@ -538,19 +731,54 @@ class TournamentRun:
             await match.run(todo)
         finally:
             self._running.discard(match)
-        if self._decided() and len(self.store.finished_numbers(row.id)) < row.games:
-            assert self._sprt is not None
-            self.store.stop_match(row.id, f"SPRT accepted {self._sprt.decision}")
 
-    def _match_folder(self, match_id: int) -> Path:
-        """A folder of its own for this run's processes of a match: a resumed match's earlier
-        logs, which its stored fault lines name, stay as they were."""
-        folder = self._root / f"match-{match_id}"
+    def _game_rows(
+        self, row: MatchRow, report: GameReport
+    ) -> tuple[GameRow, Sequence[str], list[ThinkRow]]:
+        """What storage keeps of a finished game: its row, record and think times."""
+        names = row.entries
+        game = GameRow(
+            match_id=row.id,
+            number=report.number,
+            set_number=report.set_number,
+            sides=tuple(names[e] for e in report.sides),
+            winner=report.outcome.winner,
+            totals=report.outcome.totals,
+            termination=report.outcome.termination.value,
+            forfeit_seat=report.forfeit_seat,
+            deals=report.outcome.deals,
+            faults={names[e]: f for e, f in enumerate(report.faults) if any(f)},
+            deal_points=report.deal_points,
+        )
+        bank = self.config.limits.time_bank_ms
+        spent = zip(report.think_ms, report.bank_used_ms, strict=True)
+        think = [ThinkRow(names[e], ms, bank, used) for e, (ms, used) in enumerate(spent)]
+        return game, report.lines, think
+
+    def _counted(self, row: MatchRow, report: GameReport) -> None:
+        """A game is stored: tell the listeners, the SPRT and the progress display."""
+        if self.on_game is not None:
+            game, lines, _ = self._game_rows(row, report)
+            self.on_game(game, lines)
+        self._games_played += 1
+        self._check_sprt()
+        self._report()
+
+    def _match_folder(self, match_id: int, part: int = 0) -> Path:
+        """A folder of its own for this run's processes of a match (of part ``part`` of it,
+        from 1, when it is played at several tables): a resumed match's earlier logs, which
+        its stored fault lines name, stay as they were."""
+        name = f"match-{match_id}" + (f"-part-{part}" if part else "")
+        folder = self._root / name
         run = 1
-        while folder.exists():
-            run += 1
-            folder = self._root / f"match-{match_id}-run-{run}"
-        return folder
+        while True:
+            try:
+                # Made now: the match's other tables, starting meanwhile, take the next name.
+                folder.mkdir(mode=0o700, parents=True)
+                return folder
+            except FileExistsError:
+                run += 1
+                folder = self._root / f"{name}-run-{run}"
 
     # -- SPRT ------------------------------------------------------------------------------
 

@@ -10,6 +10,7 @@ under their attempt number. A rerun deletes finished games, with all their deals
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
@@ -428,6 +429,11 @@ class Store:
 
     # -- results ---------------------------------------------------------------------------
 
+    def batch(self) -> contextlib.AbstractContextManager[None]:
+        """One transaction for everything stored inside it (a duplicate set played
+        elsewhere): all of it is committed, or none."""
+        return _transaction(self.db, self.path)
+
     def next_attempt(self, match_id: int, game: int) -> int:
         """The attempt number for a new try at a game that is not finished."""
         row = self.db.execute(
@@ -580,14 +586,21 @@ class Store:
 class _Tx:
     db: sqlite3.Connection
     path: Path
+    nested: bool = False
+    """Inside another transaction (:meth:`Store.batch`): that one commits or rolls back."""
 
     def __enter__(self) -> None:
+        if self.db.in_transaction:
+            self.nested = True
+            return
         try:
             self.db.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as exc:
             raise StorageError(_explain(self.path, exc)) from None
 
     def __exit__(self, kind: object, exc: object, tb: object) -> None:
+        if self.nested:
+            return
         if kind is None:
             try:
                 self.db.execute("COMMIT")

@@ -198,9 +198,14 @@ def stored_facts(store: Store) -> StoredFacts:
 
 
 def stored_standings(
-    store: Store, facts: StoredFacts, settings: RatingSettings | None = None
+    store: Store,
+    facts: StoredFacts,
+    settings: RatingSettings | None = None,
+    *,
+    think_times: bool = True,
 ) -> Standings:
-    """The standings of every game in ``store`` (RatingsError if they cannot be rated)."""
+    """The standings of every game in ``store`` (RatingsError if they cannot be rated);
+    without ``think_times``, with none: what two runs of the same games share."""
     return standings(
         facts.name,
         facts.names,
@@ -209,7 +214,7 @@ def stored_standings(
         settings or facts.ratings,
         lower_wins=facts.lower_wins,
         sandbox=facts.sandbox,
-        think=store.think_times(),
+        think=store.think_times() if think_times else [],
     )
 
 

@@ -89,6 +89,11 @@ class Rules:
     """With ``striscio_lengths``: corto is exactly ``three`` more cards of the suit, or
     ``one_to_three`` (the first reading, before 2026-12-01)."""
 
+    def __getstate__(self) -> dict[str, Any]:
+        # Only the knobs: the cached facts (the family holds functions) are found again
+        # where the rules are unpickled (a referee shard, a cluster worker).
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
     @functools.cached_property
     def family(self) -> Family:
         """The game family these rules are played by.

@@ -3,17 +3,29 @@
 from __future__ import annotations
 
 import asyncio
+import io
 import math
+import os
 import random
+import resource
 import statistics
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from tournaments.config import TournamentConfig
+from referee.local_play import play_match
+from tournaments.concurrency import machine_times
+from tournaments.config import Format, TournamentConfig
 from tournaments.ratings import PairResult, fit_elo, rate
-from tournaments.runner import TournamentRun, open_store
+from tournaments.runner import (
+    TournamentRun,
+    match_config,
+    match_seed,
+    open_store,
+    planned_pairings,
+)
+from tournaments.storage import Store
 
 
 @dataclass(frozen=True)
@@ -72,21 +84,138 @@ class TournamentBench:
     seconds: float
     processes: int
     """Bot processes started over the whole run."""
+    cpu_seconds: float = 0.0
+    """CPU time of this process and of the processes it waited for (the shards), with
+    theirs (their bots): every process of the run that ended normally."""
+    machine_cpu_seconds: float = 0.0
+    """CPU time the whole machine spent over the run (``/proc/stat``): the run's and
+    whatever else ran meanwhile; 0 where it cannot be read."""
 
     @property
     def games_per_second(self) -> float:
         return self.games / self.seconds if self.seconds else math.inf
 
 
-def bench_tournament(config: TournamentConfig, concurrency: int | None = None) -> TournamentBench:
-    """Run ``config`` from nothing into a temporary database; wall time and counts."""
+def _cpu_of_the_tree() -> float:
+    """CPU seconds of this process and of its descendants waited for so far."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def bench_tournament(
+    config: TournamentConfig, concurrency: int | None = None, shards: int = 1
+) -> TournamentBench:
+    """Run ``config`` from nothing into a temporary database; wall time, CPU and counts."""
     with tempfile.TemporaryDirectory(prefix="tavolo-bench-") as root:
         db = Path(root) / "bench.db"
         with open_store(db, config) as store:
-            run = TournamentRun(config, store, concurrency=concurrency, workdir=Path(root) / "w")
+            run = TournamentRun(
+                config, store, concurrency=concurrency, workdir=Path(root) / "w", shards=shards
+            )
+            cpu, machine = _cpu_of_the_tree(), _machine_busy()
             start = time.perf_counter()
             asyncio.run(run.run())
             seconds = time.perf_counter() - start
+            cpu, machine = _cpu_of_the_tree() - cpu, _machine_busy() - machine
             # Every bot process has a log folder of its own.
             processes = sum(1 for _ in (Path(root) / "w").glob("match-*/*/stderr.log"))
-            return TournamentBench(store.game_count(), store.deal_count(), seconds, processes)
+            return TournamentBench(
+                store.game_count(), store.deal_count(), seconds, processes, cpu, machine
+            )
+
+
+def _machine_busy() -> float:
+    """CPU seconds the machine has been busy since boot (0 where it cannot be read)."""
+    try:
+        busy, _ = machine_times()
+    except OSError:
+        return 0.0
+    return busy / os.sysconf("SC_CLK_TCK")
+
+
+@dataclass(frozen=True)
+class InProcessBench:
+    """The same matches with built-in players in this process: no gRPC, no processes."""
+
+    games: int
+    deals: int
+    seconds: float
+    cpu_seconds: float
+
+
+def bench_in_process(config: TournamentConfig) -> InProcessBench:
+    """Play every match ``config`` schedules with :func:`referee.local_play.play_match`,
+    each record written to memory: what the games cost with no harness around them.
+
+    ValueError for a Swiss tournament (its pairings follow results) or an entry that is
+    not a built-in bot.
+    """
+    if config.format is Format.SWISS:
+        raise ValueError("the in-process comparison needs a format paired in advance, not swiss")
+    games = deals = 0
+    cpu = time.process_time()
+    start = time.perf_counter()
+    for pairing in planned_pairings(config):
+        seed = match_seed(config.seed, pairing.round)
+        result = play_match(
+            match_config(config, pairing.entries, seed, config.games), record=io.StringIO()
+        )
+        games += len(result.outcomes)
+        deals += sum(o.deals for o in result.outcomes)
+    return InProcessBench(games, deals, time.perf_counter() - start, time.process_time() - cpu)
+
+
+@dataclass(frozen=True)
+class ClusterBench:
+    """A whole tournament run on a Dask cluster into a fresh database."""
+
+    cluster: str
+    """As ``--cluster`` takes it: ``local:N`` or a scheduler's address."""
+    workers: int
+    threads: int
+    """Sets the workers play at once."""
+    start_seconds: float
+    """Connecting, or starting the LocalCluster, and checking the workers' bots."""
+    games: int
+    deals: int
+    seconds: float
+    """The run alone, from the first set submitted to the last stored."""
+
+    @property
+    def games_per_second(self) -> float:
+        return self.games / self.seconds if self.seconds else math.inf
+
+
+def bench_cluster(
+    config: TournamentConfig, cluster: str, concurrency: int | None = None
+) -> ClusterBench:
+    """Run ``config`` from nothing on ``cluster`` (tournaments.cluster), timed apart from
+    the cluster's start. ClusterError, one line, if it cannot."""
+    from tournaments.cluster import ClusterTables
+    from tournaments.runner import confinements, note_confinements
+
+    modes = confinements(config)
+
+    async def run(store: Store) -> ClusterBench:
+        start = time.perf_counter()
+        async with ClusterTables(cluster, config, modes) as tables:
+            threads = await tables.workers()
+            started = time.perf_counter()
+            runner = TournamentRun(
+                config, store, concurrency=concurrency or 1024, workdir=Path(root) / "w",
+                tables=tables,
+            )  # fmt: skip
+            await runner.run()
+            seconds = time.perf_counter() - started
+        return ClusterBench(
+            cluster, len(threads), sum(threads.values()), started - start,
+            store.game_count(), store.deal_count(), seconds,
+        )  # fmt: skip
+
+    with (
+        tempfile.TemporaryDirectory(prefix="tavolo-bench-") as root,
+        open_store(Path(root) / "bench.db", config) as store,
+    ):
+        note_confinements(store, modes)
+        return asyncio.run(run(store))

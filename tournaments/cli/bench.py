@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import os
 import platform
 import statistics
 from pathlib import Path
@@ -13,6 +14,7 @@ from typing import Annotated
 import typer
 from tabulate import tabulate
 
+from referee.players import UnknownPlayerError
 from referee.sandbox import SandboxError, SandboxMode, bwrap_version, sandbox_problem
 from tournaments.benchmarks.engine import bench_bare_loop, bench_clone, bench_engine
 from tournaments.benchmarks.round_trips import (
@@ -24,9 +26,19 @@ from tournaments.benchmarks.round_trips import (
     percentile,
 )
 from tournaments.benchmarks.sandbox import bench_startup, bench_transports
-from tournaments.benchmarks.tournament import bench_ratings, bench_tournament
+from tournaments.benchmarks.shards import STREAM_TABLES, THROUGHPUT_TABLES, bench_shards
+from tournaments.benchmarks.tournament import (
+    ClusterBench,
+    InProcessBench,
+    TournamentBench,
+    bench_cluster,
+    bench_in_process,
+    bench_ratings,
+    bench_tournament,
+)
 from tournaments.cli.common import GAME_HELP, RULE_HELP, fail, load_rules
-from tournaments.config import ConfigError, load_config
+from tournaments.cluster_task import ClusterError
+from tournaments.config import ConfigError, TournamentConfig, load_config
 from tournaments.runner import confinements
 
 bench_app = typer.Typer(no_args_is_help=True, help="Measure speed.")
@@ -118,6 +130,19 @@ def referee(
         ),
     ] = 3,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    shards: Annotated[
+        int | None,
+        typer.Option(
+            help="Instead: decisions/s of real `tavolo serve` processes with 1 shard and with "
+            "N, then 1,000 streams on N shards at 200 ms (docs/benchmarks.md, Shards)."
+        ),
+    ] = None,
+    shard_tables: Annotated[
+        int, typer.Option(help="With --shards: tables of the decisions/s runs.")
+    ] = THROUGHPUT_TABLES,
+    stream_tables: Annotated[
+        int, typer.Option(help="With --shards: tables of the many-streams run (4 streams each).")
+    ] = STREAM_TABLES,
 ) -> None:
     """Decision round trips through a real referee, against a bare gRPC echo.
 
@@ -136,6 +161,9 @@ def referee(
         fail(f"--deals must be 1 or more, got {deals}")
     if seconds <= 0 or echo_trips < 1 or rounds < 1:
         fail("--seconds must be positive, and --echo-trips and --rounds at least 1")
+    if shards is not None:
+        _referee_shards(shards, shard_tables, stream_tables, deals, seconds, as_json)
+        return
     try:
         result = bench_referee(
             counts, deals=deals, echo_trips=echo_trips, timeout=seconds, rounds=rounds
@@ -146,6 +174,20 @@ def referee(
         typer.echo(json.dumps(_referee_json(result)))
     else:
         _referee_text(result)
+
+
+def _referee_shards(
+    shards: int, tables: int, stream_tables: int, deals: int | None, seconds: float, as_json: bool
+) -> None:
+    if shards < 1 or tables < 1 or stream_tables < 1:
+        fail("--shards, --shard-tables and --stream-tables must be 1 or more")
+    try:
+        result = bench_shards(
+            shards, tables=tables, stream_tables=stream_tables, deals=deals, seconds=seconds
+        )
+    except BenchError as exc:
+        fail(str(exc), code=1)
+    typer.echo(json.dumps(result.as_json()) if as_json else result.text())
 
 
 def _table_counts(tables: str) -> list[int]:
@@ -348,7 +390,9 @@ def tournament(
     file: Annotated[Path, typer.Argument(help="A tournament file.")] = Path(
         "tournaments/examples/quick.toml"
     ),
-    concurrency: Annotated[int | None, typer.Option(help="Matches at once.")] = None,
+    concurrency: Annotated[
+        int | None, typer.Option(help="Tables at once (default: chosen as it runs).")
+    ] = None,
     sandbox: Annotated[
         SandboxMode | None,
         typer.Option(
@@ -356,31 +400,67 @@ def tournament(
             "set with processes of its own, off one process per seat for the match."
         ),
     ] = None,
+    shards: Annotated[
+        int | None, typer.Option(help="Referee processes (default: one per core).")
+    ] = None,
+    in_process: Annotated[
+        bool,
+        typer.Option(
+            help="Also play the same matches in this process without gRPC, and report the "
+            "harness's overhead per game as a ratio to that."
+        ),
+    ] = True,
+    cluster: Annotated[
+        list[str] | None,
+        typer.Option(
+            metavar="local:N|tcp://HOST:PORT",
+            help="Also run it on this Dask cluster and report its throughput; repeat for "
+            "several (--cluster local:1 --cluster local:2).",
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
-    """A whole tournament over gRPC into a fresh temporary database, timed."""
+    """A whole tournament over gRPC into a fresh temporary database, timed, against the
+    same games played in this process."""
     try:
         config = load_config(file)
     except ConfigError as exc:
         fail(str(exc))
+    if shards is not None and shards < 1:
+        fail(f"--shards must be 1 or more, got {shards}")
     if sandbox is not None:
         config = dataclasses.replace(config, sandbox=sandbox)
     try:
         modes = set(confinements(config).values())
     except SandboxError as exc:
         fail(str(exc))
-    figures = bench_tournament(config, concurrency)
-    out = {
+    base = None
+    if in_process:
+        try:
+            base = bench_in_process(config)
+        except (ValueError, UnknownPlayerError) as exc:
+            fail(f"{file}: {exc} (or use --no-in-process)")
+    used_shards = shards or os.cpu_count() or 1
+    figures = bench_tournament(config, concurrency, shards=used_shards)
+    out: dict[str, object] = {
         "benchmark": "tournament",
         "file": str(file),
         "sandbox": "+".join(sorted(modes)),
+        "shards": used_shards,
         "bot_processes": figures.processes,
         "games": figures.games,
         "deals": figures.deals,
-        "seconds": round(figures.seconds, 2),
+        "seconds": round(figures.seconds, 3),
+        "cpu_seconds": round(figures.cpu_seconds, 3),
+        "machine_cpu_seconds": round(figures.machine_cpu_seconds, 2),
         "games_per_second": round(figures.games_per_second, 2),
         "deals_per_second": round(figures.deals / figures.seconds, 1),
     }
+    if base is not None:
+        out |= _overheads(figures, base)
+    on_clusters = [_cluster_bench(config, c, concurrency) for c in cluster or []]
+    if on_clusters:
+        out["clusters"] = [_cluster_json(c) for c in on_clusters]
     if as_json:
         typer.echo(json.dumps(out))
         return
@@ -388,8 +468,66 @@ def tournament(
         f"{file}: {figures.games} games, {figures.deals} deals in {figures.seconds:.1f} s "
         f"({out['games_per_second']} games/s, {out['deals_per_second']} deals/s), "
         f"every deal and game committed to SQLite; sandbox {out['sandbox']}, "
-        f"{figures.processes} bot processes"
+        f"{used_shards} shard(s), {figures.processes} bot processes, "
+        f"{figures.cpu_seconds:.1f} CPU seconds in all"
     )
+    if base is not None:
+        typer.echo(
+            f"in this process without gRPC: {base.games} games in {base.seconds:.1f} s "
+            f"({base.cpu_seconds:.1f} CPU seconds); harness overhead per game "
+            f"{out['overhead_per_game']}x in wall time (target <= {OVERHEAD_TARGET:g}x), "
+            f"{out['cpu_overhead_per_game']}x in CPU time"
+        )
+    for c in on_clusters:
+        typer.echo(
+            f"on --cluster {c.cluster} ({c.workers} workers, {c.threads} sets at once): "
+            f"{c.games} games in {c.seconds:.1f} s, {c.games_per_second:.2f} games/s "
+            f"(after {c.start_seconds:.1f} s to start and check the workers)"
+        )
+
+
+def _cluster_bench(config: TournamentConfig, cluster: str, concurrency: int | None) -> ClusterBench:
+    """The run on ``cluster``; one line and exit 2 if it cannot be made."""
+    try:
+        return bench_cluster(config, cluster, concurrency)
+    except ClusterError as exc:
+        fail(str(exc))
+
+
+def _cluster_json(c: ClusterBench) -> dict[str, object]:
+    """A cluster run's figures: throughput counts the run, not the cluster's start."""
+    return {
+        "cluster": c.cluster,
+        "workers": c.workers,
+        "threads": c.threads,
+        "start_seconds": round(c.start_seconds, 2),
+        "games": c.games,
+        "deals": c.deals,
+        "seconds": round(c.seconds, 2),
+        "games_per_second": round(c.games_per_second, 2),
+    }
+
+
+OVERHEAD_TARGET = 10.0
+"""Issue 16: a game over the harness costs at most this many times a game in-process."""
+
+
+def _overheads(figures: TournamentBench, base: InProcessBench) -> dict[str, object]:
+    """What a game costs over the harness, as ratios to a game played in-process."""
+    if base.games != figures.games or base.deals != figures.deals:
+        # Built-in bots play the same games in both: anything else is a bug to see.
+        fail(
+            f"the in-process run played {base.games} games and {base.deals} deals, the "
+            f"harness {figures.games} and {figures.deals}: they must be the same games"
+        )
+    per_game = base.seconds / base.games
+    cpu_per_game = base.cpu_seconds / base.games
+    return {
+        "in_process_seconds": round(base.seconds, 3),
+        "in_process_cpu_seconds": round(base.cpu_seconds, 3),
+        "overhead_per_game": round(figures.seconds / figures.games / per_game, 1),
+        "cpu_overhead_per_game": round(figures.cpu_seconds / figures.games / cpu_per_game, 1),
+    }
 
 
 @bench_app.command("sandbox")

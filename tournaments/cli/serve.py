@@ -22,7 +22,9 @@ from referee.organiser import Organiser
 from referee.proto import referee_pb2 as pb
 from referee.proto import referee_pb2_grpc as pb_grpc
 from referee.sandbox import SandboxMode, sandbox_problem
-from referee.service import WILDCARD_HOSTS, start_referee
+from referee.service import WILDCARD_HOSTS, Referee, Relay, start_referee
+from referee.shard_front import ShardedMatches
+from referee.shard_pool import OrganiserSettings, ShardFailed, ShardPool, ShardSpec
 from tournaments.cli.common import (
     CONNECT_HELP,
     DEFAULT_CONNECT_TIMEOUT,
@@ -45,6 +47,10 @@ if TYPE_CHECKING:
 TOKEN_FILE_HELP = (
     "A file holding the admin token (default: the TAVOLO_ADMIN_TOKEN variable, else a new "
     "token is printed). Never on the command line, where any process could read it."
+)
+SHARDS_HELP = (
+    "Referee processes to spread the tables over (default: one per core). With more than "
+    "one, this process is the front on --listen and shard k listens on port P+k."
 )
 CLIENT_TOKEN_HELP = "A file holding the admin token (default: the TAVOLO_ADMIN_TOKEN variable)."
 
@@ -75,6 +81,7 @@ def serve(
         float, typer.Option(help=CONNECT_HELP + " Default for matches created here.")
     ] = DEFAULT_CONNECT_TIMEOUT,
     web: Annotated[str | None, typer.Option(metavar="HOST:PORT", help=WEB_HELP)] = None,
+    shards: Annotated[int | None, typer.Option(help=SHARDS_HELP)] = None,
 ) -> None:
     """Run the referee service until interrupted: bots, spectators, health, reflection.
 
@@ -84,6 +91,7 @@ def serve(
     """
     tls = read_tls(tls_cert, tls_key)
     check_connect_timeout(connect_timeout)
+    shards = _check_shards(shards)
     view = open_live_view(web) if web is not None else None
     given = read_token_file(admin_token_file) or os.environ.get("TAVOLO_ADMIN_TOKEN")
     token = given or secrets.token_urlsafe(18)
@@ -93,9 +101,30 @@ def serve(
         asyncio.run(
             _serve(
                 listen, tls, token, records, advertise, public_names, given is None, sandbox,
-                connect_timeout, view,
+                connect_timeout, view, shards,
             )
         )  # fmt: skip
+
+
+def _check_shards(shards: int | None) -> int:
+    """``--shards``: a whole number from 1; None is one per core."""
+    if shards is None:
+        return os.cpu_count() or 1
+    if shards < 1:
+        fail(f"--shards must be 1 or more, got {shards}")
+    return shards
+
+
+def _shard_specs(listen: str, shards: int, tls: tuple[bytes, bytes] | None) -> list[ShardSpec]:
+    """Shard k (from 1) on --listen's host, port P+k; free ports for port 0."""
+    host, _, port = listen.rpartition(":")
+    try:
+        base = int(port)
+    except ValueError:
+        fail(f"--listen must be host:port, got {listen!r}")
+    if base and base + shards > 65535:
+        fail(f"--listen {listen}: {shards} shards need ports {base + 1} to {base + shards}")
+    return [ShardSpec(f"{host}:{base + k if base else 0}", tls) for k in range(1, shards + 1)]
 
 
 async def _serve(
@@ -109,26 +138,59 @@ async def _serve(
     sandbox: SandboxMode,
     connect_timeout: float,
     view: LiveView | None = None,
+    shards: int = 1,
 ) -> None:
-    try:
-        referee = await start_referee(listen, tls=tls, public_names=public_names)
-    except (OSError, RuntimeError) as exc:
-        fail(f"cannot listen on {listen}: {exc}")
-    port = referee.address.rsplit(":", 1)[1]
     host = listen.rsplit(":", 1)[0]
+    matches: ShardedMatches | None = None
+
+    def _died(shard: int, why: str) -> None:
+        typer.echo(f"warning: {why}: its matches are lost; starting it again", err=True)
+        if matches is not None:
+            matches.shard_died(shard, why)
+
+    pool: ShardPool | None = None
+    relay: Relay | None = None
+    if shards == 1:
+        referee = await _listen(listen, tls, public_names, None)
+    else:
+        specs = _shard_specs(listen, shards, tls)
+        relay = Relay(*_relay_credentials(tls, host, advertise))
+        referee = await _listen(listen, tls, public_names, relay)
+    port = referee.address.rsplit(":", 1)[1]
     if advertise is None:
         # A wildcard address is no place to connect to: name this host instead.
         advertise = f"{socket.getfqdn() if host in WILDCARD_HOSTS else host}:{port}"
     try:
-        Organiser(referee, token, records, advertise, sandbox, connect_timeout)
+        if relay is None:
+            Organiser(referee, token, records, advertise, sandbox, connect_timeout)
+        else:
+            records.mkdir(mode=0o700, parents=True, exist_ok=True)
+            records.chmod(0o700)
     except OSError as exc:
         fail(f"cannot make the records folder {records}: {exc.strerror}")
+    if relay is not None:
+        settings = OrganiserSettings(
+            records, sandbox, connect_timeout, advertise.rsplit(":", 1)[0] if advertise else None
+        )
+        pool = ShardPool(referee, specs, organiser=settings, on_shard_died=_died)
+        matches = ShardedMatches(referee, pool, token)
+        relay.route = matches.route
+        try:
+            await pool.start()
+        except ShardFailed as exc:
+            await referee.stop(0)
+            fail(str(exc))
+        referee.matches.attach(matches)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
     typer.echo(f"tavolo referee on {host}:{port} ({'TLS' if tls else 'plaintext'})")
+    if pool is not None:
+        typer.echo(f"{shards} shards, each a referee of its own: {', '.join(pool.addresses)}")
     typer.echo(f"remote bots connect to {advertise}")
+    if pool is not None:
+        typer.echo("  (or, faster, to the shard that CreateMatch names for their match)")
     if show_token:
         typer.echo(f"admin token: {token}")
     if sandbox is SandboxMode.BWRAP and sandbox_problem() is not None:
@@ -146,7 +208,35 @@ async def _serve(
         if view is not None:
             await asyncio.to_thread(view.stop, "the referee has stopped")
     typer.echo("stopping: open matches end, their bots are stopped")
+    if relay is not None:
+        await relay.close()
+    if pool is not None:
+        await pool.stop()
     await referee.stop(grace=2.0)
+
+
+async def _listen(
+    listen: str, tls: tuple[bytes, bytes] | None, public_names: bool, relay: Relay | None
+) -> Referee:
+    try:
+        return await start_referee(listen, tls=tls, public_names=public_names, relay=relay)
+    except (OSError, RuntimeError) as exc:
+        fail(f"cannot listen on {listen}: {exc}")
+
+
+def _relay_credentials(
+    tls: tuple[bytes, bytes] | None, host: str, advertise: str | None
+) -> tuple[grpc.ChannelCredentials | None, list[tuple[str, str]]]:
+    """How the front connects to its shards: as a bot would, trusting the serving
+    certificate for the name remote bots are told (with TLS)."""
+    if tls is None:
+        return None, []
+    name = advertise.rsplit(":", 1)[0] if advertise else host
+    if name in WILDCARD_HOSTS:
+        name = socket.getfqdn()
+    return grpc.ssl_channel_credentials(root_certificates=tls[1]), [
+        ("grpc.ssl_target_name_override", name)
+    ]
 
 
 match_app = typer.Typer(no_args_is_help=True, help="Start and follow matches on a running referee.")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import socket
 import time
 from collections.abc import Sequence
@@ -47,6 +48,7 @@ from tournaments.cli.web_option import (
     open_live_view,
     start_live_view,
 )
+from tournaments.cluster_task import ClusterError
 from tournaments.config import ConfigError, RatingSettings, TournamentConfig, load_config
 from tournaments.ratings import RatingsError
 from tournaments.record_export import export_records
@@ -81,6 +83,7 @@ from tournaments.tables import (
 )
 
 if TYPE_CHECKING:
+    from tournaments.cluster import ClusterTables
     from tournaments.web.live_view import LiveView
 
 tournament_app = typer.Typer(
@@ -105,6 +108,10 @@ AdvertiseOption = Annotated[
         "for a wildcard one, this host's name)."
     ),
 ]
+SHARDS_HELP = (
+    "Referee processes playing the matches (default: one per core); 1 plays them all in "
+    "this process. Matches with remote entries are always played here (docs/cluster.md)."
+)
 WideOption = typer.Option(
     help="Every column (LOS, W-D-L, points, opponents, think times), not the 80-column table."
 )
@@ -122,6 +129,7 @@ def run(
         Path | None, typer.Option(help="SQLite database for the results (default: FILE.db).")
     ] = None,
     concurrency: ConcurrencyOption = None,
+    shards: Annotated[int | None, typer.Option(help=SHARDS_HELP)] = None,
     sprt: Annotated[
         str | None,
         typer.Option(
@@ -170,6 +178,15 @@ def run(
     ] = False,
     web: Annotated[str | None, typer.Option(metavar="HOST:PORT", help=WEB_HELP)] = None,
     public_names: Annotated[bool, typer.Option(help=PUBLIC_NAMES_HELP)] = False,
+    cluster: Annotated[
+        str | None,
+        typer.Option(
+            metavar="tcp://HOST:PORT|local:N",
+            help="Play the duplicate sets on a Dask cluster's workers (docs/cluster.md): "
+            "its scheduler's address, or local:N for N workers on this machine. Matches "
+            "with remote entries play here.",
+        ),
+    ] = None,
 ) -> None:
     """Run (or resume) a tournament and print its table.
 
@@ -179,6 +196,8 @@ def run(
     config = _load(file)
     if concurrency is not None and concurrency < 1:
         fail(f"--concurrency must be 1 or more, got {concurrency}")
+    if shards is not None and shards < 1:
+        fail(f"--shards must be 1 or more, got {shards}")
     if logs_mb < 1:
         fail(f"--logs-mb must be 1 or more, got {logs_mb}")
     if connect_timeout is not None:
@@ -190,6 +209,12 @@ def run(
         modes = confinements(config)
     except SandboxError as exc:
         fail(str(exc))
+    if cluster is not None and shards is not None:
+        fail("--shards and --cluster: the cluster's workers play the matches; choose one")
+    tables = None if cluster is None else _cluster_tables(cluster, config, modes, logs_mb)
+    if tables is not None and concurrency is None and config.concurrency is None:
+        # Matches at once cost the head nothing: the workers' threads bound the sets at once.
+        concurrency = CLUSTER_CONCURRENCY
     path = db or default_db(file)
     # Bound before the database is touched: a busy port changes nothing.
     view = None if web is None else open_live_view(web, db=path, total_games=total_games(config))
@@ -241,13 +266,16 @@ def run(
                 on_game=live.game,
                 public_names=public_names,
                 on_referee=None if view is None else view.follow,
+                shards=1 if tables is not None else shards or os.cpu_count() or 1,
+                tables=tables,
+                on_warning=lambda line: typer.echo(f"warning: {line}", err=True),
             )
         except ValueError as exc:
             fail(str(exc))
         if view is not None:
             subtitle = f"{config.rules.game}, {config.format.value}, {len(config.entries)} entries"
             start_live_view(view, config.name, subtitle, public_names=public_names)
-        summary = _play(runner, live, path, listen, view)
+        summary = _play(runner, live, path, listen, view, tables)
         if already:
             typer.echo(f"resumed: {already} games were already stored")
         typer.echo(
@@ -315,13 +343,14 @@ def _play(
     path: Path,
     listen: str,
     view: LiveView | None = None,
+    tables: ClusterTables | None = None,
 ) -> RunSummary:
-    """Run the tournament under its progress bar; every failure is one line. The live
-    view, if any, is stopped when the run ends, however it ends."""
+    """Run the tournament under its progress bar, on ``tables`` if given; every failure is
+    one line. The live view, if any, is stopped when the run ends, however it ends."""
     ended = "the run stopped on an error"
     try:
         with live.progress:
-            summary = run_interruptible(runner.run())
+            summary = run_interruptible(_run_on(tables, runner))
         ended = "the run has ended"
         return summary
     except (Interrupted, KeyboardInterrupt):
@@ -333,13 +362,41 @@ def _play(
             "run the same command to resume",
             130,
         )
-    except StorageError as exc:
+    except (StorageError, ClusterError) as exc:
         fail(str(exc))
     except (OSError, RuntimeError) as exc:
         fail(f"cannot run the referee on {listen}: {exc}")
     finally:
         if view is not None:
             view.stop(ended)
+
+
+CLUSTER_CONCURRENCY = 1024
+"""Matches at once on a cluster unless told otherwise: every match of a round, in practice."""
+
+
+def _cluster_tables(
+    cluster: str, config: TournamentConfig, modes: dict[str, str], logs_mb: int
+) -> ClusterTables:
+    """``--cluster`` read (Dask is loaded only when a run enters it)."""
+    from tournaments.cluster import ClusterTables
+
+    try:
+        return ClusterTables(cluster, config, modes, logs_mb=logs_mb, on_warning=_warn)
+    except ClusterError as exc:
+        fail(str(exc))
+
+
+def _warn(line: str) -> None:
+    typer.echo(f"warning: {line}", err=True)
+
+
+async def _run_on(tables: ClusterTables | None, runner: TournamentRun) -> RunSummary:
+    """``runner.run()``, inside ``tables`` (connected, its workers checked) if given."""
+    if tables is None:
+        return await runner.run()
+    async with tables:
+        return await runner.run()
 
 
 def _warn_of_a_public_page(web: str) -> None:
@@ -593,6 +650,13 @@ def table(
         int | None, typer.Option(help="Bootstrap resamples (default: the file's, 1000).")
     ] = None,
     wide: Annotated[bool, WideOption] = False,
+    think_times: Annotated[
+        bool,
+        typer.Option(
+            help="Show think times. Without them two runs of the same tournament (on one "
+            "referee, on shards or on a cluster) print the same table, byte for byte."
+        ),
+    ] = True,
 ) -> None:
     """The standings: Elo with 95% intervals, LOS, results, points, faults, think times."""
     with _open(db) as store:
@@ -606,7 +670,8 @@ def table(
             if bootstrap < 0:
                 fail(f"--bootstrap must be 0 or more, got {bootstrap}")
             settings = dataclasses.replace(settings, bootstrap=bootstrap)
-        typer.echo(render(_standings(store, facts, settings), format, wide=wide))
+        standings = _standings(store, facts, settings, think_times=think_times)
+        typer.echo(render(standings, format, wide=wide))
 
 
 @tournament_app.command("show")
@@ -643,10 +708,14 @@ def _open(db: Path) -> Store:
 
 
 def _standings(
-    store: Store, facts: StoredFacts, settings: RatingSettings | None = None
+    store: Store,
+    facts: StoredFacts,
+    settings: RatingSettings | None = None,
+    *,
+    think_times: bool = True,
 ) -> Standings:
     try:
-        return stored_standings(store, facts, settings)
+        return stored_standings(store, facts, settings, think_times=think_times)
     except RatingsError as exc:
         fail(f"cannot rate the entries: {exc}")
 

@@ -1,0 +1,462 @@
+"""Referee shards: child processes, each a referee of its own, run by one head process.
+
+One asyncio loop is one core: a referee alone cannot use the rest of the machine. A
+:class:`ShardPool` starts one ``python -m referee.shard_worker`` per :class:`ShardSpec`
+and talks to each over a socketpair (pickled tuples, :mod:`referee.shard_worker`). Each
+table lives wholly in one shard, with its bots; the head sees every shard's tables in its
+own referee's ``feeds``, so its spectators, ``ListTables`` and the live view see one
+referee. A mirror carries a table's events only once someone follows it (a spectator's
+``Watch``, or a listener of the head that hears events, such as the live view): sending
+every event of every table to the head would cost it about as much as the play.
+
+Messages to a shard: ``("init", spec, organiser, log_mb, public_names)``, ``("play",
+job, config, games, folder, gated)``, ``("stop", job)`` (stop after the current game),
+``("go", job, stop)`` (a gated job's next game may start, or it stops), ``("follow",
+table_id)`` (send its history and its events), ``("create", job, request)``, ``("status",
+job, match_id)``, ``("quit",)``. From a shard, batched per turn
+of its loop as ``("batch", [message, ...])``: ``("ready", address)``, ``("table",
+table_id, match_id, entries)``, ``("game_of", table_id, game)``, ``("history", table_id,
+[event, ...])``, ``("event", table_id, event)`` (a followed table's), ``("closed",
+table_id)``, ``("deal", job, DealReport)``, ``("game", job, GameReport)``, ``("done",
+job)``, ``("failed", job, exception)``, ``("created", job, response, error)``,
+``("status", job, response)``.
+
+A shard that dies is started again with the same spec. What it was playing is lost:
+:class:`ShardLost` to each waiting caller, whose match is replayed (tournaments) or
+failed (``tavolo serve``); whatever it had reported stays reported.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import itertools
+import signal
+import socket
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from referee.match import DealReport, GameReport, MatchConfig, forget_old_feeds
+from referee.proto import referee_pb2 as pb
+from referee.sandbox import SandboxMode
+from referee.service import Referee, TableFeed
+from referee.shard_worker import frame, read_message
+
+START_TIMEOUT = 60.0
+"""Seconds a new shard has to report its referee listening."""
+STOP_TIMEOUT = 10.0
+"""Seconds a shard has to finish after ``quit`` before it is killed."""
+RESTARTS = 3
+"""Tries at starting a lost shard again before leaving it down."""
+
+
+@dataclass(frozen=True)
+class ShardSpec:
+    """How one shard's referee listens."""
+
+    listen: str = "127.0.0.1:0"
+    tls: tuple[bytes, bytes] | None = None
+
+
+@dataclass(frozen=True)
+class OrganiserSettings:
+    """``tavolo serve``'s: each shard runs an :class:`referee.organiser.Organiser`."""
+
+    records: Path
+    sandbox: SandboxMode
+    connect_timeout: float
+    advertise_host: str | None = None
+    """The host remote bots are told to use with a shard's port; None: its address."""
+
+
+class ShardLost(RuntimeError):
+    """The shard that played this was lost (it died, or was killed)."""
+
+
+class ShardFailed(RuntimeError):
+    """A shard could not be started: names the shard and why."""
+
+
+@dataclass
+class _Job:
+    shard: int
+    done: asyncio.Future[Any]
+    on_deal: Callable[[DealReport], None] | None = None
+    on_game: Callable[[GameReport], None] | None = None
+    stopped: Callable[[], bool] | None = None
+    gated: bool = False
+
+
+@dataclass
+class _Shard:
+    index: int
+    spec: ShardSpec
+    process: asyncio.subprocess.Process | None = None
+    writer: asyncio.StreamWriter | None = None
+    address: str = ""
+    ready: asyncio.Event = field(default_factory=asyncio.Event)
+    tables: set[str] = field(default_factory=set)
+    reader_task: asyncio.Task[None] | None = None
+    lives: int = 0
+    """Times it was started."""
+    given_up: bool = False
+    """It could not be started again: no more work goes there."""
+
+
+class ShardPool:
+    """Shard processes, started together and restarted when one dies."""
+
+    def __init__(
+        self,
+        head: Referee,
+        specs: Sequence[ShardSpec],
+        *,
+        organiser: OrganiserSettings | None = None,
+        log_mb: int = 1024,
+        on_shard_died: Callable[[int, str], None] | None = None,
+    ) -> None:
+        if not specs:
+            raise ValueError("a shard pool needs at least one shard")
+        self.head = head
+        self.organiser = organiser
+        self.log_mb = log_mb
+        """What each shard's bots may keep in their logs together."""
+        self.on_shard_died = on_shard_died
+        self._shards = [_Shard(i, spec) for i, spec in enumerate(specs)]
+        self._jobs: dict[int, _Job] = {}
+        self._ids = itertools.count(1)
+        self._stopping = False
+        self._restarts: set[asyncio.Task[None]] = set()
+        self._all_down = asyncio.Event()
+        self._followed: set[str] = set()
+        """Mirrored tables whose events the head asked for."""
+        self._histories: dict[str, list[asyncio.Future[None]]] = {}
+        """Followed tables whose history is on its way, and who waits for it."""
+
+    @property
+    def addresses(self) -> list[str]:
+        """Shard i's referee, host:port ("" while it is being restarted)."""
+        return [s.address if s.ready.is_set() else "" for s in self._shards]
+
+    def __len__(self) -> int:
+        return len(self._shards)
+
+    def alive(self, shard: int) -> bool:
+        """Whether shard ``shard`` is serving now."""
+        return self._shards[shard].ready.is_set()
+
+    def load(self, shard: int) -> int:
+        """Tables open on shard ``shard``, and jobs sent there that have none yet."""
+        jobs = sum(1 for j in self._jobs.values() if j.shard == shard)
+        return max(jobs, len(self._shards[shard].tables))
+
+    async def start(self) -> None:
+        """Start every shard; ShardFailed if one does not come up."""
+        try:
+            await asyncio.gather(*(self._start(s) for s in self._shards))
+        except BaseException:
+            await self.stop()
+            raise
+
+    async def stop(self) -> None:
+        """Ask every shard to quit, kill those that do not, and wait for all."""
+        self._stopping = True
+        for task in self._restarts:
+            task.cancel()
+        for shard in self._shards:
+            if shard.writer is not None and not shard.writer.is_closing():
+                shard.writer.write(frame(("quit",)))
+        for shard in self._shards:
+            process = shard.process
+            if process is None:
+                continue
+            try:
+                await asyncio.wait_for(process.wait(), STOP_TIMEOUT)
+            except TimeoutError:
+                with contextlib.suppress(ProcessLookupError):
+                    process.kill()
+                await process.wait()
+            if shard.reader_task is not None:
+                await asyncio.gather(shard.reader_task, return_exceptions=True)
+
+    # -- what the head asks of shards ------------------------------------------------------
+
+    async def play(
+        self,
+        config: MatchConfig,
+        games: Sequence[int],
+        *,
+        workdir: Path,
+        on_deal: Callable[[DealReport], None],
+        on_game: Callable[[GameReport], None],
+        stopped: Callable[[], bool] | None = None,
+        gated: bool = False,
+    ) -> None:
+        """Play games ``games`` of a match on the least loaded shard, hearing each deal and
+        game as it ends; the match's own exception if it fails there, ShardLost if the shard
+        dies first. ``stopped()`` true after a game: the shard plays no further one. With
+        ``gated``, each game waits for the one before to have been heard (and ``stopped``
+        asked), so nothing is played past the game that stopped the match."""
+        shard = await self._least_loaded()
+        job, future = self._new_job(
+            shard, on_deal=on_deal, on_game=on_game, stopped=stopped, gated=gated
+        )
+        self._send(shard, ("play", job, config, tuple(games), workdir, gated))
+        await future
+
+    async def create_match(
+        self, request: pb.CreateMatchRequest
+    ) -> tuple[int, pb.CreateMatchResponse]:
+        """Create the match on the least loaded shard's organiser: (shard, its response);
+        ValueError naming what is wrong with the request."""
+        shard = await self._least_loaded()
+        job, future = self._new_job(shard)
+        self._send(shard, ("create", job, request.SerializeToString()))
+        response, error = await future
+        if error:
+            raise ValueError(error)
+        return shard, pb.CreateMatchResponse.FromString(response)
+
+    async def match_status(self, shard: int, match_id: str) -> pb.GetMatchResponse | None:
+        """Where match ``match_id`` is on shard ``shard``; None if it never made it."""
+        await self._shards[shard].ready.wait()
+        job, future = self._new_job(shard)
+        self._send(shard, ("status", job, match_id))
+        data = await future
+        return None if data is None else pb.GetMatchResponse.FromString(data)
+
+    def lives(self, shard: int) -> int:
+        """Times shard ``shard`` was started: a match made in an earlier life is lost."""
+        return self._shards[shard].lives
+
+    # -- inside ----------------------------------------------------------------------------
+
+    async def _least_loaded(self) -> int:
+        while True:
+            ready = [s.index for s in self._shards if s.ready.is_set()]
+            if ready:
+                return min(ready, key=lambda i: (self.load(i), i))
+            if self._stopping:
+                raise ShardLost("the shards are stopping")
+            if self._all_down.is_set():
+                raise ShardFailed("every shard died and none could be started again")
+            waits = [asyncio.ensure_future(s.ready.wait()) for s in self._shards]
+            waits.append(asyncio.ensure_future(self._all_down.wait()))
+            try:
+                await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                for wait in waits:
+                    wait.cancel()
+
+    def _new_job(self, shard: int, **hooks: Any) -> tuple[int, asyncio.Future[Any]]:
+        job = next(self._ids)
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._jobs[job] = _Job(shard, future, **hooks)
+        future.add_done_callback(lambda _: self._jobs.pop(job, None))
+        return job, future
+
+    def _send(self, shard: int, message: tuple[Any, ...]) -> None:
+        writer = self._shards[shard].writer
+        if writer is None or writer.is_closing():
+            job = self._jobs.get(message[1])
+            if job is not None and not job.done.done():
+                job.done.set_exception(ShardLost(f"shard {shard} is down"))
+            return
+        writer.write(frame(message))
+
+    async def _start(self, shard: _Shard) -> None:
+        """Start ``shard``'s process and wait for its referee to listen."""
+        head, child = socket.socketpair()
+        try:
+            process = await asyncio.create_subprocess_exec(
+                sys.executable,
+                "-m",
+                "referee.shard_worker",
+                str(child.fileno()),
+                pass_fds=(child.fileno(),),
+                # Ctrl-C is the head's to handle: it stops the shards in order.
+                start_new_session=True,
+            )
+        finally:
+            child.close()
+        reader, writer = await asyncio.open_unix_connection(sock=head)
+        shard.process, shard.writer = process, writer
+        shard.lives += 1
+        writer.write(
+            frame(("init", shard.spec, self.organiser, self.log_mb, self.head.public_names))
+        )
+        shard.reader_task = asyncio.ensure_future(self._read(shard, reader))
+        ready = asyncio.ensure_future(shard.ready.wait())
+        await asyncio.wait({ready, shard.reader_task}, timeout=START_TIMEOUT,
+                           return_when=asyncio.FIRST_COMPLETED)  # fmt: skip
+        if not ready.done():
+            ready.cancel()
+            with contextlib.suppress(ProcessLookupError):
+                process.kill()
+            code = await process.wait()
+            raise ShardFailed(
+                f"shard {shard.index} (listening on {shard.spec.listen}) did not start: "
+                f"{_how_it_ended(code)}; its stderr says why"
+            )
+
+    async def _read(self, shard: _Shard, reader: asyncio.StreamReader) -> None:
+        try:
+            while True:
+                _, batch = await read_message(reader)
+                for message in batch:
+                    self._take(shard, message)
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            await self._lost(shard)
+
+    def _take(self, shard: _Shard, message: tuple[Any, ...]) -> None:
+        kind = message[0]
+        feeds = self.head.feeds
+        if kind == "event":
+            if (feed := feeds.get(message[1])) is not None:
+                feed.publish(pb.Event.FromString(message[2]))
+        elif kind == "game_of":
+            if (feed := feeds.get(message[1])) is not None:
+                feed.game = message[2]
+        elif kind == "table":
+            _, table, match_id, entries = message
+            forget_old_feeds(feeds)
+            shard.tables.add(table)
+            feed = TableFeed(table, match_id, entries)
+            feed.follow = functools.partial(self._follow, shard, table)
+            self.head.add_feed(feed)
+            if any(getattr(each, "hears_events", True) for each in self.head.listeners):
+                self._ask_history(shard, table)
+        elif kind == "history":
+            _, table, events = message
+            if (feed := feeds.get(table)) is not None:
+                for data in events:
+                    feed.publish(pb.Event.FromString(data))
+            for waiting in self._histories.pop(table, []):
+                if not waiting.done():
+                    waiting.set_result(None)
+        elif kind == "closed":
+            shard.tables.discard(message[1])
+            if (feed := feeds.get(message[1])) is not None:
+                feed.close()
+        elif kind == "ready":
+            shard.address = message[1]
+            shard.ready.set()
+        else:
+            self._answer(kind, message)
+
+    def _ask_history(self, shard: _Shard, table: str) -> asyncio.Future[None]:
+        """Follow ``table`` from now on (once): its history comes first, then its events."""
+        waiting: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        if table in self._followed:
+            if table in self._histories:
+                self._histories[table].append(waiting)
+            else:
+                waiting.set_result(None)
+            return waiting
+        self._followed.add(table)
+        self._histories[table] = [waiting]
+        if shard.writer is None or shard.writer.is_closing():
+            self._histories.pop(table)
+            waiting.set_result(None)  # the shard is gone: nothing more to show
+        else:
+            shard.writer.write(frame(("follow", table)))
+        return waiting
+
+    async def _follow(self, shard: _Shard, table: str) -> None:
+        """A spectator wants ``table``: wait until its history is here."""
+        await self._ask_history(shard, table)
+
+    def _answer(self, kind: str, message: tuple[Any, ...]) -> None:
+        job = self._jobs.get(message[1])
+        if job is None or job.done.done():
+            return
+        try:
+            self._answer_job(job, kind, message)
+        except Exception as exc:
+            # The head's own failure (storing the result, say) ends the job, not the shard.
+            job.done.set_exception(exc)
+            self._send(job.shard, ("stop", message[1]))
+
+    def _answer_job(self, job: _Job, kind: str, message: tuple[Any, ...]) -> None:
+        if kind == "deal" and job.on_deal is not None:
+            job.on_deal(message[2])
+        elif kind == "game" and job.on_game is not None:
+            job.on_game(message[2])
+            stop = job.stopped is not None and job.stopped()
+            if job.gated:
+                self._send(job.shard, ("go", message[1], stop))
+            elif stop:
+                self._send(job.shard, ("stop", message[1]))
+        elif kind == "done":
+            job.done.set_result(None)
+        elif kind == "failed":
+            job.done.set_exception(message[2])
+        elif kind == "created":
+            job.done.set_result((message[2], message[3]))
+        elif kind == "status":
+            job.done.set_result(message[2])
+
+    async def _lost(self, shard: _Shard) -> None:
+        """The shard's socket closed: say so to everyone waiting on it, then restart it."""
+        shard.ready.clear()
+        if shard.writer is not None:
+            shard.writer.close()
+        code = None if shard.process is None else await _reap(shard.process)
+        why = f"shard {shard.index} {_how_it_ended(code)}"
+        for table in list(shard.tables):
+            if (feed := self.head.feeds.get(table)) is not None and not feed.done:
+                feed.close()
+            for waiting in self._histories.pop(table, []):
+                if not waiting.done():
+                    waiting.set_result(None)
+        shard.tables.clear()
+        for job in [j for j in self._jobs.values() if j.shard == shard.index]:
+            if not job.done.done():
+                job.done.set_exception(ShardLost(why))
+        if self._stopping:
+            return
+        if self.on_shard_died is not None:
+            self.on_shard_died(shard.index, why)
+        task = asyncio.ensure_future(self._restart(shard))
+        self._restarts.add(task)
+        task.add_done_callback(self._restarts.discard)
+
+    async def _restart(self, shard: _Shard) -> None:
+        for attempt in range(1, RESTARTS + 1):
+            try:
+                await self._start(shard)
+                return
+            except ShardFailed as exc:
+                if self.on_shard_died is not None:
+                    self.on_shard_died(shard.index, f"{exc} (restart {attempt} of {RESTARTS})")
+            await asyncio.sleep(attempt)
+        shard.given_up = True
+        if all(s.given_up for s in self._shards):
+            self._all_down.set()
+
+
+async def _reap(process: asyncio.subprocess.Process) -> int:
+    """Its exit code, killing it if it lingers after closing its socket."""
+    try:
+        return await asyncio.wait_for(process.wait(), STOP_TIMEOUT)
+    except TimeoutError:
+        with contextlib.suppress(ProcessLookupError):
+            process.kill()
+        return await process.wait()
+
+
+def _how_it_ended(code: int | None) -> str:
+    if code is None:
+        return "is gone"
+    if code < 0:
+        try:
+            return f"was killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"was killed by signal {-code}"
+    return f"exited with code {code}"

@@ -1,0 +1,267 @@
+"""One referee shard: a child process of a :class:`referee.shard_pool.ShardPool`.
+
+Run as ``python -m referee.shard_worker FD``: FD is its end of a socketpair to the head.
+It starts a referee of its own, then plays what the head sends until the head says
+``quit`` or goes away. Every message, both ways, is a pickled tuple whose first item
+names it, framed by its length (4 bytes, big-endian); see :mod:`referee.shard_pool` for
+the list. The head is the only peer: the socketpair is made by the head and reaches no
+bot, since every bot runs in a sandbox of its own.
+"""
+
+from __future__ import annotations
+
+from referee import grpc_transport  # noqa: F401 - it chooses gRPC's transport: first
+
+# isort: split
+import asyncio
+import ctypes
+import os
+import pickle
+import signal
+import socket
+import struct
+import sys
+import traceback
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from referee.bot_process import LogBudget
+from referee.match import DealReport, GameReport, Match, MatchConfig
+from referee.proto import referee_pb2 as pb
+from referee.service import Referee, TableFeed, start_referee
+
+HEADER = struct.Struct(">I")
+"""Every message's length, before it."""
+_PR_SET_PDEATHSIG = 1
+
+
+async def read_message(reader: asyncio.StreamReader) -> tuple[Any, ...]:
+    """The next message; IncompleteReadError once the other side is gone."""
+    (size,) = HEADER.unpack(await reader.readexactly(HEADER.size))
+    message: tuple[Any, ...] = pickle.loads(await reader.readexactly(size))
+    return message
+
+
+def frame(message: tuple[Any, ...]) -> bytes:
+    """``message`` as it goes on the wire."""
+    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    return HEADER.pack(len(data)) + data
+
+
+class _Outbox:
+    """What goes to the head, in order, one write per turn of the event loop."""
+
+    def __init__(self, writer: asyncio.StreamWriter) -> None:
+        self._writer = writer
+        self._pending: list[tuple[Any, ...]] = []
+
+    def send(self, message: tuple[Any, ...]) -> None:
+        if not self._pending:
+            asyncio.get_running_loop().call_soon(self._flush)
+        self._pending.append(message)
+
+    def _flush(self) -> None:
+        batch, self._pending = self._pending, []
+        if not self._writer.is_closing():
+            self._writer.write(frame(("batch", batch)))
+
+
+class _Mirror:
+    """Tells the head of every table of this shard, and sends the events of the tables it
+    follows, as spectators see them: every event of every table would cost the head as
+    much as the play itself."""
+
+    def __init__(self, outbox: _Outbox, feeds: dict[str, TableFeed]) -> None:
+        self._outbox = outbox
+        self._feeds = feeds
+        self._followed: set[str] = set()
+        self._games: dict[str, int] = {}
+
+    def table(self, feed: TableFeed) -> None:
+        self._outbox.send(("table", feed.table_id, feed.match_id, list(feed.entries)))
+
+    def event(self, feed: TableFeed, event: pb.Event) -> None:
+        table = feed.table_id
+        if self._games.get(table) != feed.game:
+            self._games[table] = feed.game
+            self._outbox.send(("game_of", table, feed.game))
+        if table in self._followed:
+            self._outbox.send(("event", table, event.SerializeToString()))
+
+    def closed(self, feed: TableFeed) -> None:
+        self._games.pop(feed.table_id, None)
+        self._followed.discard(feed.table_id)
+        self._outbox.send(("closed", feed.table_id))
+
+    def follow(self, table: str) -> None:
+        """Send the table's history, then each of its events as it happens."""
+        feed = self._feeds.get(table)
+        history = [] if feed is None else [e.SerializeToString() for e in feed.history]
+        self._outbox.send(("history", table, history))
+        if feed is not None and not feed.done:
+            self._followed.add(table)
+
+
+class _Shard:
+    """The shard's referee and what it is playing."""
+
+    def __init__(self, referee: Referee, outbox: _Outbox, log_mb: int) -> None:
+        self.referee = referee
+        self.outbox = outbox
+        self.budget = LogBudget(log_mb)
+        self.matches: dict[int, Match] = {}
+        self.gates: dict[int, asyncio.Event] = {}
+        """Job -> set by the head's ``go``: a gated job's next game may start."""
+        self.organiser: Any = None
+        self.tasks: set[asyncio.Task[None]] = set()
+
+    def start(self, job: int, work: Any) -> None:
+        task = asyncio.ensure_future(work)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    async def play(
+        self, job: int, config: MatchConfig, games: Sequence[int], folder: Path, gated: bool
+    ) -> None:
+        go = self.gates[job] = asyncio.Event()
+
+        async def before_game() -> None:
+            await go.wait()
+            go.clear()
+
+        def on_deal(report: DealReport) -> None:
+            self.outbox.send(("deal", job, report))
+
+        def on_game(report: GameReport) -> None:
+            self.outbox.send(("game", job, report))
+
+        try:
+            match = Match(
+                self.referee,
+                config,
+                workdir=folder,
+                log_budget=self.budget,
+                on_deal_recorded=on_deal,
+                on_game_recorded=on_game,
+                before_game=before_game if gated else None,
+            )
+            self.matches[job] = match
+            await match.run(games)
+        except Exception as exc:  # the head raises it where a local match would have
+            self.outbox.send(("failed", job, _portable(exc)))
+            return
+        finally:
+            self.matches.pop(job, None)
+            self.gates.pop(job, None)
+        self.outbox.send(("done", job))
+
+    async def create(self, job: int, request: bytes) -> None:
+        try:
+            response = await self.organiser.create(pb.CreateMatchRequest.FromString(request))
+        except ValueError as exc:
+            self.outbox.send(("created", job, None, str(exc)))
+            return
+        self.outbox.send(("created", job, response.SerializeToString(), ""))
+
+    def status(self, job: int, match_id: str) -> None:
+        status = self.organiser.status(match_id)
+        self.outbox.send(("status", job, None if status is None else status.SerializeToString()))
+
+
+def _portable(exc: Exception) -> Exception:
+    """``exc`` if it survives pickling, else a RuntimeError saying what it was."""
+    try:
+        pickle.loads(pickle.dumps(exc))
+    except Exception:
+        return RuntimeError(f"{type(exc).__name__}: {exc}")
+    return exc
+
+
+async def _organiser(referee: Referee, settings: Any) -> Any:
+    from referee.organiser import Organiser
+
+    advertise = None
+    if settings.advertise_host:
+        advertise = f"{settings.advertise_host}:{referee.address.rsplit(':', 1)[1]}"
+    # The head checks admin tokens; this one never leaves the shard.
+    return Organiser(
+        referee,
+        os.urandom(16).hex(),
+        settings.records,
+        advertise=advertise,
+        sandbox=settings.sandbox,
+        connect_timeout=settings.connect_timeout,
+    )
+
+
+async def serve(sock: socket.socket) -> None:
+    """Take the head's messages on ``sock`` until it says quit or goes away."""
+    reader, writer = await asyncio.open_unix_connection(sock=sock)
+    outbox = _Outbox(writer)
+    _, spec, organiser, log_mb, public_names = await read_message(reader)
+    referee = await start_referee(spec.listen, tls=spec.tls, public_names=public_names)
+    shard = _Shard(referee, outbox, log_mb)
+    mirror = _Mirror(outbox, referee.feeds)
+    referee.listen(mirror)
+    if organiser is not None:
+        shard.organiser = await _organiser(referee, organiser)
+    outbox.send(("ready", referee.address))
+    try:
+        while True:
+            try:
+                message = await read_message(reader)
+            except asyncio.IncompleteReadError:
+                return
+            kind, job = message[0], message[1] if len(message) > 1 else 0
+            if kind == "quit":
+                return
+            if kind == "play":
+                shard.start(job, shard.play(job, *message[2:]))
+            elif kind == "stop":
+                match = shard.matches.get(job)
+                if match is not None:
+                    match.stop_after_game()
+            elif kind == "go":
+                match, gate = shard.matches.get(job), shard.gates.get(job)
+                if match is not None and message[2]:
+                    match.stop_after_game()
+                if gate is not None:
+                    gate.set()
+            elif kind == "follow":
+                mirror.follow(message[1])
+            elif kind == "create":
+                shard.start(job, shard.create(job, message[2]))
+            elif kind == "status":
+                shard.status(job, message[2])
+            else:
+                raise ValueError(f"unknown message from the head: {kind!r}")
+    finally:
+        for task in list(shard.tasks):
+            task.cancel()
+        await asyncio.gather(*shard.tasks, return_exceptions=True)
+        await referee.stop(0)
+        writer.close()
+
+
+def _die_with_parent() -> None:
+    """Go when the head goes, whatever killed it: its bots then go with this process."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+def main(argv: list[str]) -> int:
+    _die_with_parent()
+    sock = socket.socket(fileno=int(argv[0]))
+    try:
+        asyncio.run(serve(sock))
+    except KeyboardInterrupt:
+        return 130
+    except Exception:
+        traceback.print_exc()
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,68 @@
+"""``tavolo bench referee --shards N``: a tiny run on real ``tavolo serve`` processes.
+
+Only the report's fields and their consistency are checked; the speed targets live in
+docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from typer.testing import CliRunner
+
+from tests.test_cli import assert_one_error, tavolo
+from tournaments.cli.main import app
+
+runner = CliRunner()
+
+
+def _consistent(run: dict[str, Any], shards: int, tables: int) -> None:
+    assert (run["shards"], run["tables"], run["streams"]) == (shards, tables, 4 * tables)
+    assert run["connected"] == run["streams"] and run["never_connected"] == 0
+    assert run["refused"] == {}
+    assert run["matches"] == {"done": tables}
+    terminations = run["terminations"]
+    # Two games a match, each ended one way or another.
+    assert run["games"] == sum(terminations.values()) == 2 * tables
+    assert run["spurious_timeouts"] == terminations.get("timeout", 0)
+    decisions, seconds = run["decisions"], run["seconds"]
+    # One deal a game: at least one decision a card, 40 cards a deal.
+    assert decisions >= 2 * 40 * tables
+    # The seconds are rounded to the millisecond in the report.
+    rate = decisions / seconds
+    assert abs(run["decisions_per_second"] - rate) <= rate / 100
+    referee_cpu = run["referee_cpu_seconds"]
+    assert referee_cpu > 0
+    assert abs(run["referee_cpu_us_per_decision"] - referee_cpu / decisions * 1e6) < 1
+    assert run["generator_cpu_seconds"] > 0
+    # Every stream got in within the connection window (20 s).
+    assert 0 < run["connect_seconds_max"] < 20
+
+
+def test_bench_referee_shards_reports_both_runs_the_ratio_and_the_streams() -> None:
+    result = runner.invoke(
+        app,
+        ["bench", "referee", "--shards", "2", "--shard-tables", "2", "--stream-tables", "3",
+         "--deals", "1", "--json"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert out["benchmark"] == "referee_shards" and out["shards"] == 2
+    one, many, streams = out["one_shard"], out["n_shards"], out["streams"]
+    _consistent(one, 1, 2)
+    _consistent(many, 2, 2)
+    _consistent(streams, 2, 3)
+    # The same load: the same seeds, deals and first-legal answers give the same games.
+    assert one["decisions"] == many["decisions"]
+    # One address for one shard; CreateMatch put the two waiting matches on both shards.
+    assert (one["addresses"], many["addresses"], streams["addresses"]) == (1, 2, 2)
+    assert out["ratio"] == round(many["decisions_per_second"] / one["decisions_per_second"], 2)
+    assert out["ratio_target"] == 1.7
+
+
+def test_bench_referee_shards_refuses_no_shards() -> None:
+    assert_one_error(
+        tavolo("bench", "referee", "--shards", "0"),
+        "--shards, --shard-tables and --stream-tables must be 1 or more",
+    )

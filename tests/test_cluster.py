@@ -1,0 +1,341 @@
+"""Tournaments on a Dask cluster: real LocalClusters and ``dask`` worker processes, real bot
+processes, real SQLite. A LocalCluster takes several seconds to start: the tournaments are
+small (a set is two games of two deals).
+
+What a cluster run must give is the local run's table, byte for byte, think times left
+out (``--no-think-times``: no two runs share them), and the same record of every game.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.network import free_port
+from tests.sandboxing import require_sandbox
+from tests.test_cli import assert_one_error, console_script, tavolo
+from tests.test_tournament_run import ENTRIES, game_records, results_only, stored_games, tournament
+from tournaments.cluster import ClusterTables
+from tournaments.cluster_task import BotCheck, check_bots, code_digest
+from tournaments.config import load_config
+from tournaments.runner import TournamentRun, confinements, note_confinements, open_store
+from tournaments.storage import Store
+
+
+def table_without_think_times(db: Path) -> str:
+    """``tavolo tournament table --no-think-times --wide``, every format, as printed."""
+    out = []
+    for fmt in ("plain", "csv", "json"):
+        result = tavolo(
+            "tournament", "table", "--db", db, "--no-think-times", "--wide", "--format", fmt
+        )
+        assert result.exit_code == 0, result.output
+        out.append(result.stdout)
+    return "\n".join(out)
+
+
+def table_json(db: Path) -> dict[str, Any]:
+    result = tavolo("tournament", "table", "--db", db, "--format", "json")
+    assert result.exit_code == 0, result.output
+    data: dict[str, Any] = json.loads(result.stdout)
+    return data
+
+
+def stored_deals(db: Path) -> list[tuple[int, int, int, int]]:
+    with sqlite3.connect(db) as c:
+        return [tuple(r) for r in c.execute("SELECT match_id, game, attempt, deal FROM deals")]  # type: ignore[misc]
+
+
+def run_console(*args: str | Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [console_script(), *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+@pytest.fixture(scope="module")
+def local_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A small round robin (3 matches of 2 duplicate sets) run locally: (file, database)."""
+    folder = tmp_path_factory.mktemp("local")
+    path = tournament(folder, games=4, deals=2)
+    db = folder / "local.db"
+    result = tavolo("tournament", "run", path, "--db", db, "--quiet", "--shards", "1")
+    assert result.exit_code == 0, result.output
+    return path, db
+
+
+def assert_same_results(db: Path, local: Path) -> None:
+    """The cluster's database holds the local run's games, once each, and gives its table."""
+    games = stored_games(db)
+    assert len(games) == len(set(games)) == 12
+    deals = stored_deals(db)
+    assert len(deals) == len(set(deals)) == 24, "a deal was stored twice"
+    assert game_records(db) == game_records(local)
+    assert table_without_think_times(db) == table_without_think_times(local)
+    assert results_only(table_json(db)) == results_only(table_json(local))
+
+
+def test_a_local_cluster_of_two_workers_gives_the_local_table(
+    local_run: tuple[Path, Path], tmp_path: Path
+) -> None:
+    path, local = local_run
+    db = tmp_path / "cluster.db"
+    done = run_console("tournament", "run", path, "--db", db, "--cluster", "local:2", "--quiet")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "12 games played now, 12 of 12 stored" in done.stdout
+    assert "Traceback" not in done.stderr
+    assert_same_results(db, local)
+    # Each set's bots kept their logs under the head's logs folder (one machine here).
+    logs = tmp_path / "cluster.logs"
+    assert sorted(p.name for p in (logs / "match-1").iterdir()) == ["set-1", "set-2"]
+
+
+async def _kill_a_busy_worker(tables: ClusterTables, store: Store) -> str:
+    """Once a set is stored, SIGKILL a worker in the middle of another; the set's key."""
+    client = tables.client
+    while store.game_count() < 2:
+        await asyncio.sleep(0.05)
+    while True:
+        before = {w: keys[0] for w, keys in (await client.processing()).items() if keys}
+        await asyncio.sleep(0.3)  # its bots are started and playing
+        now = {w: keys[0] for w, keys in (await client.processing()).items() if keys}
+        same = [(w, key) for w, key in now.items() if before.get(w) == key]
+        if same:
+            break
+    worker, key = same[0]
+    pids = await client.run(os.getpid, workers=[worker])
+    os.kill(pids[worker], signal.SIGKILL)
+    return str(key)
+
+
+def test_a_worker_killed_mid_set_has_its_set_played_again(
+    local_run: tuple[Path, Path], tmp_path: Path
+) -> None:
+    path, local = local_run
+    config = load_config(path)
+    db = tmp_path / "killed.db"
+    modes = confinements(config)
+
+    async def main(store: Store) -> str:
+        async with ClusterTables("local:2", config, modes) as tables:
+            run = TournamentRun(config, store, tables=tables, concurrency=8)
+            killer = asyncio.ensure_future(_kill_a_busy_worker(tables, store))
+            await run.run()
+            assert killer.done(), "the run ended before a worker could be killed"
+            return killer.result()
+
+    with open_store(db, config) as store:
+        note_confinements(store, modes)
+        key = asyncio.run(main(store))
+    # The killed worker's set was started again, from its seeds, in a folder of its own.
+    match, set_number = key.split("-match-")[1].split("-try-")[0].split("-set-")
+    folder = tmp_path / "killed.logs" / f"match-{match}" / f"set-{set_number}-run-2"
+    assert folder.is_dir(), f"{key} was not played again"
+    assert_same_results(db, local)
+
+
+def test_the_head_killed_then_resumed(local_run: tuple[Path, Path], tmp_path: Path) -> None:
+    path, local = local_run
+    db = tmp_path / "head.db"
+    argv = [console_script(), "tournament", "run", str(path), "--db", str(db), "--quiet"]
+    # A session of its own: the head and its LocalCluster's workers die together, as a
+    # head machine would.
+    head = subprocess.Popen(
+        [*argv, "--cluster", "local:2"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 240
+        stored: list[tuple[int, int]] = []
+        while time.monotonic() < deadline and head.poll() is None and len(stored) < 2:
+            try:
+                stored = stored_games(db) if db.exists() else []
+            except sqlite3.OperationalError:
+                stored = []
+            time.sleep(0.05)
+        assert head.poll() is None, "the run ended before it could be killed"
+        os.killpg(head.pid, signal.SIGKILL)
+        head.wait()
+    finally:
+        if head.poll() is None:
+            os.killpg(head.pid, signal.SIGKILL)
+            head.wait()
+    killed_at = len(stored_games(db))
+    assert 2 <= killed_at < 12
+    assert killed_at % 2 == 0, "a set is stored whole or not at all"
+
+    resumed = run_console(*argv[1:], "--cluster", "local:2")
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert f"resumed: {killed_at} games were already stored" in resumed.stdout
+    assert_same_results(db, local)
+
+
+def _start(argv: list[str], **kwargs: Any) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, **kwargs)
+
+
+def _wait_for_workers(address: str, count: int) -> None:
+    from distributed import Client
+
+    with Client(address, timeout=60, set_as_default=False) as client:
+        client.wait_for_workers(count, timeout=120)
+
+
+def test_a_bot_missing_on_a_worker_is_named_in_one_line(tmp_path: Path) -> None:
+    require_sandbox()  # the worker is started in a mount namespace without the bot
+    bots = tmp_path / "bots"
+    bots.mkdir()
+    bot = bots / "alpha.sh"
+    bot.write_text(f"#!/bin/sh\nexec {sys.executable} -m tavolo_bot.bots.random\n")
+    bot.chmod(0o755)
+    # In [match]: the worker is in a namespace already, where no sandbox of its own is made.
+    entries = (
+        f'sandbox = "off"\n\n[[entry]]\nname = "alpha"\nbot = "cmd:{bot}"\n\n'
+        '[[entry]]\nname = "random"\nbot = "random"\n'
+    )
+    path = tournament(tmp_path, games=2, deals=1, entries=entries)
+    port = free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    dask = str(Path(sys.executable).parent / "dask")
+    scheduler = _start(
+        [dask, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"]
+    )
+    # A real worker whose machine lacks the bot: the bots' folder is empty where it runs.
+    worker = _start(
+        ["bwrap", "--dev-bind", "/", "/", "--tmpfs", str(bots), "--", dask, "worker", address,
+         "--nthreads", "1", "--no-nanny", "--host", "127.0.0.1", "--no-dashboard"]
+    )  # fmt: skip
+    try:
+        _wait_for_workers(address, 1)
+        done = run_console(
+            "tournament", "run", path, "--db", tmp_path / "t.db", "--cluster", address
+        )
+    finally:
+        for process in (worker, scheduler):
+            process.terminate()
+            process.wait(30)
+    assert done.returncode != 0
+    errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1, done.stderr
+    assert "Traceback" not in done.stderr
+    assert errors[0].startswith("error: worker tcp://127.0.0.1:"), errors[0]
+    assert errors[0].endswith(f": {bot}: missing (entry 'alpha')"), errors[0]
+    assert stored_games(tmp_path / "t.db") == []
+
+
+def test_check_bots_names_a_changed_file_and_a_program_that_cannot_run(tmp_path: Path) -> None:
+    bot = tmp_path / "beta.sh"
+    bot.write_text("#!/bin/sh\nexec /no/such/python -m tavolo_bot.bots.random\n")
+    bot.chmod(0o755)
+    entries = f'[[entry]]\nname = "beta"\nbot = "cmd:{bot}"\n' + ENTRIES
+    config = load_config(tournament(tmp_path, entries=entries))
+    spec = config.entries[0]
+    check = BotCheck(spec.name, spec.entry, spec.programs, "off")
+    assert check_bots([check], code_digest()) == []
+
+    bot.write_text("#!/bin/sh\nexec /no/such/python -m tavolo_bot.bots.heuristic\n")
+    (problem,) = check_bots([check], code_digest())
+    assert problem.startswith(f"{bot}: not the head's file (SHA-256 "), problem
+
+    bot.write_text("#!/no/such/sh\n")
+    bot.chmod(0o644)
+    check = BotCheck(spec.name, spec.entry, (), "off")
+    assert check_bots([check], code_digest()) == [
+        f"{bot}: not executable (entry 'beta')",
+        f"{bot}: its interpreter /no/such/sh is missing (entry 'beta')",
+    ]
+    assert check_bots([check], "0.0.1/0") == [
+        f"tavolo here is {code_digest()} (version/engine digest), the head's is 0.0.1/0: "
+        "install the same tavolo"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("given", "needle"),
+    [
+        ("local:0", "--cluster local:0: local:N needs N, the number of workers, 1 or more"),
+        ("10.0.0.5:8786", "--cluster '10.0.0.5:8786': give a scheduler's address, tcp://"),
+        ("tcp://host:99999", "--cluster 'tcp://host:99999': give a scheduler's address"),
+    ],
+)
+def test_a_bad_cluster_address_is_one_error(tmp_path: Path, given: str, needle: str) -> None:
+    path = tournament(tmp_path)
+    result = tavolo("tournament", "run", path, "--db", tmp_path / "t.db", "--cluster", given)
+    assert_one_error(result, needle)
+    assert not (tmp_path / "t.db").exists(), "nothing is touched before the address is read"
+
+
+def test_an_unreachable_scheduler_is_one_error(tmp_path: Path) -> None:
+    path = tournament(tmp_path)
+    address = f"tcp://127.0.0.1:{free_port()}"  # nothing listens there
+    done = run_console("tournament", "run", path, "--db", tmp_path / "t.db", "--cluster", address)
+    assert done.returncode != 0
+    assert done.stderr.splitlines() == [
+        f"error: --cluster {address}: Timed out trying to connect to {address} after 10 s"
+    ]
+
+
+def test_the_cli_loads_dask_only_for_a_cluster_run() -> None:
+    code = (
+        "import sys, tournaments.cli.main, tournaments.cluster; "
+        "print(sorted(m for m in ('dask', 'distributed') if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
+
+
+def test_an_sprt_on_a_cluster_stops_where_a_local_run_stops(tmp_path: Path) -> None:
+    two = ENTRIES.split('[[entry]]\nname = "random-b"')[0]
+    path = tournament(tmp_path, games=200, deals=1, entries=two)
+    local, cluster = tmp_path / "local.db", tmp_path / "cluster.db"
+    # One table: its sets in order, each stored and counted before the next, as a cluster
+    # plays a match under an SPRT.
+    result = tavolo(
+        "tournament", "run", path, "--db", local, "--quiet", "--sprt", "0,100",
+        "--concurrency", "1", "--shards", "1",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    done = run_console(
+        "tournament", "run", path, "--db", cluster, "--quiet", "--sprt", "0,100",
+        "--cluster", "local:2",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "H1 accepted" in done.stdout
+    played = stored_games(cluster)
+    assert len(played) < 200
+    assert sorted(played) == sorted(stored_games(local))
+    assert table_without_think_times(cluster) == table_without_think_times(local)
+
+
+def test_bench_tournament_reports_each_clusters_throughput(tmp_path: Path) -> None:
+    path = tournament(tmp_path, games=2)
+    result = tavolo(
+        "bench", "tournament", path, "--json", "--no-in-process", "--shards", "1",
+        "--cluster", "local:1",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    figures = json.loads(result.stdout)
+    (cluster,) = figures["clusters"]
+    assert cluster["cluster"] == "local:1"
+    assert cluster["workers"] == cluster["threads"] == 1
+    assert cluster["games"] == figures["games"] == 6
+    assert cluster["deals"] == figures["deals"] == 6
+    assert cluster["start_seconds"] > 0 and cluster["seconds"] > 0
+    rate = 6 / cluster["seconds"]  # the seconds as printed, rounded
+    assert abs(cluster["games_per_second"] - rate) <= 0.01 + rate * 0.01
+    assert not list(tmp_path.glob("*.db")), "the benchmark keeps no database"
