@@ -24,24 +24,19 @@ import pytest
 from tests.network import free_port
 from tests.sandboxing import require_sandbox
 from tests.test_cli import assert_one_error, console_script, tavolo
-from tests.test_tournament_run import ENTRIES, game_records, results_only, stored_games, tournament
+from tests.test_tournament_run import (
+    ENTRIES,
+    game_records,
+    results_only,
+    stored_games,
+    table_without_think_times,
+    tournament,
+)
 from tournaments.cluster import ClusterTables
 from tournaments.cluster_task import BotCheck, check_bots, code_digest
 from tournaments.config import load_config
 from tournaments.runner import TournamentRun, confinements, note_confinements, open_store
 from tournaments.storage import Store
-
-
-def table_without_think_times(db: Path) -> str:
-    """``tavolo tournament table --no-think-times --wide``, every format, as printed."""
-    out = []
-    for fmt in ("plain", "csv", "json"):
-        result = tavolo(
-            "tournament", "table", "--db", db, "--no-think-times", "--wide", "--format", fmt
-        )
-        assert result.exit_code == 0, result.output
-        out.append(result.stdout)
-    return "\n".join(out)
 
 
 def table_json(db: Path) -> dict[str, Any]:

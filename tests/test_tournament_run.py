@@ -68,6 +68,19 @@ def results_only(table: dict[str, Any]) -> list[dict[str, Any]]:
     return [{k: v for k, v in e.items() if k != "think_time"} for e in table["entries"]]
 
 
+def table_without_think_times(db: Path) -> str:
+    """``tavolo tournament table --no-think-times --wide`` in every format, as printed: what
+    two runs of the same games (one referee, shards, a cluster) print alike, byte for byte."""
+    out = []
+    for fmt in ("plain", "csv", "json"):
+        result = tavolo(
+            "tournament", "table", "--db", db, "--no-think-times", "--wide", "--format", fmt
+        )
+        assert result.exit_code == 0, result.output
+        out.append(result.stdout)
+    return "\n".join(out)
+
+
 def stored_games(db: Path) -> list[tuple[int, int]]:
     with sqlite3.connect(db) as c:
         return [tuple(r) for r in c.execute("SELECT match_id, number FROM games")]  # type: ignore[misc]
