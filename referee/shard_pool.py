@@ -9,7 +9,7 @@ referee. A mirror carries a table's events only once someone follows it (a spect
 ``Watch``, or a listener of the head that hears events, such as the live view): sending
 every event of every table to the head would cost it about as much as the play.
 
-Messages to a shard: ``("init", spec, organiser, log_mb, public_names)``, ``("play",
+Messages to a shard: ``("init", spec, organiser, log_bytes, public_names)``, ``("play",
 job, config, games, folder, gated)``, ``("stop", job)`` (stop after the current game),
 ``("go", job, stop)`` (a gated job's next game may start, or it stops), ``("follow",
 table_id)`` (send its history and its events), ``("create", job, request)``, ``("status",
@@ -29,6 +29,7 @@ failed (``tavolo serve``); whatever it had reported stays reported.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import functools
 import itertools
@@ -50,6 +51,8 @@ START_TIMEOUT = 60.0
 """Seconds a new shard has to report its referee listening."""
 STOP_TIMEOUT = 10.0
 """Seconds a shard has to finish after ``quit`` before it is killed."""
+STDERR_GRACE = 2.0
+"""Seconds an ended shard's stderr has to reach its end."""
 RESTARTS = 3
 """Tries at starting a lost shard again before leaving it down."""
 
@@ -105,6 +108,9 @@ class _Shard:
     """Times it was started."""
     given_up: bool = False
     """It could not be started again: no more work goes there."""
+    stderr: collections.deque[str] = field(default_factory=lambda: collections.deque(maxlen=20))
+    """The last lines the process wrote to stderr."""
+    stderr_task: asyncio.Task[None] | None = None
 
 
 class ShardPool:
@@ -116,15 +122,15 @@ class ShardPool:
         specs: Sequence[ShardSpec],
         *,
         organiser: OrganiserSettings | None = None,
-        log_mb: int = 1024,
+        log_bytes: int = 1024 * 2**20,
         on_shard_died: Callable[[int, str], None] | None = None,
     ) -> None:
         if not specs:
             raise ValueError("a shard pool needs at least one shard")
         self.head = head
         self.organiser = organiser
-        self.log_mb = log_mb
-        """What each shard's bots may keep in their logs together."""
+        self.log_bytes = log_bytes
+        """What each shard's bots may keep in their logs together, in bytes."""
         self.on_shard_died = on_shard_died
         self._shards = [_Shard(i, spec) for i, spec in enumerate(specs)]
         self._jobs: dict[int, _Job] = {}
@@ -180,8 +186,9 @@ class ShardPool:
                 with contextlib.suppress(ProcessLookupError):
                     process.kill()
                 await process.wait()
-            if shard.reader_task is not None:
-                await asyncio.gather(shard.reader_task, return_exceptions=True)
+            for reading in (shard.reader_task, shard.stderr_task):
+                if reading is not None:
+                    await asyncio.gather(reading, return_exceptions=True)
 
     # -- what the head asks of shards ------------------------------------------------------
 
@@ -280,14 +287,19 @@ class ShardPool:
                 pass_fds=(child.fileno(),),
                 # Ctrl-C is the head's to handle: it stops the shards in order.
                 start_new_session=True,
+                # Kept, not shown: its last lines say why, should it end.
+                stderr=asyncio.subprocess.PIPE,
             )
         finally:
             child.close()
+        shard.stderr.clear()
+        assert process.stderr is not None
+        shard.stderr_task = asyncio.ensure_future(_keep_lines(process.stderr, shard.stderr))
         reader, writer = await asyncio.open_unix_connection(sock=head)
         shard.process, shard.writer = process, writer
         shard.lives += 1
         writer.write(
-            frame(("init", shard.spec, self.organiser, self.log_mb, self.head.public_names))
+            frame(("init", shard.spec, self.organiser, self.log_bytes, self.head.public_names))
         )
         shard.reader_task = asyncio.ensure_future(self._read(shard, reader))
         ready = asyncio.ensure_future(shard.ready.wait())
@@ -298,9 +310,10 @@ class ShardPool:
             with contextlib.suppress(ProcessLookupError):
                 process.kill()
             code = await process.wait()
+            await _heard(shard)
             raise ShardFailed(
                 f"shard {shard.index} (listening on {shard.spec.listen}) did not start: "
-                f"{_how_it_ended(code)}; its stderr says why"
+                f"{_how_it_ended(code)}{_last_words(shard)}"
             )
 
     async def _read(self, shard: _Shard, reader: asyncio.StreamReader) -> None:
@@ -408,7 +421,10 @@ class ShardPool:
         if shard.writer is not None:
             shard.writer.close()
         code = None if shard.process is None else await _reap(shard.process)
-        why = f"shard {shard.index} {_how_it_ended(code)}"
+        await _heard(shard)
+        # Killed, it said nothing about why; exited on its own, its last line says it.
+        said = _last_words(shard) if code is not None and code > 0 else ""
+        why = f"shard {shard.index} {_how_it_ended(code)}{said}"
         for table in list(shard.tables):
             if (feed := self.head.feeds.get(table)) is not None and not feed.done:
                 feed.close()
@@ -439,6 +455,25 @@ class ShardPool:
         shard.given_up = True
         if all(s.given_up for s in self._shards):
             self._all_down.set()
+
+
+async def _keep_lines(stream: asyncio.StreamReader, lines: collections.deque[str]) -> None:
+    """Keep the last lines of ``stream`` until it ends."""
+    async for line in stream:
+        lines.append(line.decode(errors="replace").rstrip())
+
+
+async def _heard(shard: _Shard) -> None:
+    """Wait (briefly) for the rest of an ended shard's stderr."""
+    if shard.stderr_task is not None:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(shard.stderr_task), STDERR_GRACE)
+
+
+def _last_words(shard: _Shard) -> str:
+    """The last line the shard wrote to stderr, to say why it ended ("" if none)."""
+    said = [line for line in shard.stderr if line.strip()]
+    return f"; its stderr ends: {said[-1][:300]}" if said else ""
 
 
 async def _reap(process: asyncio.subprocess.Process) -> int:

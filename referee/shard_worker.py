@@ -106,10 +106,12 @@ class _Mirror:
 class _Shard:
     """The shard's referee and what it is playing."""
 
-    def __init__(self, referee: Referee, outbox: _Outbox, log_mb: int) -> None:
+    def __init__(self, referee: Referee, outbox: _Outbox, log_bytes: int) -> None:
         self.referee = referee
         self.outbox = outbox
-        self.budget = LogBudget(log_mb)
+        # Its share of the run's budget, to the byte: a cap of whole MB, less what is used.
+        total_mb = max(1, -(-log_bytes // 2**20))
+        self.budget = LogBudget(total_mb, used=total_mb * 2**20 - log_bytes)
         self.matches: dict[int, Match] = {}
         self.gates: dict[int, asyncio.Event] = {}
         """Job -> set by the head's ``go``: a gated job's next game may start."""
@@ -199,9 +201,9 @@ async def serve(sock: socket.socket) -> None:
     """Take the head's messages on ``sock`` until it says quit or goes away."""
     reader, writer = await asyncio.open_unix_connection(sock=sock)
     outbox = _Outbox(writer)
-    _, spec, organiser, log_mb, public_names = await read_message(reader)
+    _, spec, organiser, log_bytes, public_names = await read_message(reader)
     referee = await start_referee(spec.listen, tls=spec.tls, public_names=public_names)
-    shard = _Shard(referee, outbox, log_mb)
+    shard = _Shard(referee, outbox, log_bytes)
     mirror = _Mirror(outbox, referee.feeds)
     referee.listen(mirror)
     if organiser is not None:

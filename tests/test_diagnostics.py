@@ -299,7 +299,11 @@ def test_the_logs_cap_cuts_logs_but_not_the_fault_line(tmp_path: Path) -> None:
     require_sandbox()
     path = tournament_file(tmp_path, {"loud": bot(tmp_path, "loud", LOUD), "good": "random"})
     db = tmp_path / "cup.db"
-    result = tavolo("tournament", "run", path, "--db", db, "--quiet", "--logs-mb", "1")
+    # One referee: with shards, each has its share of the cap, and the loud bot's shard
+    # would fill only its own (docs/tournaments.md).
+    result = tavolo(
+        "tournament", "run", path, "--db", db, "--quiet", "--logs-mb", "1", "--shards", "1"
+    )
     assert result.exit_code == 1, result.output
     logs = tmp_path / "cup.logs"
     files = [f for f in logs.rglob("*.log")]
@@ -312,5 +316,7 @@ def test_the_logs_cap_cuts_logs_but_not_the_fault_line(tmp_path: Path) -> None:
     [error] = errors(result.stderr)
     assert error.endswith("stderr ends: my last words, after the logs were full")
     # A second run finds the folder at its cap: new logs are cut from the start.
-    again = tavolo("tournament", "run", path, "--db", db, "--quiet", "--logs-mb", "1")
+    again = tavolo(
+        "tournament", "run", path, "--db", db, "--quiet", "--logs-mb", "1", "--shards", "1"
+    )
     assert "take their --logs-mb (1 MB) already" in again.stderr

@@ -17,10 +17,12 @@ import time
 from pathlib import Path
 
 import grpc
+import pytest
 
 from referee.proto import referee_pb2 as pb
 from referee.proto import referee_pb2_grpc as pb_grpc
-from referee.service import Referee
+from referee.service import Referee, start_referee
+from referee.shard_pool import ShardFailed, ShardPool, ShardSpec
 from tests.test_cli import tavolo
 from tests.test_tournament_run import game_records, table_without_think_times, tournament
 from tournaments.config import load_config
@@ -153,3 +155,19 @@ def _deals_stored(db: Path) -> int:
             return store.deal_count()
     except (StorageError, sqlite3.OperationalError):  # the run is still making it
         return 0
+
+
+def test_a_shard_that_cannot_start_is_one_error_quoting_its_stderr() -> None:
+    async def scenario() -> str:
+        head = await start_referee()
+        pool = ShardPool(head, [ShardSpec("256.1.2.3:0")])  # no such address to listen on
+        try:
+            with pytest.raises(ShardFailed) as failed:
+                await pool.start()
+        finally:
+            await head.stop(0)
+        return str(failed.value)
+
+    message = asyncio.run(scenario())
+    assert message.startswith("shard 0 (listening on 256.1.2.3:0) did not start: exited with")
+    assert "its stderr ends: " in message and "\n" not in message
