@@ -14,10 +14,8 @@ from referee import grpc_transport  # noqa: F401 - it chooses gRPC's transport: 
 
 # isort: split
 import asyncio
-import ctypes
 import os
 import pickle
-import signal
 import socket
 import struct
 import sys
@@ -27,13 +25,13 @@ from pathlib import Path
 from typing import Any
 
 from referee.bot_process import LogBudget
+from referee.limits_exec import die_with_parent
 from referee.match import DealReport, GameReport, Match, MatchConfig
 from referee.proto import referee_pb2 as pb
 from referee.service import Referee, TableFeed, start_referee
 
 HEADER = struct.Struct(">I")
 """Every message's length, before it."""
-_PR_SET_PDEATHSIG = 1
 
 
 async def read_message(reader: asyncio.StreamReader) -> tuple[Any, ...]:
@@ -246,14 +244,8 @@ async def serve(sock: socket.socket) -> None:
         writer.close()
 
 
-def _die_with_parent() -> None:
-    """Go when the head goes, whatever killed it: its bots then go with this process."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-
-
 def main(argv: list[str]) -> int:
-    _die_with_parent()
+    die_with_parent()  # go when the head goes, whatever killed it: its bots go with us
     sock = socket.socket(fileno=int(argv[0]))
     try:
         asyncio.run(serve(sock))

@@ -677,20 +677,22 @@ class TournamentRun:
             self._report()
 
         def on_game(report: GameReport) -> None:
-            self.store.add_game(row.id, *self._game_rows(row, report))
-            self._counted(row, report)
+            rows = self._game_rows(row, report)
+            self.store.add_game(row.id, *rows)
+            self._counted(*rows)
 
         def on_set(deals: Sequence[DealReport], games: Sequence[GameReport]) -> None:
+            stored = [self._game_rows(row, game) for game in games]
             with self.store.batch():
                 for deal in deals:
                     self.store.add_deal(
                         row.id, deal.game, attempts[deal.game], deal.deal, deal.lines
                     )
-                for game in games:
-                    self.store.add_game(row.id, *self._game_rows(row, game))
+                for rows in stored:
+                    self.store.add_game(row.id, *rows)
             self._deals_done += len(deals)
-            for game in games:
-                self._counted(row, game)
+            for rows in stored:
+                self._counted(*rows)
             if not games:
                 self._report()
 
@@ -755,10 +757,9 @@ class TournamentRun:
         think = [ThinkRow(names[e], ms, bank, used) for e, (ms, used) in enumerate(spent)]
         return game, report.lines, think
 
-    def _counted(self, row: MatchRow, report: GameReport) -> None:
+    def _counted(self, game: GameRow, lines: Sequence[str], _: Sequence[ThinkRow]) -> None:
         """A game is stored: tell the listeners, the SPRT and the progress display."""
         if self.on_game is not None:
-            game, lines, _ = self._game_rows(row, report)
             self.on_game(game, lines)
         self._games_played += 1
         self._check_sprt()
