@@ -543,35 +543,13 @@ class Match:
         ``on_decision(seconds)`` the round trip of each answered request, and
         ``on_deal_recorded`` / ``on_game_recorded`` each deal and game as it ends.
         """
-        numbers = range(1, self.total_games + 1) if games is None else sorted(set(games))
-        plans = [(n, self.config.game_plan(n)) for n in numbers]
         with contextlib.ExitStack() as stack:
             root = self._workdir
             if root is None:
                 root = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="tavolo-")))
             try:
-                self._root = root
-                await self._start_processes(root)
-                await self._await_connections()
-                await self._announce()
-                # A process of its own arrangement is done after that arrangement's last game.
-                last_game = {rotation: i for i, (_, (_, _, rotation)) in enumerate(plans)}
-                for i, (number, (set_number, seed, rotation)) in enumerate(plans):
-                    if i and self._before_game is not None:
-                        await self._before_game()
-                    # A set cut short pairs nothing: once stopped, the set being played ends.
-                    if self._stop_requested and (i == 0 or plans[i - 1][1][0] != set_number):
-                        break
-                    await self._prepare(rotation, wait=True)
-                    if i + 1 < len(plans):
-                        # The next game's processes start while this one is played.
-                        await self._prepare(plans[i + 1][1][2], wait=False)
-                    seats = self.seating(rotation)
-                    await self._play_game(number, set_number, seed, rotation)
-                    if last_game[rotation] == i:
-                        for link in seats:
-                            if self._fresh.get((link.slot, rotation)) is link:
-                                await self._release(link)
+                await self._open(root)
+                await self.play(games)
                 await self._finish()
             finally:
                 # Whole even when the run is cancelled (Ctrl-C) meanwhile, maybe twice: every
@@ -579,6 +557,65 @@ class Match:
                 await finish_despite_cancel(self._stop_processes())
                 self.feed.close()
         return self.result
+
+    async def open(self) -> None:
+        """Start the match for calls of :meth:`play` in ``workdir``, which it needs: its
+        processes, their connections, MatchStarted. :meth:`close` ends it, and only it."""
+        if self._workdir is None:
+            raise ValueError("Match.open needs the match's workdir")
+        await self._open(self._workdir)
+
+    async def close(self, *, played: bool = True) -> MatchResult:
+        """End an opened match: MatchOver to every slot if it was ``played`` through (not
+        cut short by a failure), then every process is reaped and every socket closed."""
+        try:
+            if played:
+                await self._finish()
+        finally:
+            await finish_despite_cancel(self._stop_processes())
+            self.feed.close()
+        return self.result
+
+    def all_alive(self) -> bool:
+        """Whether no process of this match has exited (each slot's newest process)."""
+        return all(link.process_exit is None for link in self._all_links())
+
+    async def _open(self, root: Path) -> None:
+        self._root = root
+        await self._start_processes(root)
+        await self._await_connections()
+        await self._announce()
+
+    async def play(self, games: Iterable[int] | None = None, *, keep: bool = False) -> None:
+        """Play every game, or the game numbers ``games``, on the processes started so far
+        and those each arrangement needs.
+
+        With ``keep``, every process stays for a later call (none hears MatchOver after
+        its arrangement's last game), and each slot's time bank is full again: each call
+        is a match of its own to the bots' clocks, as a match played apart would be.
+        """
+        numbers = range(1, self.total_games + 1) if games is None else sorted(set(games))
+        plans = [(n, self.config.game_plan(n)) for n in numbers]
+        if keep:
+            self._banks = dict.fromkeys(self._banks, self.config.limits.time_bank_ms)
+        # A process of its own arrangement is done after that arrangement's last game.
+        last_game = {rotation: i for i, (_, (_, _, rotation)) in enumerate(plans)}
+        for i, (number, (set_number, seed, rotation)) in enumerate(plans):
+            if i and self._before_game is not None:
+                await self._before_game()
+            # A set cut short pairs nothing: once stopped, the set being played ends.
+            if self._stop_requested and (i == 0 or plans[i - 1][1][0] != set_number):
+                break
+            await self._prepare(rotation, wait=True)
+            if i + 1 < len(plans):
+                # The next game's processes start while this one is played.
+                await self._prepare(plans[i + 1][1][2], wait=False)
+            seats = self.seating(rotation)
+            await self._play_game(number, set_number, seed, rotation)
+            if not keep and last_game[rotation] == i:
+                for link in seats:
+                    if self._fresh.get((link.slot, rotation)) is link:
+                        await self._release(link)
 
     async def _start_processes(self, root: Path) -> None:
         root.mkdir(mode=0o700, parents=True, exist_ok=True)

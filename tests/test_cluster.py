@@ -33,9 +33,15 @@ from tests.test_tournament_run import (
     tournament,
 )
 from tournaments.cluster import ClusterTables
-from tournaments.cluster_task import BotCheck, check_bots, code_digest
+from tournaments.cluster_task import BotCheck, check_bots, code_digest, play_set
 from tournaments.config import load_config
-from tournaments.runner import TournamentRun, confinements, note_confinements, open_store
+from tournaments.runner import (
+    TournamentRun,
+    confinements,
+    match_config,
+    note_confinements,
+    open_store,
+)
 from tournaments.storage import Store
 
 
@@ -93,13 +99,35 @@ def test_a_local_cluster_of_two_workers_gives_the_local_table(
     assert "12 games played now, 12 of 12 stored" in done.stdout
     assert "Traceback" not in done.stderr
     assert_same_results(db, local)
-    # Each set's bots kept their logs under the head's logs folder (one machine here).
+    # The bots kept their logs under the head's logs folder (one machine here), in the
+    # folder of the first set their worker played of the match.
     logs = tmp_path / "cluster.logs"
-    assert sorted(p.name for p in (logs / "match-1").iterdir()) == ["set-1", "set-2"]
+    for match in range(1, 4):
+        assert {p.name for p in (logs / f"match-{match}").iterdir()} <= {"set-1", "set-2"}
 
 
-async def _kill_a_busy_worker(tables: ClusterTables, store: Store) -> str:
-    """Once a set is stored, SIGKILL a worker in the middle of another; the set's key."""
+def test_a_worker_keeps_a_matchs_bots_from_one_set_to_the_next(
+    local_run: tuple[Path, Path], tmp_path: Path
+) -> None:
+    require_sandbox()  # sandboxed bots: one process per slot and arrangement
+    path, local = local_run
+    db = tmp_path / "kept.db"
+    done = run_console("tournament", "run", path, "--db", db, "--cluster", "local:1", "--quiet")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert_same_results(db, local)
+    logs = tmp_path / "kept.logs"
+    # Both sets of each match were played by the processes started for the first: one
+    # per slot (entry-slot) and arrangement, eight in all, not eight a set.
+    per_set = {"0-0", "0-1", "1-0", "1-1"}
+    processes = per_set | {f"{name}-arrangement-1" for name in per_set}
+    for match in range(1, 4):
+        assert [p.name for p in (logs / f"match-{match}").iterdir()] == ["set-1"]
+        assert {p.name for p in (logs / f"match-{match}" / "set-1").iterdir()} == processes
+
+
+async def _kill_a_busy_worker(tables: ClusterTables, store: Store) -> tuple[str, str]:
+    """Once a set is stored, SIGKILL a worker in the middle of another; the worker and the
+    set's key."""
     client = tables.client
     while store.game_count() < 2:
         await asyncio.sleep(0.05)
@@ -113,7 +141,7 @@ async def _kill_a_busy_worker(tables: ClusterTables, store: Store) -> str:
     worker, key = same[0]
     pids = await client.run(os.getpid, workers=[worker])
     os.kill(pids[worker], signal.SIGKILL)
-    return str(key)
+    return worker, str(key)
 
 
 def test_a_worker_killed_mid_set_has_its_set_played_again(
@@ -124,22 +152,105 @@ def test_a_worker_killed_mid_set_has_its_set_played_again(
     db = tmp_path / "killed.db"
     modes = confinements(config)
 
-    async def main(store: Store) -> str:
+    async def main(store: Store) -> tuple[str, str, dict[tuple[int, int], str]]:
         async with ClusterTables("local:2", config, modes) as tables:
             run = TournamentRun(config, store, tables=tables, concurrency=8)
             killer = asyncio.ensure_future(_kill_a_busy_worker(tables, store))
             await run.run()
             assert killer.done(), "the run ended before a worker could be killed"
-            return killer.result()
+            return (*killer.result(), tables.played_on)
 
     with open_store(db, config) as store:
         note_confinements(store, modes)
-        key = asyncio.run(main(store))
-    # The killed worker's set was started again, from its seeds, in a folder of its own.
+        killed, key, played_on = asyncio.run(main(store))
+    # The killed worker's set was played again, from its seeds, by the worker left.
     match, set_number = key.split("-match-")[1].split("-try-")[0].split("-set-")
-    folder = tmp_path / "killed.logs" / f"match-{match}" / f"set-{set_number}-run-2"
-    assert folder.is_dir(), f"{key} was not played again"
+    assert played_on[int(match), int(set_number)] not in ("", killed)
+    assert len(played_on) == 6
     assert_same_results(db, local)
+
+
+def _kept_and_children() -> tuple[int, list[str]]:
+    """On a worker: its kept matches, and the names of its child processes."""
+    from tournaments import cluster_task
+
+    me, children = os.getpid(), []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            name, rest = stat.read_text().rsplit(")", 1)
+        except OSError:
+            continue  # exited meanwhile
+        if int(rest.split()[1]) == me:
+            children.append(name.split("(", 1)[1])
+    return sum(len(kept) for kept in cluster_task._kept.values()), children
+
+
+def test_each_match_ends_with_its_bots_closed_on_every_worker(
+    local_run: tuple[Path, Path], tmp_path: Path
+) -> None:
+    path, local = local_run
+    config = load_config(path)
+    modes = confinements(config)
+
+    async def main(store: Store) -> dict[str, tuple[int, list[str]]]:
+        async with ClusterTables("local:2", config, modes) as tables:
+            await TournamentRun(config, store, tables=tables, concurrency=8).run()
+            found: dict[str, tuple[int, list[str]]] = await tables.client.run(_kept_and_children)
+            return found
+
+    db = tmp_path / "closed.db"
+    with open_store(db, config) as store:
+        note_confinements(store, modes)
+        found = asyncio.run(main(store))
+    assert len(found) == 2
+    assert all(kept == 0 and children == [] for kept, children in found.values()), found
+    assert_same_results(db, local)
+
+
+def kept_matches_check(folder: str) -> None:
+    """``play_set`` in this process, as a worker's thread runs it (no Dask needed), with a
+    cap of one idle kept match and 0.4 s of idleness; an AssertionError if it keeps wrong."""
+    from tournaments import cluster_task
+
+    tmp_path = Path(folder)
+    config = load_config(tournament(tmp_path, games=4, deals=1))
+    checks = tuple(BotCheck(e.name, e.entry, tuple(e.programs), "off") for e in config.entries)
+    cluster_task.KEEP_IDLE = 1
+    cluster_task.IDLE_SECONDS = 0.4
+    logs = (str(tmp_path / "logs"), 10)
+
+    def play(match: int, entries: tuple[str, str], set_number: int) -> Path:
+        games = [2 * set_number - 1, 2 * set_number]
+        match_config_ = match_config(config, entries, f"seed/{match}", 4)
+        folder = tmp_path / "logs" / f"match-{match}" / f"set-{set_number}"
+        outcome = play_set(match_config_, games, checks, code_digest(), str(folder), logs)
+        assert [g.number for g in outcome.games] == games
+        return Path(outcome.folder)
+
+    def kept() -> list[str]:
+        return sorted(Path(k).name for k in cluster_task._kept)
+
+    one, two = ("heuristic", "random-a"), ("random-a", "random-b")
+    first = play(1, one, 1)
+    assert play(1, one, 2) == first, "the second set was not played on the kept match"
+    assert kept() == ["match-1"]
+    play(2, two, 1)  # the cap is 1 idle match: match 1's closes
+    assert kept() == ["match-2"]
+    deadline = time.monotonic() + 30
+    while kept() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert kept() == [], "an idle kept match was not closed"
+
+
+def test_a_worker_closes_kept_matches_beyond_its_cap_and_when_idle(tmp_path: Path) -> None:
+    # In a process of its own: a worker's referee thread lives as long as its process.
+    code = (
+        f"from tests.test_cluster import kept_matches_check; kept_matches_check({str(tmp_path)!r})"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
 
 
 def test_the_head_killed_then_resumed(local_run: tuple[Path, Path], tmp_path: Path) -> None:

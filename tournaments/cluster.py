@@ -23,6 +23,7 @@ from tournaments.cluster_task import (
     SetOutcome,
     checked_once,
     code_digest,
+    forget_match,
     play_set,
 )
 from tournaments.config import TournamentConfig
@@ -99,6 +100,8 @@ class ClusterTables:
         self._fingerprint = config.fingerprint()[:12]
         self._tries: dict[tuple[int, int], int] = {}
         """(match, set) -> the tasks submitted for it by this run: each try gets a key."""
+        self.played_on: dict[tuple[int, int], str] = {}
+        """(match, set) -> the worker whose result of it was stored."""
         self._busy = 0
         """Sets submitted and not yet back."""
         self._waiting: list[asyncio.Future[None]] = []
@@ -213,6 +216,12 @@ class ClusterTables:
         """Play ``job``'s games, a duplicate set per task, and store each set as it ends;
         at most as many sets at once, over all matches, as the workers have threads (one
         at a time for the match if ``job.gated``)."""
+        try:
+            await self._play_sets(job)
+        finally:
+            await self._forget(job)
+
+    async def _play_sets(self, job: MatchJob) -> None:
         sets: dict[int, list[int]] = {}
         for number in job.games:
             sets.setdefault(job.config.game_plan(number)[0], []).append(number)
@@ -231,6 +240,17 @@ class ClusterTables:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
 
+    async def _forget(self, job: MatchJob) -> None:
+        """Every worker closes what it kept of the match (its bots) for the next set."""
+        if self.client is None:
+            return
+        found = await self.client.run(forget_match, str(job.workdir), on_error="return")
+        for worker, closed in sorted(found.items()):
+            if isinstance(closed, BaseException) and self.on_warning is not None:
+                self.on_warning(
+                    f"worker {worker}: could not close match {job.match_id}'s bots: {closed}"
+                )
+
     async def _play_set(self, job: MatchJob, set_number: int, games: list[int]) -> None:
         await self._take_slot()
         try:
@@ -240,6 +260,7 @@ class ClusterTables:
         finally:
             self._free_slot()
         job.record_set(outcome.deals, outcome.games)
+        self.played_on[job.match_id, set_number] = outcome.worker
 
     async def _run_task(self, job: MatchJob, set_number: int, games: list[int]) -> SetOutcome:
         from distributed import KilledWorker

@@ -11,9 +11,11 @@ import asyncio
 import dataclasses
 import hashlib
 import importlib.metadata
+import logging
 import os
 import shutil
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -258,10 +260,9 @@ def _play_set(
         entries.append(local)
     config = dataclasses.replace(config, entries=tuple(entries))
     budget = _budget(Path(logs[0]), logs[1])
-    where = free_folder(folder)
     loop, referee = _referee()
-    played = asyncio.run_coroutine_threadsafe(_play(referee, config, games, where, budget), loop)
-    deals, reports = played.result()
+    played = asyncio.run_coroutine_threadsafe(_play(referee, config, games, folder, budget), loop)
+    deals, reports, where = played.result()
     return SetOutcome(tuple(deals), tuple(reports), worker_address(), str(where))
 
 
@@ -285,18 +286,151 @@ def _referee() -> tuple[asyncio.AbstractEventLoop, Referee]:
         return _loop_and_referee
 
 
+KEEP_IDLE = 8
+"""Kept matches a worker process holds with no set to play, at most; the longest idle
+one closes first."""
+IDLE_SECONDS = 60.0
+"""A kept match with no set for this long closes (its head may be gone)."""
+
+
+@dataclass(eq=False)
+class _Kept:
+    """A match whose bot processes play one set after another of it on this worker."""
+
+    key: str
+    """Its key in ``_kept``."""
+    config: MatchConfig
+    match: Match
+    folder: Path
+    """Its bots' logs, for every set it plays: the folder of the first."""
+    deals: list[DealReport] = dataclasses.field(default_factory=list)
+    reports: list[GameReport] = dataclasses.field(default_factory=list)
+    busy: bool = True
+    idle_since: float = 0.0
+
+
+_kept: dict[str, list[_Kept]] = {}
+"""The match's logs folder on the head -> its kept matches here; only the referee's loop
+touches it."""
+_logger = logging.getLogger("tavolo.cluster")
+
+
 async def _play(
     referee: Referee, config: MatchConfig, games: Sequence[int], folder: Path, budget: LogBudget
-) -> tuple[list[DealReport], list[GameReport]]:
-    deals: list[DealReport] = []
-    reports: list[GameReport] = []
-    match = Match(
-        referee,
-        config,
-        workdir=folder,
-        log_budget=budget,
-        on_deal_recorded=deals.append,
-        on_game_recorded=reports.append,
+) -> tuple[list[DealReport], list[GameReport], Path]:
+    """Play ``games`` on an idle kept match of the same config, or on a new one kept
+    afterwards: a match's bots start once per worker, not once per set (no process plays
+    two games of a deal either way: each plays one arrangement of every set)."""
+    key = str(folder.parent)
+    pool = _kept.setdefault(key, [])
+    kept = next((k for k in pool if not k.busy and k.config == config), None)
+    if kept is None:
+        where = free_folder(folder)
+        deals: list[DealReport] = []
+        reports: list[GameReport] = []
+        match = Match(
+            referee,
+            config,
+            workdir=where,
+            log_budget=budget,
+            on_deal_recorded=deals.append,
+            on_game_recorded=reports.append,
+        )
+        kept = _Kept(key, config, match, where, deals, reports)
+        pool.append(kept)
+        try:
+            await match.open()
+        except BaseException:
+            await _close_kept(kept, played=False)
+            raise
+    kept.busy = True
+    kept.deals.clear()
+    kept.reports.clear()
+    try:
+        await kept.match.play(games, keep=True)
+    except BaseException:
+        await _close_kept(kept, played=False)
+        raise
+    out = list(kept.deals), list(kept.reports), kept.folder
+    if kept.match.all_alive():
+        kept.busy = False
+        kept.idle_since = time.monotonic()
+        _ensure_reaper()
+    else:
+        # A process that exited (and was started again, or not) is not carried into
+        # another set: the next starts from fresh processes, as a set of its own would.
+        await _close_kept(kept)
+    await _close_beyond(KEEP_IDLE)
+    return out
+
+
+async def _close_kept(kept: _Kept, *, played: bool = True) -> None:
+    """Forget ``kept`` and close its match (MatchOver first if it was ``played``)."""
+    _detach(kept)
+    await kept.match.close(played=played)
+
+
+def _detach(kept: _Kept) -> None:
+    pool = _kept.get(kept.key, [])
+    if kept in pool:
+        pool.remove(kept)
+    if not pool:
+        _kept.pop(kept.key, None)
+
+
+async def _close_idle(stale: list[_Kept]) -> None:
+    """Close these idle kept matches, each forgotten first, before any close is awaited
+    (meanwhile a set could take one of them)."""
+    for kept in stale:
+        _detach(kept)
+    await asyncio.gather(*(kept.match.close() for kept in stale))
+
+
+async def _close_beyond(keep: int, idle: float = 0.0) -> None:
+    """Close the idle kept matches beyond the ``keep`` newest, and any idle ``idle``
+    seconds or more (0: none for that)."""
+    now = time.monotonic()
+    idle_ones = sorted(
+        (k for pool in _kept.values() for k in pool if not k.busy), key=lambda k: k.idle_since
     )
-    await match.run(games)
-    return deals, reports
+    stale = idle_ones[: max(0, len(idle_ones) - keep)]
+    if idle:
+        stale += [k for k in idle_ones if now - k.idle_since >= idle and k not in stale]
+    await _close_idle(stale)
+
+
+_reaper: asyncio.Task[None] | None = None
+
+
+def _ensure_reaper() -> None:
+    """Run the task that closes kept matches idle for IDLE_SECONDS, if none runs."""
+    global _reaper
+    if _reaper is None or _reaper.done():
+        _reaper = asyncio.ensure_future(_reap())
+        _reaper.add_done_callback(_report_failure)
+
+
+async def _reap() -> None:
+    while any(not k.busy for pool in _kept.values() for k in pool):
+        await asyncio.sleep(IDLE_SECONDS / 4)
+        await _close_beyond(KEEP_IDLE, IDLE_SECONDS)
+
+
+def _report_failure(task: asyncio.Future[None]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        _logger.error("closing kept matches failed", exc_info=task.exception())
+
+
+def forget_match(folder: str) -> int:
+    """Close this worker's idle kept matches of the match whose logs are in ``folder``
+    (its sets are all played); the number closed. Run on every worker by the head."""
+    if _loop_and_referee is None:
+        return 0
+    loop, _ = _loop_and_referee
+
+    async def close() -> int:
+        idle = [k for k in _kept.get(folder, []) if not k.busy]
+        await _close_idle(idle)
+        return len(idle)
+
+    return asyncio.run_coroutine_threadsafe(close(), loop).result()
