@@ -17,6 +17,7 @@ import pytest
 from referee.entries import parse_entry, program_files
 from tests.sandboxing import require_sandbox
 from tests.test_cli import assert_one_error, tavolo
+from tests.test_cluster import run_console
 from tests.test_tournament_run import deal_lines, game_records
 from tournaments.config import load_config
 from tournaments.runner import open_store, table_facts
@@ -140,6 +141,37 @@ def test_a_fixed_bot_is_named_then_its_forfeits_are_replayed(
         reruns = store.fact("reruns")
     assert [len(r["games"]) for r in reruns] == [4]
     assert reruns[0]["entries"] == ["greedy"]
+
+
+@pytest.mark.parametrize("where", [("--shards", "2"), ("--cluster", "local:1")])
+def test_rerun_plays_on_shards_or_a_cluster(tmp_path: Path, where: tuple[str, str]) -> None:
+    require_sandbox()
+    path = write_tournament(tmp_path / "event", BROKEN)
+    db = tmp_path / "event" / "t.db"
+    first = tavolo("tournament", "run", path, "--db", db, "--quiet", "--shards", "1")
+    assert first.exit_code != 0, first.output
+    (tmp_path / "event" / "bot" / "greedy.py").write_text(FIXED, encoding="utf-8")
+    replayed = run_console(
+        "tournament", "rerun", "--db", db, "--entry", "greedy", "--quiet", *where
+    )
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+    assert "replayed 4 of 4 games; 6 of 6 stored" in replayed.stdout
+    assert "Traceback" not in replayed.stderr
+
+    fresh_path = write_tournament(tmp_path / "fresh", FIXED)
+    fresh = tmp_path / "fresh" / "t.db"
+    played = tavolo("tournament", "run", fresh_path, "--db", fresh, "--quiet", "--shards", "1")
+    assert played.exit_code == 0, played.output
+    assert decided_table(db) == decided_table(fresh)
+    assert deal_lines(db) == deal_lines(fresh)
+
+
+def test_rerun_refuses_shards_with_a_cluster(tmp_path: Path) -> None:
+    path = write_tournament(tmp_path, FIXED)
+    db = tmp_path / "t.db"
+    both = ("--shards", "2", "--cluster", "local:1")
+    assert_one_error(tavolo("tournament", "rerun", path, "--db", db, *both), "choose one")
+    assert_one_error(tavolo("tournament", "rerun", path, "--db", db, "--shards", "0"), "--shards")
 
 
 def cmd_tournament(root: Path, script: str) -> Path:

@@ -112,6 +112,16 @@ SHARDS_HELP = (
     "Referee processes playing the matches (default: one per core); 1 plays them all in "
     "this process. Matches with remote entries are always played here (docs/cluster.md)."
 )
+ShardsOption = Annotated[int | None, typer.Option(help=SHARDS_HELP)]
+ClusterOption = Annotated[
+    str | None,
+    typer.Option(
+        metavar="tcp://HOST:PORT|local:N",
+        help="Play the duplicate sets on a Dask cluster's workers (docs/cluster.md): "
+        "its scheduler's address, or local:N for N workers on this machine. Matches "
+        "with remote entries play here.",
+    ),
+]
 WideOption = typer.Option(
     help="Every column (LOS, W-D-L, points, opponents, think times), not the 80-column table."
 )
@@ -129,7 +139,7 @@ def run(
         Path | None, typer.Option(help="SQLite database for the results (default: FILE.db).")
     ] = None,
     concurrency: ConcurrencyOption = None,
-    shards: Annotated[int | None, typer.Option(help=SHARDS_HELP)] = None,
+    shards: ShardsOption = None,
     sprt: Annotated[
         str | None,
         typer.Option(
@@ -178,15 +188,7 @@ def run(
     ] = False,
     web: Annotated[str | None, typer.Option(metavar="HOST:PORT", help=WEB_HELP)] = None,
     public_names: Annotated[bool, typer.Option(help=PUBLIC_NAMES_HELP)] = False,
-    cluster: Annotated[
-        str | None,
-        typer.Option(
-            metavar="tcp://HOST:PORT|local:N",
-            help="Play the duplicate sets on a Dask cluster's workers (docs/cluster.md): "
-            "its scheduler's address, or local:N for N workers on this machine. Matches "
-            "with remote entries play here.",
-        ),
-    ] = None,
+    cluster: ClusterOption = None,
 ) -> None:
     """Run (or resume) a tournament and print its table.
 
@@ -741,6 +743,8 @@ def rerun(
         str, typer.Option(help="The faults whose games are played again, comma-separated.")
     ] = "crash,timeout,illegal",
     concurrency: ConcurrencyOption = None,
+    shards: ShardsOption = None,
+    cluster: ClusterOption = None,
     listen: ListenOption = "127.0.0.1:0",
     advertise: AdvertiseOption = None,
     workdir: Annotated[
@@ -760,6 +764,10 @@ def rerun(
     kinds = _fault_kinds(faults)
     if concurrency is not None and concurrency < 1:
         fail(f"--concurrency must be 1 or more, got {concurrency}")
+    if shards is not None and shards < 1:
+        fail(f"--shards must be 1 or more, got {shards}")
+    if cluster is not None and shards is not None:
+        fail("--shards and --cluster: the cluster's workers play the matches; choose one")
     config = _load(_tournament_file(db, file))
     names = [e.name for e in config.entries]
     for name in entry or []:
@@ -804,6 +812,11 @@ def rerun(
             typer.echo(f"warning: {line}", err=True)
         live = _LiveStandings(config, store, quiet)
         if replay:
+            tables = None
+            if cluster is not None:
+                tables = _cluster_tables(cluster, config, modes, DEFAULT_LOGS_MB)
+                if concurrency is None and config.concurrency is None:
+                    concurrency = CLUSTER_CONCURRENCY
             runner = TournamentRun(
                 config,
                 store,
@@ -815,8 +828,11 @@ def rerun(
                 on_keys=live.keys,
                 on_game=live.game,
                 replay=replay,
+                shards=1 if tables is not None else shards or os.cpu_count() or 1,
+                tables=tables,
+                on_warning=_warn,
             )
-            summary = _play(runner, live, db, listen)
+            summary = _play(runner, live, db, listen, tables=tables)
             finished = {(g.match_id, g.number) for g in store.games()}
             typer.echo(
                 f"replayed {len(replay & finished)} of {len(replay)} games; "
