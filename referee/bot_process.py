@@ -59,6 +59,11 @@ class LogBudget:
         self.left -= granted
         return granted
 
+    async def grant(self, wanted: int) -> int:
+        """:meth:`take`, awaited: a budget borrowed from elsewhere (a shard's from its head)
+        may have to ask for more first."""
+        return self.take(wanted)
+
 
 @dataclass
 class BotProcess:
@@ -404,7 +409,7 @@ async def _copy(
             if cut:
                 continue  # read on, so the bot never blocks on a full pipe
             part = chunk[: cap - written]
-            granted = len(part) if budget is None else budget.take(len(part))
+            granted = len(part) if budget is None else await budget.grant(len(part))
             out.write(part[:granted])
             written += granted
             if written >= cap:

@@ -9,17 +9,18 @@ referee. A mirror carries a table's events only once someone follows it (a spect
 ``Watch``, or a listener of the head that hears events, such as the live view): sending
 every event of every table to the head would cost it about as much as the play.
 
-Messages to a shard: ``("init", spec, organiser, log_bytes, public_names)``, ``("play",
-job, config, games, folder, gated)``, ``("stop", job)`` (stop after the current game),
+Messages to a shard: ``("init", spec, organiser, log_mb, public_names)``, ``("play", job,
+config, games, folder, gated)``, ``("stop", job)`` (stop after the current game),
 ``("go", job, stop)`` (a gated job's next game may start, or it stops), ``("follow",
 table_id)`` (send its history and its events), ``("create", job, request)``, ``("status",
-job, match_id)``, ``("quit",)``. From a shard, batched per turn
-of its loop as ``("batch", [message, ...])``: ``("ready", address)``, ``("table",
-table_id, match_id, entries)``, ``("game_of", table_id, game)``, ``("history", table_id,
-[event, ...])``, ``("event", table_id, event)`` (a followed table's), ``("closed",
-table_id)``, ``("deal", job, DealReport)``, ``("game", job, GameReport)``, ``("done",
-job)``, ``("failed", job, exception)``, ``("created", job, response, error)``,
-``("status", job, response)``.
+job, match_id)``, ``("logs", ask, lent)`` (bytes of logs lent), ``("quit",)``. From a
+shard, batched per turn of its loop as ``("batch", [message, ...])``: ``("ready",
+address)``, ``("table", table_id, match_id, entries)``, ``("game_of", table_id, game)``,
+``("history", table_id, [event, ...])``, ``("event", table_id, event)`` (a followed
+table's), ``("closed", table_id)``, ``("deal", job, DealReport)``, ``("game", job,
+GameReport)``, ``("done", job)``, ``("failed", job, exception)``, ``("created", job,
+response, error)``, ``("status", job, response)``, ``("logs", ask, wanted)`` (its bots'
+logs need more).
 
 A shard that dies is started again with the same spec. What it was playing is lost:
 :class:`ShardLost` to each waiting caller, whose match is replayed (tournaments) or
@@ -41,6 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from referee.bot_process import LogBudget
 from referee.match import DealReport, GameReport, MatchConfig, forget_old_feeds
 from referee.proto import referee_pb2 as pb
 from referee.sandbox import SandboxMode
@@ -122,15 +124,16 @@ class ShardPool:
         specs: Sequence[ShardSpec],
         *,
         organiser: OrganiserSettings | None = None,
-        log_bytes: int = 1024 * 2**20,
+        log_budget: LogBudget | None = None,
         on_shard_died: Callable[[int, str], None] | None = None,
     ) -> None:
         if not specs:
             raise ValueError("a shard pool needs at least one shard")
         self.head = head
         self.organiser = organiser
-        self.log_bytes = log_bytes
-        """What each shard's bots may keep in their logs together, in bytes."""
+        self.log_budget = log_budget
+        """What every shard's bots may keep in their logs together; each shard borrows
+        from it as its logs grow (None: no cap but each entry's own)."""
         self.on_shard_died = on_shard_died
         self._shards = [_Shard(i, spec) for i, spec in enumerate(specs)]
         self._jobs: dict[int, _Job] = {}
@@ -298,9 +301,8 @@ class ShardPool:
         reader, writer = await asyncio.open_unix_connection(sock=head)
         shard.process, shard.writer = process, writer
         shard.lives += 1
-        writer.write(
-            frame(("init", shard.spec, self.organiser, self.log_bytes, self.head.public_names))
-        )
+        log_mb = None if self.log_budget is None else self.log_budget.total_mb
+        writer.write(frame(("init", shard.spec, self.organiser, log_mb, self.head.public_names)))
         shard.reader_task = asyncio.ensure_future(self._read(shard, reader))
         ready = asyncio.ensure_future(shard.ready.wait())
         await asyncio.wait({ready, shard.reader_task}, timeout=START_TIMEOUT,
@@ -360,6 +362,11 @@ class ShardPool:
         elif kind == "ready":
             shard.address = message[1]
             shard.ready.set()
+        elif kind == "logs":
+            _, ask, wanted = message
+            lent = 0 if self.log_budget is None else self.log_budget.take(wanted)
+            if shard.writer is not None and not shard.writer.is_closing():
+                shard.writer.write(frame(("logs", ask, lent)))
         else:
             self._answer(kind, message)
 

@@ -14,6 +14,7 @@ from referee import grpc_transport  # noqa: F401 - it chooses gRPC's transport: 
 
 # isort: split
 import asyncio
+import itertools
 import os
 import pickle
 import socket
@@ -101,15 +102,48 @@ class _Mirror:
             self._followed.add(table)
 
 
+LOG_CHUNK = 256 * 2**10
+"""Bytes of logs a shard borrows from its head at a time, at least."""
+
+
+class BorrowedLogs(LogBudget):
+    """A shard's side of its head's one logs budget: bytes borrowed from the head as its
+    bots' logs need them, so the shards share the whole cap rather than a share each."""
+
+    def __init__(self, outbox: _Outbox, total_mb: int) -> None:
+        """The head's cap is ``total_mb``; nothing is borrowed yet."""
+        super().__init__(total_mb, used=total_mb * 2**20)
+        self._outbox = outbox
+        self._lock = asyncio.Lock()
+        self._asks = itertools.count(1)
+        self._waiting: dict[int, asyncio.Future[int]] = {}
+        self._spent = False
+        """The head had nothing more to lend: its budget is spent for good."""
+
+    async def grant(self, wanted: int) -> int:
+        # One ask at a time: copiers that wait meanwhile take from what it brings.
+        async with self._lock:
+            if self.left < wanted and not self._spent:
+                ask = next(self._asks)
+                answer = self._waiting[ask] = asyncio.get_running_loop().create_future()
+                self._outbox.send(("logs", ask, max(wanted - self.left, LOG_CHUNK)))
+                lent = await answer
+                self.left += lent
+                self._spent = lent == 0
+            return self.take(wanted)
+
+    def lent(self, ask: int, lent: int) -> None:
+        """The head's answer to ask ``ask``: ``lent`` bytes."""
+        self._waiting.pop(ask).set_result(lent)
+
+
 class _Shard:
     """The shard's referee and what it is playing."""
 
-    def __init__(self, referee: Referee, outbox: _Outbox, log_bytes: int) -> None:
+    def __init__(self, referee: Referee, outbox: _Outbox, log_mb: int | None) -> None:
         self.referee = referee
         self.outbox = outbox
-        # Its share of the run's budget, to the byte: a cap of whole MB, less what is used.
-        total_mb = max(1, -(-log_bytes // 2**20))
-        self.budget = LogBudget(total_mb, used=total_mb * 2**20 - log_bytes)
+        self.budget = None if log_mb is None else BorrowedLogs(outbox, log_mb)
         self.matches: dict[int, Match] = {}
         self.gates: dict[int, asyncio.Event] = {}
         """Job -> set by the head's ``go``: a gated job's next game may start."""
@@ -199,9 +233,9 @@ async def serve(sock: socket.socket) -> None:
     """Take the head's messages on ``sock`` until it says quit or goes away."""
     reader, writer = await asyncio.open_unix_connection(sock=sock)
     outbox = _Outbox(writer)
-    _, spec, organiser, log_bytes, public_names = await read_message(reader)
+    _, spec, organiser, log_mb, public_names = await read_message(reader)
     referee = await start_referee(spec.listen, tls=spec.tls, public_names=public_names)
-    shard = _Shard(referee, outbox, log_bytes)
+    shard = _Shard(referee, outbox, log_mb)
     mirror = _Mirror(outbox, referee.feeds)
     referee.listen(mirror)
     if organiser is not None:
@@ -234,6 +268,8 @@ async def serve(sock: socket.socket) -> None:
                 shard.start(job, shard.create(job, message[2]))
             elif kind == "status":
                 shard.status(job, message[2])
+            elif kind == "logs" and shard.budget is not None:
+                shard.budget.lent(job, message[2])
             else:
                 raise ValueError(f"unknown message from the head: {kind!r}")
     finally:

@@ -422,7 +422,7 @@ class TournamentRun:
                 pool = ShardPool(
                     referee,
                     [ShardSpec()] * self.shards,
-                    log_bytes=self._budget.left // self.shards,
+                    log_budget=self._budget,
                     on_shard_died=self._shard_died,
                 )
                 await pool.start()
