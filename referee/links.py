@@ -17,13 +17,13 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import grpc
 from google.protobuf.message import DecodeError
 
 from referee.proto import referee_pb2 as pb
-from referee.protocol import Sent
+from referee.protocol import Sent, encode_response
 
 if TYPE_CHECKING:
     from referee.entrant_keys import EntrantKeys
@@ -42,9 +42,20 @@ def parse_request(raw: bytes) -> pb.PlayRequest:
         ) from None
 
 
-FillRequest = Callable[[pb.DecisionRequest, Sent | None], Sent]
-"""Writes a request's observation and legal actions, compact after what the stream was
-sent last (None: complete), and says what the observation holds."""
+FillRequest = Callable[[Sent | None], tuple[bytes, Sent]]
+"""Encodes a request's observation and legal actions (``protocol.encode_decision``),
+compact after what the stream was sent last (None: complete), and says what the
+observation holds."""
+
+
+class Request(NamedTuple):
+    """A decision request to send: its numbers, and how to encode the rest."""
+
+    request_id: int
+    deadline_ms: int
+    time_bank_ms: int
+    attempts_left: int
+    fill: FillRequest
 
 
 class LinkError(Exception):
@@ -88,8 +99,9 @@ class SlotLink:
     incidents_noted: int = 0
     """How many of ``incidents`` the table has put into the record."""
     outbox: list[pb.Event] = field(default_factory=list)
-    pending: pb.PlayResponse | None = None
-    """The last response that carried a request, re-sent on reconnection."""
+    pending: pb.PlayResponse | bytes | None = None
+    """The last response that carried a request (bytes: as :meth:`send_request` encoded
+    it), re-sent on reconnection."""
     expected: int | None = None
     """The request id the slot must answer now."""
     ever_connected: bool = False
@@ -106,6 +118,8 @@ class SlotLink:
     """When the current stream was welcomed (time.monotonic); 0 before the first."""
     _waiter: asyncio.Future[None] | None = None
     """The table's wait for an answer, woken by an answer, a lost stream or the clock."""
+    _timer: asyncio.TimerHandle | None = None
+    """The clock's wake-up of the wait, kept from one request to the next until it fires."""
     _serve_task: asyncio.Task[Any] | None = None
     _finishing: bool = False
     _connected: asyncio.Event = field(default_factory=asyncio.Event)
@@ -121,8 +135,10 @@ class SlotLink:
     """The current stream asked for compact observations."""
     _sent: Sent | None = None
     """What the current stream's last request held; None: the next one is complete."""
-    _pending_fill: FillRequest | None = None
-    """How ``pending``'s request was filled, to fill it complete again on reconnection."""
+    _pending_request: Request | None = None
+    """``pending``'s request if it was compact, to encode it complete on reconnection."""
+    _pending_events: list[pb.Event] = field(default_factory=list)
+    """The events ``pending`` carries before its request."""
     _pending_sent: Sent | None = None
     """What ``pending``'s observation holds."""
 
@@ -132,7 +148,7 @@ class SlotLink:
         self._exited.clear()
         self.outbox = list(events)
         self.pending = None
-        self._pending_fill = None
+        self._pending_request = None
         self.expected = None
 
     def mark_exited(self, note: str) -> None:
@@ -179,13 +195,13 @@ class SlotLink:
             await self._write_now(context, pb.PlayResponse(events=[welcome]))
             pending = self.pending
             if pending is not None:
-                request = pending.request
-                if request.observation.compact and self._pending_fill is not None:
-                    # Made for the stream before: this one needs it complete. The table
+                request = self._pending_request
+                if request is not None:
+                    # Compact for the stream before: this one needs it complete. The table
                     # waits for this answer, so the game is as it was when it was sent.
-                    request.ClearField("observation")
-                    request.ClearField("legal_actions")
-                    self._pending_sent = self._pending_fill(request, None)
+                    pending = self._encode(self._pending_events, request, None)
+                    self.pending = pending
+                    self._pending_request = None
                 self._sent = self._pending_sent
                 await self._write_now(context, pending)
 
@@ -221,6 +237,10 @@ class SlotLink:
         if self._waiter is not None and not self._waiter.done():
             self._waiter.set_result(None)
 
+    def _ring(self) -> None:
+        self._timer = None
+        self._wake()
+
     def receive(self, raw: bytes) -> None:
         """Take one message the slot's stream sent; LinkError ends the stream."""
         message = parse_request(raw)
@@ -250,28 +270,48 @@ class SlotLink:
 
     # -- the table's side ---------------------------------------------------------------
 
-    async def send(self, response: pb.PlayResponse, fill: FillRequest | None = None) -> None:
-        """Send to the slot if it is connected; what it misses is lost, as a dropped line.
-
-        ``fill`` completes the response's request, compact if the stream asked for it.
-        """
+    async def send(self, response: pb.PlayResponse) -> None:
+        """Send to the slot if it is connected; what it misses is lost, as a dropped line."""
         async with self._write_lock:
             context = self._context
-            # Filled under the lock, for the stream it is written to: a reconnection
-            # (attach) cannot come between, and then writes the request exactly once.
-            if fill is not None:
-                since = self._sent if self._compact and context is not None else None
-                sent = fill(response.request, since)
-                self._pending_fill = fill
-                self._pending_sent = sent
-                self._sent = sent
             if response.HasField("request"):
                 self.pending = response
+                self._pending_request = None
                 self.expected = response.request.request_id
                 self._unsolicited = 0
             self.sent_at = time.monotonic()
             if context is not None:
                 await self._write_now(context, response)
+
+    async def send_request(self, events: list[pb.Event], request: Request) -> None:
+        """Send ``events`` and ``request`` to the slot if it is connected, its observation
+        compact if the stream asked for it; if not, it hears the request on reconnection."""
+        async with self._write_lock:
+            context = self._context
+            # Encoded under the lock, for the stream it is written to: a reconnection
+            # (attach) cannot come between, and then writes the request exactly once.
+            since = self._sent if self._compact and context is not None else None
+            self.pending = self._encode(events, request, since)
+            self._pending_events = events
+            self._pending_request = None if since is None else request
+            self.expected = request.request_id
+            self._unsolicited = 0
+            self.sent_at = time.monotonic()
+            if context is not None:
+                await self._write_now(context, self.pending)
+
+    def _encode(self, events: list[pb.Event], request: Request, since: Sent | None) -> bytes:
+        """The response's bytes; what they hold becomes what the stream was sent last."""
+        body, sent = request.fill(since)
+        self._pending_sent = self._sent = sent
+        return encode_response(
+            events,
+            request_id=request.request_id,
+            deadline_ms=request.deadline_ms,
+            time_bank_ms=request.time_bank_ms,
+            attempts_left=request.attempts_left,
+            body=body,
+        )
 
     async def flush(self) -> None:
         """Send the events waiting in the outbox, without a request."""
@@ -286,7 +326,7 @@ class SlotLink:
             if context is not None:
                 await self._write_now(context, response)
 
-    async def _write_now(self, context: Any, response: pb.PlayResponse) -> None:
+    async def _write_now(self, context: Any, response: pb.PlayResponse | bytes) -> None:
         try:
             await context.write(response)
         except (
@@ -315,20 +355,24 @@ class SlotLink:
                 if decision.request_id == request_id:
                     self.expected = None
                     self.pending = None
-                    self._pending_fill = None
+                    self._pending_request = None
                     return Wait.DECISION, decision
                 await self.reject_stale(decision)
             if self._context is None:
                 return Wait.GONE, None
-            left = end - loop.time()
-            if left <= 0:
+            if end <= loop.time():
                 return Wait.TIMEOUT, None
+            # A timer per request cost more than the rest of the wait: one due no later
+            # than this end is kept, and it wakes the wait at worst early, to look again.
+            timer = self._timer
+            if timer is None or timer.when() > end:
+                if timer is not None:
+                    timer.cancel()
+                self._timer = loop.call_at(end, self._ring)
             self._waiter = loop.create_future()
-            timer = loop.call_later(left, self._wake)
             try:
                 await self._waiter
             finally:
-                timer.cancel()
                 self._waiter = None
 
     async def reject_stale(self, decision: pb.Decision) -> None:
@@ -349,16 +393,19 @@ class SlotLink:
         """The open request is over without an answer (timeout, forfeit): never re-send it."""
         self.expected = None
         self.pending = None
-        self._pending_fill = None
+        self._pending_request = None
 
     def finish(self) -> None:
         """The match is over: end the stream and refuse the ticket from now on."""
         self.closed = True
         self.expected = None
         self.pending = None
-        self._pending_fill = None
+        self._pending_request = None
         self._finishing = True
         self.finished.set()
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         if self._serve_task is not None:
             self._serve_task.cancel()
 

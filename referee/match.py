@@ -37,11 +37,11 @@ from referee.engine.game_base import Outcome, Termination
 from referee.engine.rules import Rules
 from referee.entrant_keys import EntrantKeys
 from referee.entries import Entry, unique_names
-from referee.links import Incident, SlotLink, Wait
+from referee.links import Incident, Request, SlotLink, Wait
 from referee.proto import referee_pb2 as pb
 from referee.protocol import (
     Sent,
-    fill_decision,
+    encode_decision,
     hand_event,
     public_event,
     scored_event,
@@ -941,19 +941,16 @@ class Match:
         self._request_ids += 1
         request_id = self._request_ids
         events, link.outbox = link.outbox, []
-        # Built in place: nesting finished messages would copy the observation twice.
-        response = pb.PlayResponse(events=events)
-        request = response.request
-        request.request_id = request_id
-        request.deadline_ms = self.config.limits.deadline_ms
-        request.time_bank_ms = self._banks[link.slot]
-        request.attempts_left = attempts
         number = game.number
 
-        def fill(out: pb.DecisionRequest, since: Sent | None) -> Sent:
-            return fill_decision(out, state, seat, legal, number, since)
+        def fill(since: Sent | None) -> tuple[bytes, Sent]:
+            return encode_decision(state, seat, legal, number, since)
 
-        await link.send(response, fill)
+        limits = self.config.limits
+        bank = self._banks[link.slot]
+        await link.send_request(
+            events, Request(request_id, limits.deadline_ms, bank, attempts, fill)
+        )
         # The round trip is timed from the send, as a bare echo stream would be.
         return request_id, link.sent_at
 

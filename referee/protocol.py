@@ -237,22 +237,234 @@ def fill_decision(
     """Write ``seat``'s observation of ``state`` and its ``legal`` actions into ``request``
     (game ``game`` of the match), in place, as the referee sends a decision; compact
     after ``since`` as :func:`fill_observation` says. Returns what the observation holds."""
-    rules = state.rules
-    sent = fill_observation(
-        request.observation,
-        state.observation(seat),
-        game=game,
-        deal=state.deal_number,
-        players=rules.players,
-        quattro_points=rules.quattro_points,
-        totals=state.totals,
-        since=since,
-    )
-    codec = rules.family.codec
-    # Only Calabresella's split actions name monte cards.
-    monte = monte_of(state.deal) if codec is CALABRESELLA_CODEC else ()
-    request.legal_actions.extend(legal_messages(codec, legal, monte))
+    observed = state.observation(seat)
+    sent = fill_observation(request.observation, observed, **_seen(state, game), since=since)
+    request.legal_actions.extend(legal_messages(state.rules.family.codec, legal, _monte(state)))
     return sent
+
+
+def _seen(state: AnyGame, game: int) -> dict[str, Any]:
+    """What an observation of ``state`` needs besides itself, as keyword arguments."""
+    rules = state.rules
+    return {
+        "game": game,
+        "deal": state.deal_number,
+        "players": rules.players,
+        "quattro_points": rules.quattro_points,
+        "totals": state.totals,
+    }
+
+
+def _monte(state: AnyGame) -> Sequence[int]:
+    # Only Calabresella's split actions name monte cards.
+    return monte_of(state.deal) if state.rules.family.codec is CALABRESELLA_CODEC else ()
+
+
+# -- requests in the wire format -------------------------------------------------------------
+# The referee's hot path writes each request as protobuf's wire format, joined from parts
+# encoded once (an action, a card, a play, a finished trick), instead of building messages
+# that protobuf then copies into their parents and encodes again: the bytes are those
+# SerializeToString gives the message fill_decision builds (tests/test_request_wire.py).
+
+
+def _varint(n: int) -> bytes:
+    if 0 <= n < 0x80:
+        return _BYTES[n]
+    if 0 <= n < 0x4000:  # a request's numbers and lengths, mostly
+        return bytes((n & 0x7F | 0x80, n >> 7))
+    n &= 0xFFFF_FFFF_FFFF_FFFF  # a negative int32 is its 64-bit two's complement
+    out = bytearray()
+    while n >= 0x80:
+        out.append(n & 0x7F | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+_BYTES = tuple(bytes((i,)) for i in range(0x80))
+
+
+def _field(tag: bytes, body: bytes) -> bytes:
+    """A length-delimited field: its tag, the length, the body."""
+    return tag + _varint(len(body)) + body
+
+
+def _uint(tag: bytes, value: int) -> bytes:
+    return tag + _varint(value) if value else b""
+
+
+def _packed(tag: bytes, values: Sequence[int]) -> bytes:
+    if not values:
+        return b""
+    return _field(tag, b"".join([_varint(v) for v in values]))
+
+
+# Observation's fields, in field-number order (proto/tavolo/v1/referee.proto).
+_HAND = tuple(_field(b"\x32", name.encode()) for name in CARD_NAMES)
+_COMPACT = b"\x90\x01\x01"
+
+
+@functools.cache
+def _action_field(codec: ActionCodec, action: Action) -> bytes:
+    """DecisionRequest.legal_actions (5): one action."""
+    return _field(b"\x2a", action_message(codec, action).SerializeToString())
+
+
+@functools.cache
+def _play_bytes(codec: ActionCodec, seat: int, action: Action) -> bytes:
+    return _play(codec, seat, action).SerializeToString()
+
+
+@functools.cache
+def _trick_play_field(codec: ActionCodec, seat: int, action: Action) -> bytes:
+    """Observation.trick (7): one play."""
+    return _field(b"\x3a", _play_bytes(codec, seat, action))
+
+
+@functools.cache
+def _plays_field(codec: ActionCodec, seat: int, action: Action) -> bytes:
+    """Trick.plays (1): one play."""
+    return _field(b"\x0a", _play_bytes(codec, seat, action))
+
+
+@functools.lru_cache(maxsize=8192)
+def _trick_field(codec: ActionCodec, plays: tuple[tuple[int, Action], ...], winner: int) -> bytes:
+    """Observation.tricks (8): one finished trick."""
+    body = b"".join([_plays_field(codec, s, a) for s, a in plays]) + _uint(b"\x10", winner)
+    return _field(b"\x42", body)
+
+
+@functools.cache
+def _declared_field(seat: int, declaration: int, quattro_points: int) -> bytes:
+    """Observation.declarations (9): one declaration."""
+    return _field(b"\x4a", declared_message(seat, declaration, quattro_points).SerializeToString())
+
+
+@functools.cache
+def _draw_field(seat: int, card: int) -> bytes:
+    """Observation.draws (16): one card drawn from the stock."""
+    return _field(b"\x82\x01", pb.Draw(seat=seat, card=CARD_NAMES[card]).SerializeToString())
+
+
+@functools.lru_cache(maxsize=4096)
+def _observation_head(seat: int, game: int, deal: int, dealer: int, phase: int) -> bytes:
+    """Observation's fields 1 - 5: the same for every request of a seat in a phase."""
+    return b"".join(
+        (
+            _uint(b"\x08", seat),
+            _uint(b"\x10", game),
+            _uint(b"\x18", deal),
+            _uint(b"\x20", dealer),
+            _uint(b"\x28", phase),
+        )
+    )
+
+
+@functools.lru_cache(maxsize=4096)
+def _observation_tail(
+    captured: tuple[int, ...], totals: tuple[int, ...], players: int, trump: int | None
+) -> bytes:
+    """Observation's fields 10 - 14: the same for every request until a trick ends."""
+    return b"".join(
+        (
+            _packed(b"\x52", captured),
+            _packed(b"\x5a", totals),
+            _uint(b"\x60", players),
+            b"" if trump is None else _field(b"\x6a", CARD_NAMES[trump].encode()),
+            _uint(b"\x70", len(totals)),
+        )
+    )
+
+
+def encode_observation(
+    obs: Observation | CalabresellaObservation,
+    *,
+    game: int,
+    deal: int,
+    players: int,
+    quattro_points: int,
+    totals: Sequence[int] = (),
+    since: Sent | None = None,
+) -> tuple[bytes, Sent]:
+    """What :func:`fill_observation` writes, as its message's wire bytes; and what it holds."""
+    if since is not None and (since.game != game or since.deal != deal):
+        since = None
+    if isinstance(obs, CalabresellaObservation):
+        # Off the hot path: its many optional parts are left to the message.
+        out = pb.Observation()
+        sent = _fill_calabresella(out, obs, game=game, deal=deal, totals=totals, since=since)
+        return out.SerializeToString(), sent
+    codec = TRESSETTE_CODEC
+    tricks, declarations, draws = obs.tricks, obs.declarations, obs.draws
+    if since is not None:
+        tricks = tricks[since.tricks :]
+        declarations = declarations[since.declarations :]
+        draws = draws[since.draws :]
+    hand = _HAND
+    parts = [_observation_head(obs.seat, game, deal, obs.dealer, int(obs.phase) + 1)]
+    parts += [hand[c] for c in obs.hand]
+    parts += [_trick_play_field(codec, s, a) for s, a in obs.trick]
+    parts += [_trick_field(codec, plays, w) for plays, w in tricks]
+    if declarations:
+        parts += [_declared_field(s, d, quattro_points) for s, d in declarations]
+    parts.append(_observation_tail(obs.captured, obs.totals, players, obs.trump))
+    if obs.stock_left or obs.draws:  # tressette a due only, as in fill_observation
+        parts += [_draw_field(s, c) for s, c in draws]
+        parts.append(_uint(b"\x88\x01", obs.stock_left))
+    if since is not None:
+        parts.append(_COMPACT)
+    sent = Sent(game, deal, len(obs.tricks), len(obs.declarations), len(obs.draws), 0)
+    return b"".join(parts), sent
+
+
+def encode_legal(
+    codec: ActionCodec, actions: tuple[Action, ...], monte: Sequence[int] = ()
+) -> bytes:
+    """What :func:`legal_messages` gives, as DecisionRequest.legal_actions (5) wire bytes."""
+    if monte and actions and codec.decode(actions[0]).kind == "split":
+        # The cards of a split depend on the monte: built as messages, as they are rare.
+        return b"".join(
+            [_field(b"\x2a", m.SerializeToString()) for m in legal_messages(codec, actions, monte)]
+        )
+    return b"".join([_action_field(codec, a) for a in actions])
+
+
+def encode_decision(
+    state: AnyGame, seat: int, legal: tuple[Action, ...], game: int, since: Sent | None = None
+) -> tuple[bytes, Sent]:
+    """What :func:`fill_decision` writes, as the wire bytes of DecisionRequest's
+    observation (4) and legal actions (5); and what the observation holds."""
+    observation, sent = encode_observation(
+        state.observation(seat), **_seen(state, game), since=since
+    )
+    legal_bytes = encode_legal(state.rules.family.codec, legal, _monte(state))
+    return _field(b"\x22", observation) + legal_bytes, sent
+
+
+def encode_response(
+    events: Sequence[pb.Event],
+    *,
+    request_id: int,
+    deadline_ms: int,
+    time_bank_ms: int,
+    attempts_left: int,
+    body: bytes,
+) -> bytes:
+    """The wire bytes of a PlayResponse of ``events`` and a request whose observation and
+    legal actions are ``body`` (as :func:`encode_decision` gives them)."""
+    request = b"".join(
+        (
+            _uint(b"\x08", request_id),
+            _uint(b"\x10", deadline_ms),
+            _uint(b"\x18", time_bank_ms),
+            body,
+            _uint(b"\x30", attempts_left),
+        )
+    )
+    shared = _SHARED_EVENTS.get
+    parts = [shared(id(e)) or _field(b"\x0a", e.SerializeToString()) for e in events]
+    parts.append(_field(b"\x12", request))
+    return b"".join(parts)
 
 
 def observation_message(
@@ -264,22 +476,34 @@ def observation_message(
     return out
 
 
+_SHARED_EVENTS: dict[int, bytes] = {}
+"""PlayResponse.events (1) bytes of each shared event, by the event's id: the events are
+kept (functools.cache), so no id is reused, and nothing changes one."""
+
+
+def _shared(event: pb.Event) -> pb.Event:
+    _SHARED_EVENTS[id(event)] = _field(b"\x0a", event.SerializeToString())
+    return event
+
+
 @functools.cache
 def _card_played(seat: int, card: str, signal: str | None) -> pb.Event:
     # Every play of a match is one of a few hundred events: each is built once, and shared
     # (appending it to a PlayResponse copies it; nothing changes one).
-    return pb.Event(
-        card_played=pb.CardPlayed(
-            seat=seat,
-            card=card,
-            signal=_SIGNALS[signal] if signal else 0,  # type: ignore[arg-type]
+    return _shared(
+        pb.Event(
+            card_played=pb.CardPlayed(
+                seat=seat,
+                card=card,
+                signal=_SIGNALS[signal] if signal else 0,  # type: ignore[arg-type]
+            )
         )
     )
 
 
 @functools.cache
 def _trick_won(trick: int, winner: int) -> pb.Event:
-    return pb.Event(trick_won=pb.TrickWon(trick=trick, winner=winner))
+    return _shared(pb.Event(trick_won=pb.TrickWon(trick=trick, winner=winner)))
 
 
 def public_event(line: dict[str, Any]) -> pb.Event | None:

@@ -194,12 +194,19 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
         await keys.serve(hello.key, context, compact=hello.compact_observations)
 
 
+def _response_bytes(response: pb.PlayResponse | bytes) -> bytes:
+    # Requests come encoded already (SlotLink.send_request); everything else is a message.
+    return response if isinstance(response, bytes) else response.SerializeToString()
+
+
 def _play_handler(
     book: TicketBook, only: SlotLink | None
-) -> grpc.RpcMethodHandler[bytes, pb.PlayResponse]:
+) -> grpc.RpcMethodHandler[bytes, pb.PlayResponse | bytes]:
     # Play takes raw bytes, so a malformed message is refused with a reason, not a crash.
-    handler: grpc.RpcMethodHandler[bytes, pb.PlayResponse] = grpc.stream_stream_rpc_method_handler(
-        RefereeServicer(book, only).Play, response_serializer=pb.PlayResponse.SerializeToString
+    handler: grpc.RpcMethodHandler[bytes, pb.PlayResponse | bytes] = (
+        grpc.stream_stream_rpc_method_handler(
+            RefereeServicer(book, only).Play, response_serializer=_response_bytes
+        )
     )
     return handler
 

@@ -96,12 +96,18 @@ def _need_card(parts: ActionParts) -> int:
     return parts.card
 
 
+_PLAY_PARTS = tuple(
+    ActionParts("play", card=a % NUM_CARDS, signal=a // NUM_CARDS) for a in range(NUM_PLAY_ACTIONS)
+)
+"""Every play's parts, made once: the record takes apart every action played."""
+
+
 class TressetteCodec:
     """Tressette's ids: cards with signals, declarations, the end of declarations, call-out."""
 
     def decode(self, action: Action) -> ActionParts:
         if 0 <= action < NUM_PLAY_ACTIONS:
-            return ActionParts("play", card=action % NUM_CARDS, signal=action // NUM_CARDS)
+            return _PLAY_PARTS[action]
         if DECLARE_BASE <= action < DECLARE_BASE + len(DECLARATION_NAMES):
             return ActionParts("declare", declaration=action - DECLARE_BASE)
         if action == END_DECLARATIONS:

@@ -51,6 +51,7 @@ class Phase(IntEnum):
 
 _HELD_ACTIONS = tuple(tuple(DECLARE_BASE + d for d in held) for held in HELD)
 _DECLARE, _PLAY, _DONE = int(Phase.DECLARE), int(Phase.PLAY), int(Phase.DONE)
+_PHASES = tuple(Phase)
 _HONOURS = 0b111  # the 3, 2 and ace in a 10-bit suit pattern
 _POPCOUNT = tuple(bin(p).count("1") for p in range(1024))
 
@@ -294,6 +295,7 @@ class TressetteDeal:
         "_captured",
         "_declared",
         "_declared_points",
+        "_done_tricks",
         "_follow",
         "_follow_set",
         "_hands",
@@ -370,6 +372,7 @@ class TressetteDeal:
         self._winners: list[int] = []
         self._plays: list[Action] = []
         self._seated_plays: list[tuple[int, Action]] = []
+        self._done_tricks: tuple[tuple[tuple[tuple[int, Action], ...], int], ...] = ()
         self._trick = 0
         self._n_in_trick = 0
         self._led_shift = 0
@@ -414,7 +417,7 @@ class TressetteDeal:
     @property
     def phase(self) -> Phase:
         """Where the deal stands."""
-        return Phase(self._phase)
+        return _PHASES[self._phase]
 
     @property
     def players(self) -> int:
@@ -719,11 +722,17 @@ class TressetteDeal:
     def observation(self, seat: int) -> Observation:
         """What ``seat`` may know: its own hand and the public history, nothing hidden."""
         plays = self.plays
-        done = self._trick * self._players
-        tricks = tuple(
-            (plays[i * self._players : (i + 1) * self._players], w)
-            for i, w in enumerate(self._winners)
-        )
+        players = self._players
+        done = self._trick * players
+        tricks = self._done_tricks
+        winners = self._winners
+        if len(tricks) < len(winners):
+            # Extended as tricks end: observations ask for every finished trick every turn.
+            tricks += tuple(
+                (plays[i * players : (i + 1) * players], winners[i])
+                for i in range(len(tricks), len(winners))
+            )
+            self._done_tricks = tricks
         to_act = self.current_player()
         return Observation(
             seat=seat,
