@@ -1,10 +1,14 @@
 """``tavolo bench referee --shards N``: decisions/s over one shard and over N, and many
 streams at once.
 
-The load generator is what a new user could write from docs/protocol.md: one process of
-grpc.aio streams, one per ticket, matches created with ``MatchService.CreateMatch`` on a
-real ``tavolo serve`` subprocess, every request answered at once with its first legal
-action. Since it never waits, every game that ends by a timeout is a spurious timeout.
+The load generator is what a new user could write from docs/protocol.md: matches created
+with ``MatchService.CreateMatch`` on a real ``tavolo serve`` subprocess, one stream per
+ticket, every request answered at once with its first legal action. Since it never waits,
+every game that ends by a timeout is a spurious timeout. There are two, the same load:
+``python``, one process of grpc.aio streams (this module), and ``go``
+(``go_load_generator/``, built on demand with the Go SDK's messages), which costs a
+fraction of the CPU, so that on a machine it shares with the shards the bench measures the
+referee rather than its load.
 """
 
 from __future__ import annotations
@@ -13,10 +17,12 @@ from referee import grpc_transport  # noqa: F401 - it chooses gRPC's transport: 
 
 # isort: split
 import asyncio
+import hashlib
 import json
 import os
 import resource
 import secrets
+import shutil
 import signal
 import subprocess
 import sys
@@ -46,6 +52,10 @@ RATIO_TARGET = 1.7
 THROUGHPUT_TABLES = 64
 STREAM_TABLES = 250
 """Tables of the many-streams phase: 1,000 streams."""
+GENERATORS = ("go", "python")
+GO_SOURCES = Path(__file__).parent / "go_load_generator"
+"""The Go load generator's module (it uses the Go SDK's messages, ``clients/go``)."""
+GO_BUILD_SECONDS = 300.0
 
 
 @dataclass(frozen=True)
@@ -62,6 +72,8 @@ class LoadSettings:
     """Whether the streams ask for compact observations (Hello.compact_observations)."""
     seconds: float = 300.0
     """Give up on the load after this long."""
+    generator: str = "python"
+    """``python`` (this process's grpc.aio streams) or ``go`` (:func:`go_generator`)."""
 
 
 @dataclass
@@ -99,7 +111,9 @@ class LoadRun:
     """Every answer's time as the referee took it, from its records (``"ms"``): from the
     request's write to the answer's arrival."""
     generator_lag_ms: list[float] = field(default_factory=list)
-    """How late the load generator's own loop ran, every 10 ms: what it adds to answers."""
+    """How late the load generator's 10 ms timer ran, each time (the Python generator's
+    loop, or a goroutine of the Go generator's): what it adds to answers."""
+    generator: str = "python"
 
     @property
     def decisions_per_second(self) -> float:
@@ -121,6 +135,7 @@ class LoadRun:
     def as_json(self) -> dict[str, object]:
         """The run's figures, rounded, for ``--json``."""
         return {
+            "generator": self.generator,
             "shards": self.shards,
             "tables": self.tables,
             "streams": self.streams,
@@ -320,64 +335,36 @@ async def _seat(
 
 
 async def run_load(serve: ServeProcess, shards: int, settings: LoadSettings) -> LoadRun:
-    """Create ``settings.tables`` matches on ``serve`` and play every stream to the end."""
+    """Create ``settings.tables`` matches on ``serve`` and play every stream to the end,
+    with ``settings.generator``."""
     front = await serve.ready()
-    channels: dict[str, grpc.aio.Channel] = {}
-    seen = _Streams()
-    cpu_before = serve.cpu_seconds()
-    own_before = _own_cpu_seconds()
-    lags: list[float] = []
-    watch = asyncio.ensure_future(_watch_lag(lags))
-    try:
-        async with grpc.aio.insecure_channel(front) as admin:
-            stub = pb_grpc.MatchServiceStub(admin)  # type: ignore[no-untyped-call]
-            # Every match first, then every stream at once, as a user handing out the
-            # tickets of a whole round would.
-            created_matches: list[tuple[float, pb.CreateMatchResponse]] = []
-            match_ids = []
-            for t in range(settings.tables):
-                request = pb.CreateMatchRequest(
-                    admin_token=serve.token, entries=["remote", "remote"], game="tressette",
-                    seed=f"bench-shards-{t}", deals=settings.deals,
-                    deadline_ms=settings.deadline_ms,
-                    connect_timeout_ms=round(settings.connect_timeout * 1000),
-                )  # fmt: skip
-                created = time.monotonic()
-                response = await stub.CreateMatch(request, timeout=30)
-                match_ids.append(response.match_id)
-                created_matches.append((created, response))
-            seats: list[asyncio.Task[None]] = []
-            for created, response in created_matches:
-                if response.referee not in channels:
-                    channels[response.referee] = grpc.aio.insecure_channel(response.referee)
-                channel = channels[response.referee]
-                seats += [
-                    asyncio.ensure_future(
-                        _seat(channel, ticket.ticket, created, settings.compact, seen)
-                    )
-                    for ticket in response.tickets
-                ]
-            try:
-                await asyncio.wait_for(asyncio.gather(*seats), settings.seconds)
-            except TimeoutError:
-                raise BenchError(
-                    f"{settings.tables} tables on {shards} shard(s) did not finish within "
-                    f"{settings.seconds:g} s"
-                ) from None
-            cpu = serve.cpu_seconds() - cpu_before
-            own = _own_cpu_seconds() - own_before
-            statuses: Counter[str] = Counter()
-            terminations: Counter[str] = Counter()
-            for match_id in match_ids:
-                status = await _final_status(stub, serve.token, match_id)
-                statuses[status.status] += 1
-                if status.result_json:
-                    for game in json.loads(status.result_json)["games"]:
-                        terminations[game["termination"]] += 1
-    finally:
-        watch.cancel()
-        for channel in channels.values():
-            await channel.close()
+    if settings.generator == "go":
+        binary = await asyncio.to_thread(go_generator)
+        cpu_before = serve.cpu_seconds()
+        seen, match_ids, addresses, own, lags = await _go_streams(
+            binary, front, serve.token, settings
+        )
+    else:
+        cpu_before = serve.cpu_seconds()
+        own_before = _own_cpu_seconds()
+        lags = []
+        watch = asyncio.ensure_future(_watch_lag(lags))
+        try:
+            seen, match_ids, addresses = await _python_streams(front, serve.token, settings)
+        finally:
+            watch.cancel()
+        own = _own_cpu_seconds() - own_before
+    cpu = serve.cpu_seconds() - cpu_before
+    statuses: Counter[str] = Counter()
+    terminations: Counter[str] = Counter()
+    async with grpc.aio.insecure_channel(front) as admin:
+        stub = pb_grpc.MatchServiceStub(admin)  # type: ignore[no-untyped-call]
+        for match_id in match_ids:
+            status = await _final_status(stub, serve.token, match_id)
+            statuses[status.status] += 1
+            if status.result_json:
+                for game in json.loads(status.result_json)["games"]:
+                    terminations[game["termination"]] += 1
     streams = 4 * settings.tables
     return LoadRun(
         shards=shards,
@@ -396,10 +383,142 @@ async def run_load(serve: ServeProcess, shards: int, settings: LoadSettings) -> 
         referee_cpu_seconds=cpu,
         generator_cpu_seconds=own,
         connect_seconds_max=seen.connect_max,
-        addresses=len(channels),
+        addresses=addresses,
         answer_ms=_answer_times(serve.folder / "records"),
         generator_lag_ms=lags,
+        generator=settings.generator,
     )
+
+
+def _create_request(serve_token: str, settings: LoadSettings, t: int) -> pb.CreateMatchRequest:
+    return pb.CreateMatchRequest(
+        admin_token=serve_token, entries=["remote", "remote"], game="tressette",
+        seed=f"bench-shards-{t}", deals=settings.deals, deadline_ms=settings.deadline_ms,
+        connect_timeout_ms=round(settings.connect_timeout * 1000),
+    )  # fmt: skip
+
+
+async def _python_streams(
+    front: str, token: str, settings: LoadSettings
+) -> tuple[_Streams, list[str], int]:
+    """The load in this process: what the streams saw, the match ids, the addresses."""
+    channels: dict[str, grpc.aio.Channel] = {}
+    seen = _Streams()
+    try:
+        async with grpc.aio.insecure_channel(front) as admin:
+            stub = pb_grpc.MatchServiceStub(admin)  # type: ignore[no-untyped-call]
+            # Every match first, then every stream at once, as a user handing out the
+            # tickets of a whole round would.
+            created_matches: list[tuple[float, pb.CreateMatchResponse]] = []
+            for t in range(settings.tables):
+                created = time.monotonic()
+                response = await stub.CreateMatch(_create_request(token, settings, t), timeout=30)
+                created_matches.append((created, response))
+        seats: list[asyncio.Task[None]] = []
+        for created, response in created_matches:
+            if response.referee not in channels:
+                channels[response.referee] = grpc.aio.insecure_channel(response.referee)
+            channel = channels[response.referee]
+            seats += [
+                asyncio.ensure_future(
+                    _seat(channel, ticket.ticket, created, settings.compact, seen)
+                )
+                for ticket in response.tickets
+            ]
+        try:
+            await asyncio.wait_for(asyncio.gather(*seats), settings.seconds)
+        except TimeoutError:
+            raise BenchError(
+                f"{settings.tables} tables did not finish within {settings.seconds:g} s"
+            ) from None
+    finally:
+        for channel in channels.values():
+            await channel.close()
+    return seen, [r.match_id for _, r in created_matches], len(channels)
+
+
+def _go_digest() -> str:
+    """A digest of the Go generator's sources and of the Go SDK's messages it uses."""
+    digest = hashlib.sha256()
+    sdk = GO_SOURCES.parent.parent.parent / "clients" / "go"
+    files = [*sorted(GO_SOURCES.glob("*.go")), GO_SOURCES / "go.mod", GO_SOURCES / "go.sum"]
+    files += [*sorted((sdk / "gen").rglob("*.go")), sdk / "go.mod"]
+    for path in files:
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def go_generator() -> Path:
+    """The Go load generator's binary, built now if its sources changed since the last
+    build (in the user's cache folder). BenchError, one line, if it cannot be built."""
+    if shutil.which("go") is None:
+        raise BenchError(
+            "--generator go: no go toolchain on PATH; install Go, or use --generator python"
+        )
+    if not (GO_SOURCES / "main.go").exists():
+        raise BenchError(
+            f"--generator go: its sources are not at {GO_SOURCES} (an installed tavolo has "
+            "none: run from a clone), or use --generator python"
+        )
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "tavolo"
+    binary = cache / f"go-load-generator-{_go_digest()}"
+    if binary.exists():
+        return binary
+    cache.mkdir(parents=True, exist_ok=True)
+    partial = binary.with_name(binary.name + f".{os.getpid()}.partial")
+    try:
+        done = subprocess.run(
+            ["go", "build", "-o", str(partial), "."],
+            cwd=GO_SOURCES, capture_output=True, text=True, timeout=GO_BUILD_SECONDS, check=False,
+            env={**os.environ, "GOTOOLCHAIN": "local"},
+        )  # fmt: skip
+    except subprocess.TimeoutExpired:
+        raise BenchError(f"--generator go: go build took over {GO_BUILD_SECONDS:g} s") from None
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["(no output)"])[-1]
+        raise BenchError(f"--generator go: go build in {GO_SOURCES} failed: {last}")
+    partial.replace(binary)  # whole or not at all, should two benches build at once
+    return binary
+
+
+async def _go_streams(
+    binary: Path, front: str, token: str, settings: LoadSettings
+) -> tuple[_Streams, list[str], int, float, list[float]]:
+    """The load in a Go process: what the streams saw, the match ids, the addresses, the
+    process's CPU time, and how late its 10 ms timer ran."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    child = await asyncio.create_subprocess_exec(
+        str(binary), "-front", front, "-tables", str(settings.tables),
+        "-deals", str(settings.deals), "-deadline-ms", str(settings.deadline_ms),
+        "-connect-timeout-ms", str(round(settings.connect_timeout * 1000)),
+        f"-compact={'true' if settings.compact else 'false'}",
+        "-seconds", f"{settings.seconds:g}", "-protocol-version", str(PROTOCOL_VERSION),
+        env={**os.environ, "TAVOLO_ADMIN_TOKEN": token},
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    out, err = await child.communicate()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    try:
+        found: dict[str, Any] = json.loads(out)
+    except json.JSONDecodeError:
+        tail = " | ".join(err.decode(errors="replace").strip().splitlines()[-3:])
+        raise BenchError(
+            f"the Go load generator exited with {child.returncode} and no report: {tail}"
+        ) from None
+    if found.get("error"):
+        raise BenchError(f"the Go load generator: {found['error']}")
+    seen = _Streams(
+        connected=found["connected"],
+        decisions=found["decisions"],
+        first_answer=found["first_answer"],
+        last_answer=found["last_answer"],
+        refused=Counter(found["refused"]),
+        broken=Counter(found["broken"]),
+        connect_max=found["connect_seconds_max"],
+    )
+    lags = [float(lag) for lag in found["lag_ms"]]
+    return seen, list(found["match_ids"]), found["addresses"], cpu, lags
 
 
 async def _final_status(
@@ -455,6 +574,7 @@ class ShardsBench:
             "ratio_target": RATIO_TARGET,
             "streams": self.streams.as_json(),
             "cpus": os.cpu_count(),
+            "generator": self.one.generator,
         }
 
     def text(self) -> str:
@@ -481,7 +601,11 @@ class ShardsBench:
             ]
             for phase, run in self._runs()
         ]
-        lines = [tabulate(rows, headers=headers, colalign=("left", *["right"] * 11)), ""]
+        lines = [
+            f"load generator: {self.one.generator}",
+            tabulate(rows, headers=headers, colalign=("left", *["right"] * 11)),
+            "",
+        ]
         if self.many is not None and self.ratio is not None:
             lines.append(
                 f"{self.many.shards} shards over 1: {self.ratio:.2f} × the decisions/s "
@@ -508,6 +632,11 @@ class ShardsBench:
         return [*runs, ("many streams", self.streams)]
 
 
+def default_generator() -> str:
+    """``go`` where the go toolchain and the generator's sources are here, else ``python``."""
+    return "go" if shutil.which("go") and (GO_SOURCES / "main.go").exists() else "python"
+
+
 def bench_shards(
     shards: int,
     *,
@@ -516,12 +645,20 @@ def bench_shards(
     deals: int | None = None,
     seconds: float = 300.0,
     compact: bool = True,
+    generator: str | None = None,
 ) -> ShardsBench:
     """Decisions/s on one shard, then on ``shards`` (if more than 1), at ``tables``
     tables; then ``stream_tables`` tables (four streams each) on ``shards`` at a 200 ms
     deadline."""
-    throughput = LoadSettings(tables, deals or 4, compact=compact, seconds=seconds)
-    streams = LoadSettings(stream_tables, deals or 2, compact=compact, seconds=seconds)
+    generator = generator or default_generator()
+    if generator not in GENERATORS:
+        raise BenchError(f"--generator {generator}: choose one of {', '.join(GENERATORS)}")
+    if generator == "go":
+        go_generator()  # built, or one line saying why not, before any serve starts
+    throughput = LoadSettings(tables, deals or 4, compact=compact, seconds=seconds,
+                              generator=generator)  # fmt: skip
+    streams = LoadSettings(stream_tables, deals or 2, compact=compact, seconds=seconds,
+                           generator=generator)  # fmt: skip
     one = load_once(1, throughput)
     many = load_once(shards, throughput) if shards > 1 else None
     return ShardsBench(one, many, load_once(shards, streams))

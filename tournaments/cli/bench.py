@@ -143,6 +143,14 @@ def referee(
     stream_tables: Annotated[
         int, typer.Option(help="With --shards: tables of the many-streams run (4 streams each).")
     ] = STREAM_TABLES,
+    generator: Annotated[
+        str | None,
+        typer.Option(
+            metavar="go|python",
+            help="With --shards: the load generator (default: go where the go toolchain is, "
+            "else python).",
+        ),
+    ] = None,
 ) -> None:
     """Decision round trips through a real referee, against a bare gRPC echo.
 
@@ -162,8 +170,10 @@ def referee(
     if seconds <= 0 or echo_trips < 1 or rounds < 1:
         fail("--seconds must be positive, and --echo-trips and --rounds at least 1")
     if shards is not None:
-        _referee_shards(shards, shard_tables, stream_tables, deals, seconds, as_json)
+        _referee_shards(shards, shard_tables, stream_tables, deals, seconds, as_json, generator)
         return
+    if generator is not None:
+        fail("--generator goes with --shards: the other runs' bots are random-bot processes")
     try:
         result = bench_referee(
             counts, deals=deals, echo_trips=echo_trips, timeout=seconds, rounds=rounds
@@ -177,13 +187,24 @@ def referee(
 
 
 def _referee_shards(
-    shards: int, tables: int, stream_tables: int, deals: int | None, seconds: float, as_json: bool
+    shards: int,
+    tables: int,
+    stream_tables: int,
+    deals: int | None,
+    seconds: float,
+    as_json: bool,
+    generator: str | None,
 ) -> None:
     if shards < 1 or tables < 1 or stream_tables < 1:
         fail("--shards, --shard-tables and --stream-tables must be 1 or more")
     try:
         result = bench_shards(
-            shards, tables=tables, stream_tables=stream_tables, deals=deals, seconds=seconds
+            shards,
+            tables=tables,
+            stream_tables=stream_tables,
+            deals=deals,
+            seconds=seconds,
+            generator=generator,
         )
     except BenchError as exc:
         fail(str(exc), code=1)
