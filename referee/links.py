@@ -99,9 +99,9 @@ class SlotLink:
     incidents_noted: int = 0
     """How many of ``incidents`` the table has put into the record."""
     outbox: list[pb.Event] = field(default_factory=list)
-    pending: pb.PlayResponse | bytes | None = None
-    """The last response that carried a request (bytes: as :meth:`send_request` encoded
-    it), re-sent on reconnection."""
+    pending: bytes | None = None
+    """The last response that carried a request, as :meth:`send_request` encoded it;
+    re-sent on reconnection."""
     expected: int | None = None
     """The request id the slot must answer now."""
     ever_connected: bool = False
@@ -269,19 +269,6 @@ class SlotLink:
             task.add_done_callback(self._tasks.discard)
 
     # -- the table's side ---------------------------------------------------------------
-
-    async def send(self, response: pb.PlayResponse) -> None:
-        """Send to the slot if it is connected; what it misses is lost, as a dropped line."""
-        async with self._write_lock:
-            context = self._context
-            if response.HasField("request"):
-                self.pending = response
-                self._pending_request = None
-                self.expected = response.request.request_id
-                self._unsolicited = 0
-            self.sent_at = time.monotonic()
-            if context is not None:
-                await self._write_now(context, response)
 
     async def send_request(self, events: list[pb.Event], request: Request) -> None:
         """Send ``events`` and ``request`` to the slot if it is connected, its observation

@@ -29,9 +29,10 @@ import pytest
 from referee.engine.errors import Reason
 from referee.engine.rules import Rules
 from referee.entries import parse_entry
-from referee.links import FLOOD_LIMIT, TicketBook
+from referee.links import FLOOD_LIMIT, Request, TicketBook
 from referee.match import FaultPolicy, Limits
 from referee.proto import referee_pb2 as pb
+from referee.protocol import Sent
 from referee.records import verify_file
 from referee.service import MAX_MESSAGE_BYTES, Referee
 from tests.bots.harness import (
@@ -750,9 +751,9 @@ class OneWriteAtATime:
     def __init__(self) -> None:
         self.busy = False
         self.overlaps = 0
-        self.written: list[pb.PlayResponse] = []
+        self.written: list[pb.PlayResponse | bytes] = []
 
-    async def write(self, response: pb.PlayResponse) -> None:
+    async def write(self, response: pb.PlayResponse | bytes) -> None:
         if self.busy:
             self.overlaps += 1
         self.busy = True
@@ -769,12 +770,15 @@ def test_a_slot_never_writes_twice_at_once_on_reconnection() -> None:
     async def scenario() -> int:
         link = TicketBook().issue("m", 0, "bot#1")
         # As after a drop: a request was pending when the stream went away.
-        link.pending = pb.PlayResponse(request=pb.DecisionRequest(request_id=1))
+        link.pending = pb.PlayResponse(request=pb.DecisionRequest(request_id=1)).SerializeToString()
         stream = OneWriteAtATime()
+
+        def fill(since: Sent | None) -> tuple[bytes, Sent]:
+            return b"", Sent(1, 1, 0, 0, 0, 0)
 
         async def table() -> None:
             assert await link.wait_connected(5)
-            await link.send(pb.PlayResponse(request=pb.DecisionRequest(request_id=2)))
+            await link.send_request([], Request(2, 1000, 0, 3, fill))
 
         await asyncio.gather(table(), link.attach(stream))
         return stream.overlaps
