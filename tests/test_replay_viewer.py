@@ -344,6 +344,27 @@ def test_deep_links_open_at_the_deal_and_step(
     screenshot(page, tmp_path, "deep-link-missing")
 
 
+def test_a_link_followed_while_the_address_is_pending_is_not_overwritten(
+    page: Any, pages: dict[str, Path]
+) -> None:
+    html = pages["tressette"]
+    lines = record_lines(GOLDEN / RECORDS["tressette"])
+    # The page's clock stands still, so the address update of step 13 is still pending when
+    # the address changes; the hashchange comes after that update has run, the order a
+    # loaded machine once produced.
+    page.clock.install(time=1_000_000)
+    page.clock.pause_at(2_000_000)
+    at(page, html, "step=13", 13)
+    assert page.evaluate("location.hash") == "#step=13"
+    page.evaluate('history.replaceState(null, "", "#step=58")')
+    page.clock.run_for(500)
+    assert page.evaluate("location.hash") == "#step=58"
+    page.evaluate('window.dispatchEvent(new HashChangeEvent("hashchange"))')
+    page.wait_for_selector('#step-counter[data-step="58"]')
+    page.clock.run_for(500)
+    wait_for_hash(page, f"#game=1&deal={deal_number(lines, 58)}&step=58")
+
+
 # -- Calabresella: the monte and the face-down exchanges -------------------------------------
 
 

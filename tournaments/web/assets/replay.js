@@ -616,9 +616,12 @@
     step = Math.max(0, Math.min(g.lines.length - 1, Number.isFinite(to) ? Math.trunc(to) : 0));
     guarded(render);
     // Browsers refuse bursts of history calls (a key held down): the address follows
-    // once the stepping pauses.
+    // once the stepping pauses. A link followed meanwhile wins: its hashchange may still be
+    // queued behind this timer, and overwriting the address would lose where it points.
     clearTimeout(hashTimer);
+    const seen = location.hash;
     hashTimer = setTimeout(() => {
+      if (location.hash !== seen) return;
       const d = dealAt(games[gi], step);
       const hash = `#game=${gi + 1}&deal=${d ? d.number : 0}&step=${step}` + (showAll ? "&all=1" : "");
       if (location.hash !== hash) history.replaceState(null, "", hash);
