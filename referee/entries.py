@@ -19,8 +19,10 @@ from referee.sandbox import SandboxMode
 BUILT_IN_BOTS = {
     "random": "tavolo_bot.bots.random",
     "heuristic": "tavolo_bot.bots.heuristic",
+    "pimc": "referee.bots.pimc",
 }
-"""Built-in bots and the SDK module each runs as."""
+"""Built-in bots and the module each runs as (``pimc`` searches with the engine, so it is
+the referee's; the others are the SDK's)."""
 
 DEFAULT_CPU_SECONDS = 600
 DEFAULT_MEMORY_MB = 2048
@@ -85,14 +87,18 @@ def built_in_bot(entry: Entry) -> str | None:
 def parse_entry(text: str) -> Entry:
     """An entry from its command-line form.
 
-    ``random`` or ``heuristic`` (built in), ``remote``, ``cmd:<command line>``, or the
+    ``random``, ``heuristic`` or ``pimc`` (built in), ``remote``, ``cmd:<command line>``, or the
     path of a ``.toml`` bot manifest.
     """
     if text in BUILT_IN_BOTS:
+        module = BUILT_IN_BOTS[text]
+        folders = [sdk_folder()]
+        if module.startswith("referee."):
+            folders.append(package_folder("referee"))
         return Entry(
             text,
-            command=(sys.executable, "-m", BUILT_IN_BOTS[text]),
-            read_only=(*python_paths(sys.executable, editable=False), sdk_folder()),
+            command=(sys.executable, "-m", module),
+            read_only=(*python_paths(sys.executable, editable=False), *folders),
             built_in=True,
         )
     if text == "remote":
@@ -243,6 +249,15 @@ def sdk_folder() -> str:
             f"Python ({sys.executable}) cannot import: reinstall tavolo (pip install .), "
             "which ships it"
         )
+    return str(Path(spec.origin).resolve().parent)
+
+
+def package_folder(name: str) -> str:
+    """The folder of an installed package of the tavolo distribution (``referee``), which
+    a built-in bot that imports it must be able to read."""
+    spec = importlib.util.find_spec(name)
+    if spec is None or spec.origin is None:
+        raise EntryError(f"this Python ({sys.executable}) cannot import {name}: reinstall tavolo")
     return str(Path(spec.origin).resolve().parent)
 
 

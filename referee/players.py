@@ -175,9 +175,18 @@ def heuristic_player(seed: str) -> SdkPlayer:
     return SdkPlayer(HeuristicBot(), seed)
 
 
+def pimc_player(seed: str) -> SdkPlayer:
+    """``referee.bots.pimc`` at its default knobs, seeded as its process would be."""
+    _load_sdk()
+    from referee.bots.pimc import PimcBot
+
+    return SdkPlayer(PimcBot(), seed)
+
+
 BUILT_IN: dict[str, Callable[[str], Player]] = {
     "random": RandomPlayer,
     "heuristic": heuristic_player,
+    "pimc": pimc_player,
 }
 """Built-in players by entry name (those of ``BUILT_IN_BOTS``); each is made from the
 seed text its bot process would get as ``TAVOLO_SEED``."""

@@ -719,6 +719,14 @@ class TressetteDeal:
         """Card thirds each side has captured in completed tricks."""
         return tuple(self._captured)
 
+    def trick_state(self) -> tuple[int, int, int, int]:
+        """The trick being played, for search: ``(cards in it, led suit, card winning it,
+        seat of that card)``; ``(0, -1, -1, -1)`` when nobody has played to it yet."""
+        n = self._n_in_trick
+        if not n:
+            return 0, -1, -1, -1
+        return n, self._led_shift // 10, self._best, self._best_seat
+
     def observation(self, seat: int) -> Observation:
         """What ``seat`` may know: its own hand and the public history, nothing hidden."""
         plays = self.plays

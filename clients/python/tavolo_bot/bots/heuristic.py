@@ -151,7 +151,7 @@ def choose_action(turn: Turn, target: int | None = None) -> pb.Action:
         card = _follow(table, cards)
     else:
         card = _lead(table, cards)
-    return _with_signal(turn, card, plays)
+    return with_signal(turn, card, plays)
 
 
 _BID_ORDER = ("pass", "chiamo", "solo", "solissimo", "dividete", "scegliete")
@@ -292,7 +292,7 @@ def _load(table: _Table, cards: list[str]) -> str:
     return max(loads, key=_load_value)
 
 
-def _with_signal(turn: Turn, card: str, plays: Iterable[pb.Action]) -> pb.Action:
+def with_signal(turn: Turn, card: str, plays: Iterable[pb.Action]) -> pb.Action:
     """The play of ``card`` with the most telling truthful signal the legal list offers."""
     options = {a.signal: a for a in plays if card_of(a) == card}
     suit = suit_of(card)

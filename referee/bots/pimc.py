@@ -1,0 +1,187 @@
+"""The ``pimc`` bot: perfect-information Monte Carlo over worlds consistent with what it saw.
+
+    TAVOLO_REFEREE=localhost:50051 TAVOLO_TICKET=... python -m referee.bots.pimc \\
+        [--worlds N] [--ms-per-decision MS]
+
+It is a bot of the Python SDK: it sees the protocol's observations only. Each card play
+is searched (:mod:`referee.search.pimc`): worlds are sampled from the observation and
+replayed through the engine, every legal card is played out in each, and the best on
+average is played. The signal it carries, the declarations and call-outs are the
+``heuristic`` bot's choices (truthful signals; every combination declared; a call-out
+only when sure).
+
+Knobs, from the arguments or else the environment:
+
+- ``--worlds`` / ``TAVOLO_PIMC_WORLDS`` (default 48): worlds per decision;
+- ``--ms-per-decision`` / ``TAVOLO_PIMC_MS_PER_DECISION`` (default 400): time per decision,
+  never more than the request's deadline less a safety margin (a fifth of it, at least
+  50 ms).
+
+Its randomness is seeded from ``TAVOLO_SEED``, the game and the point of the deal, so a
+resumed match replays it exactly, unless the time limit cuts a search short (it says so
+on stderr).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from typing import NoReturn
+
+from referee.engine.actions import parse_action
+from referee.engine.cards import parse_card
+from referee.engine.declarations import parse_declaration
+from referee.engine.rules import Rules, RulesError
+from referee.engine.tressette import Observation, Phase
+from referee.search.pimc import search
+from tavolo_bot.bot import Bot
+from tavolo_bot.bots.heuristic import choose_action, with_signal
+from tavolo_bot.proto import referee_pb2 as pb
+from tavolo_bot.runner import main as run_main
+from tavolo_bot.turn import Turn, card_of
+
+DEFAULT_WORLDS = 48
+DEFAULT_MS_PER_DECISION = 400
+MIN_MARGIN_MS = 50
+"""The least time kept back from a request's deadline: the answer's way back."""
+
+_PHASES = {pb.PHASE_DECLARE: Phase.DECLARE, pb.PHASE_PLAY: Phase.PLAY, pb.PHASE_DONE: Phase.DONE}
+
+
+class PimcConfigError(ValueError):
+    """A knob given a value it cannot take."""
+
+
+def knobs(argv: Sequence[str], env: Mapping[str, str]) -> tuple[int, int]:
+    """``(worlds, ms_per_decision)`` from the arguments, else the environment, else defaults."""
+    values = {
+        "worlds": env.get("TAVOLO_PIMC_WORLDS", str(DEFAULT_WORLDS)),
+        "ms-per-decision": env.get("TAVOLO_PIMC_MS_PER_DECISION", str(DEFAULT_MS_PER_DECISION)),
+    }
+    args = list(argv)
+    while args:
+        name = args.pop(0)
+        key, eq, value = name.removeprefix("--").partition("=")
+        if not name.startswith("--") or key not in values:
+            raise PimcConfigError(
+                f"unknown argument {name!r}; pimc takes --worlds, --ms-per-decision"
+            )
+        if not eq:
+            if not args:
+                raise PimcConfigError(f"--{key} needs a value")
+            value = args.pop(0)
+        values[key] = value
+    out = []
+    for key, text in values.items():
+        if not text.strip().isdigit() or int(text) < 1:
+            raise PimcConfigError(f"{key} must be a whole number from 1, not {text!r}")
+        out.append(int(text))
+    return out[0], out[1]
+
+
+def engine_observation(turn: Turn) -> Observation:
+    """The engine's view of a Tressette-family request, read from the protocol message."""
+    obs = turn.observation
+
+    def plays(items: Sequence[pb.Play]) -> tuple[tuple[int, int], ...]:
+        return tuple((p.seat, parse_action(p.action.text)) for p in items)
+
+    return Observation(
+        seat=obs.seat,
+        dealer=obs.dealer,
+        phase=_PHASES[obs.phase],
+        hand=tuple(sorted(parse_card(c) for c in obs.hand)),
+        current_player=obs.seat,
+        legal_actions=tuple(parse_action(a.text) for a in turn.legal),
+        trick=plays(obs.trick),
+        tricks=tuple((plays(t.plays), t.winner) for t in obs.tricks),
+        declarations=tuple((d.seat, parse_declaration(d.declaration)) for d in obs.declarations),
+        captured=tuple(obs.captured),
+        totals=tuple(obs.totals),
+        trump=parse_card(obs.trump) if obs.trump else None,
+        draws=tuple((d.seat, parse_card(d.card)) for d in obs.draws),
+        stock_left=obs.stock_left,
+    )
+
+
+class PimcBot(Bot):
+    """Searches each card play; otherwise plays as ``heuristic`` does."""
+
+    def __init__(
+        self, worlds: int = DEFAULT_WORLDS, ms_per_decision: int = DEFAULT_MS_PER_DECISION
+    ) -> None:
+        self.worlds = worlds
+        self.ms_per_decision = ms_per_decision
+        self.rules: Rules | None = None
+        self.game = 0
+        self.cut_short = 0
+        """Searches the time limit stopped before their worlds were done."""
+
+    def on_event(self, event: pb.Event) -> None:
+        """Learn the rules from ``MatchStarted`` and the game's number from ``GameStarted``."""
+        kind = event.WhichOneof("event")
+        if kind == "match_started":
+            try:
+                self.rules = Rules.from_dict(json.loads(event.match_started.rules_json))
+            except (ValueError, RulesError) as exc:
+                raise RuntimeError(f"pimc cannot read the match's rules: {exc}") from None
+        elif kind == "game_started":
+            self.game = event.game_started.game
+
+    def choose(self, turn: Turn) -> int:
+        """The searched card (with the heuristic's signal), or the heuristic's action."""
+        started = time.monotonic()
+        rules = self.rules
+        if rules is None:
+            raise RuntimeError("a decision request before MatchStarted: pimc needs the rules")
+        target = rules.target
+        plays = turn.plays()
+        cards = list(dict.fromkeys(c for c in map(card_of, plays) if c is not None))
+        if len(cards) < 2 or turn.declarations() or rules.game == "calabresella":
+            return choose_action(turn, target).id
+        fallback = choose_action(turn, target)
+        if fallback.kind == pb.ACTION_KIND_CALL_OUT:
+            return fallback.id
+        obs = engine_observation(turn)
+        margin = max(MIN_MARGIN_MS, turn.deadline_ms // 5)
+        ms = (
+            min(self.ms_per_decision, turn.deadline_ms - margin)
+            if turn.deadline_ms
+            else self.ms_per_decision
+        )
+        played = sum(len(t.plays) for t in turn.observation.tricks) + len(turn.observation.trick)
+        seed = f"{self.seed}/game/{self.game}/deal/{turn.observation.deal}/play/{played}"
+        found = search(
+            rules,
+            obs,
+            [parse_card(c) for c in cards],
+            worlds=self.worlds,
+            seconds=max(ms, 1) / 1000 - (time.monotonic() - started),
+            seed=seed,
+        )
+        if found.timed_out:
+            self.cut_short += 1
+            print(
+                f"pimc: the time limit ({ms} ms) stopped a search after {found.worlds} of "
+                f"{self.worlds} worlds",
+                file=sys.stderr,
+            )
+        card = cards[[parse_card(c) for c in cards].index(found.action)]
+        return with_signal(turn, card, plays).id
+
+
+def main() -> NoReturn:
+    """Play the tickets of the environment, with the knobs of the arguments."""
+    try:
+        worlds, ms = knobs(sys.argv[1:], os.environ)
+    except PimcConfigError as exc:
+        print(f"pimc: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+    run_main(lambda: PimcBot(worlds, ms))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,90 @@
+"""Perfect-information Monte Carlo: the action best on average over sampled worlds.
+
+At a decision, worlds consistent with the seat's observation are sampled
+(:mod:`referee.search.tressette_worlds`); in each, every candidate action is applied to a
+clone of the world and the deal is played out by :class:`~referee.search.tressette_playout
+.Playout`. The candidate with the best mean worth wins; ties go to the earliest in the
+engine's order. Every candidate is tried in the same worlds, so their differences are
+not drowned by the luck of the sample.
+
+The search is anytime: it works world by world and stops after ``worlds`` worlds or
+when ``seconds`` have passed, whichever comes first. Given the same observation and
+``seed`` it is deterministic as long as the time limit does not stop it first.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from referee.engine.actions import Action
+from referee.engine.rules import Rules
+from referee.engine.tressette import Observation
+from referee.search.tressette_playout import Playout
+from referee.search.tressette_worlds import limits, sample_world
+
+TRIES_PER_WORLD = 40
+"""Draws allowed per world wanted before the search makes do with the worlds it has."""
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """What one search found."""
+
+    action: Action
+    """The chosen action."""
+    worth: dict[Action, float]
+    """Mean worth of each candidate over the worlds searched."""
+    worlds: int
+    """Worlds searched."""
+    draws: int
+    """Draws of hidden cards made (those the engine refused were thrown away)."""
+    timed_out: bool
+    """Whether the time limit stopped the search before ``worlds`` worlds."""
+
+
+def search(
+    rules: Rules,
+    obs: Observation,
+    candidates: Sequence[Action],
+    *,
+    worlds: int,
+    seconds: float,
+    seed: str,
+    clock: Callable[[], float] = time.monotonic,
+) -> SearchResult:
+    """The candidate (legal actions of ``obs``'s seat) with the best mean worth."""
+    if not candidates:
+        raise ValueError("nothing to choose from")
+    if len(candidates) == 1:
+        return SearchResult(candidates[0], {}, 0, 0, False)
+    start = clock()
+    rng = random.Random(seed)
+    lim = limits(rules, obs)
+    policy = Playout(rules)
+    totals = dict.fromkeys(candidates, 0.0)
+    done = draws = 0
+    timed_out = False
+    while done < worlds and draws < worlds * TRIES_PER_WORLD:
+        if clock() - start >= seconds:
+            timed_out = True
+            break
+        draws += 1
+        world = sample_world(rules, obs, lim, rng)
+        if world is None:
+            continue
+        for action in candidates:
+            deal = world.clone()
+            deal.apply_action(action)
+            policy.play_out(deal)
+            totals[action] += policy.value(deal, obs.seat)
+        done += 1
+    if not done:
+        raise RuntimeError(
+            f"no world consistent with seat {obs.seat}'s observation in {draws} draws"
+        )
+    worth = {a: t / done for a, t in totals.items()}
+    best = max(candidates, key=lambda a: worth[a])
+    return SearchResult(best, worth, done, draws, timed_out)

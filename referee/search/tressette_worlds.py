@@ -1,0 +1,355 @@
+"""Worlds for the Tressette families: hidden hands consistent with one seat's observation.
+
+What one seat knows narrows the other hands. Its own hand and every card played are
+known; declared cards, the briscola's shown card and the cards drawn in tressette a due
+are known to be in their holder's hand until played. Failing to follow suit and volo
+make a seat void in a suit; a tre declaration names the card it lacks; striscio says the
+seat kept more of the suit (under ``striscio_meaning = more_no_honours`` none of them a
+3, 2 or ace; under ``striscio_lengths`` how many). These become, per seat, cards it
+cannot hold and how many hidden cards of a suit it must hold.
+
+A world deals the hidden cards within those limits, then replays the deal's public
+history through the engine from the hands it implies. It is kept only if the engine
+accepts every action (every signal is checked as the referee checks it, and
+``auto_declare`` declares what the world's hands hold) and the replayed deal shows the
+seat exactly the observation it was given. So no kept world contradicts what the seat saw.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from dataclasses import dataclass
+
+from referee.engine.actions import END_DECLARATIONS, Signal, declare_action
+from referee.engine.cards import NUM_CARDS, CardSet, card_rank, card_suit, make_card
+from referee.engine.declarations import DECLARATION_CARDS, DECLARATION_KINDS, TRE
+from referee.engine.errors import IllegalActionError
+from referee.engine.rules import Rules
+from referee.engine.tressette import Observation, Phase, TressetteDeal
+from referee.engine.tressette_game import new_deal
+
+ALL_CARDS: CardSet = (1 << NUM_CARDS) - 1
+_SUIT_MASKS = tuple(((1 << 10) - 1) << (10 * s) for s in range(4))
+_HONOURS = tuple(0b111 << (10 * s) for s in range(4))
+"""The 3, 2 and ace of each suit."""
+
+
+class Inconsistent(ValueError):
+    """An observation no deal can produce: the seat's view contradicts the rules."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one seat's observation says of the cards it cannot see."""
+
+    unknown: CardSet
+    """Cards whose place the seat does not know."""
+    known: tuple[CardSet, ...]
+    """Per seat, unplayed cards known to be in its hand (0 for the observing seat)."""
+    need: tuple[int, ...]
+    """Per seat, how many unknown cards it holds (0 for the observing seat)."""
+    pile: int
+    """How many unknown cards are undealt: the widow of a tre, the stock of a due."""
+    allowed: tuple[CardSet, ...]
+    """Per seat, the unknown cards it may hold."""
+    counts: tuple[tuple[tuple[int, int, int], ...], ...]
+    """Per seat, ``(suit, least, most)``: how many unknown cards of the suit it holds."""
+
+
+def _popcount(mask: int) -> int:
+    return mask.bit_count()
+
+
+def _plays_in_order(obs: Observation) -> list[tuple[int, int]]:
+    out = [play for plays, _ in obs.tricks for play in plays]
+    out.extend(obs.trick)
+    return out
+
+
+def limits(rules: Rules, obs: Observation) -> Limits:
+    """The limits ``obs`` puts on the hidden cards; :class:`Inconsistent` if it has none."""
+    players = rules.players
+    me = obs.seat
+    plays = _plays_in_order(obs)
+    mine = 0
+    for card in obs.hand:
+        mine |= 1 << card
+    played = [0] * players
+    for seat, action in plays:
+        played[seat] |= 1 << (action % NUM_CARDS)
+    all_played = 0
+    for mask in played:
+        all_played |= mask
+    # When each known card came into its holder's hand: the deal (trick 0), or the draw
+    # after trick k (trick k + 1) in tressette a due.
+    since: dict[int, int] = {}
+    drawn = [0] * players
+    for i, (seat, card) in enumerate(obs.draws):
+        drawn[seat] |= 1 << card
+        since[card] = i // 2 + 1
+    known = [0] * players
+    forbidden = [0] * players
+    for seat, declaration in obs.declarations:
+        cards = DECLARATION_CARDS[declaration]
+        known[seat] |= cards
+        if DECLARATION_KINDS[declaration] == TRE:
+            # tre-R-noS: the named rank's card of suit S is not in the hand.
+            missing = next(
+                make_card(card_rank(c), s)
+                for c in range(NUM_CARDS)
+                if cards >> c & 1
+                for s in range(4)
+                if not cards >> make_card(card_rank(c), s) & 1
+            )
+            forbidden[seat] |= 1 << missing
+    if obs.trump is not None:
+        known[obs.dealer] |= 1 << obs.trump
+    for seat in range(players):
+        known[seat] = (known[seat] | drawn[seat]) & ~played[seat]
+    known[me] = 0
+    unknown = ALL_CARDS & ~mine & ~all_played
+    for mask in known:
+        unknown &= ~mask
+    counts: list[dict[int, list[int]]] = [{} for _ in range(players)]
+    _read_plays(rules, obs, plays, played, known, since, forbidden, counts)
+    hand_size = rules.hand_size
+    need = [0] * players
+    for seat in range(players):
+        if seat == me:
+            continue
+        held = hand_size - _popcount(played[seat]) + _popcount(drawn[seat])
+        need[seat] = held - _popcount(known[seat])
+        if need[seat] < 0:
+            raise Inconsistent(f"seat {seat} is shown more known cards than it holds")
+    pile = _popcount(unknown) - sum(need)
+    undealt = obs.stock_left if rules.game == "tressette-a-due" else NUM_CARDS - players * hand_size
+    if pile != undealt:
+        raise Inconsistent(f"{_popcount(unknown)} unseen cards cannot fill the hands {need}")
+    allowed = tuple(0 if s == me else unknown & ~forbidden[s] for s in range(players))
+    return Limits(
+        unknown=unknown,
+        known=tuple(known),
+        need=tuple(need),
+        pile=pile,
+        allowed=allowed,
+        counts=tuple(tuple((suit, lo, hi) for suit, (lo, hi) in sorted(c.items())) for c in counts),
+    )
+
+
+def _read_plays(
+    rules: Rules,
+    obs: Observation,
+    plays: list[tuple[int, int]],
+    played: list[int],
+    known: list[int],
+    since: dict[int, int],
+    forbidden: list[int],
+    counts: list[dict[int, list[int]]],
+) -> None:
+    """Voids, and striscio's counts, from each play of another seat."""
+    players = rules.players
+    led = -1
+    for i, (seat, action) in enumerate(plays):
+        card = action % NUM_CARDS
+        suit = card_suit(card)
+        trick, k = divmod(i, players)
+        if k == 0:
+            led = suit
+        if seat == obs.seat:
+            continue
+        if k and suit != led:
+            forbidden[seat] |= _SUIT_MASKS[led]
+        signal = action // NUM_CARDS
+        if signal in (Signal.NONE, Signal.BUSSO, Signal.RIBUSSO):
+            continue
+        if signal == Signal.VOLO:
+            forbidden[seat] |= _SUIT_MASKS[suit]
+            continue
+        # Striscio: of the suit's cards the seat kept, those it is known to hold (played
+        # later, or declared or drawn), counted if they were in its hand then.
+        later = 0
+        for seat2, action2 in plays[i + 1 :]:
+            if seat2 == seat:
+                later |= 1 << (action2 % NUM_CARDS)
+        candidates = (later | known[seat]) & _SUIT_MASKS[suit]
+        have = sum(1 for c in range(NUM_CARDS) if candidates >> c & 1 and since.get(c, 0) <= trick)
+        if rules.striscio_meaning == "more_no_honours":
+            forbidden[seat] |= _HONOURS[suit]
+        if signal == Signal.STRISCIO:
+            lo, hi = 1, 9
+        elif signal == Signal.STRISCIO_LUNGO:
+            lo, hi = 4, 9
+        else:  # corto
+            lo, hi = (1, 3) if rules.striscio_corto == "one_to_three" else (3, 3)
+        bounds = counts[seat].setdefault(suit, [0, 9])
+        bounds[0] = max(bounds[0], lo - have)
+        bounds[1] = min(bounds[1], hi - have)
+
+
+def _feasible(left: list[int], groups: dict[int, int], agents: int) -> bool:
+    """Whether ``groups`` (allowed-agents mask -> cards) fit the capacities ``left``.
+
+    Hall's condition: every set of agents can take all the cards that may go nowhere else.
+    """
+    for subset in range(1, 1 << agents):
+        room = sum(left[a] for a in range(agents) if subset >> a & 1)
+        only = sum(n for mask, n in groups.items() if mask & ~subset == 0)
+        if only > room:
+            return False
+    return True
+
+
+def deal_hidden(
+    rules: Rules, obs: Observation, lim: Limits, rng: random.Random
+) -> tuple[list[CardSet], list[int]] | None:
+    """One draw of the hidden cards: each seat's and the pile's (in an order); None when
+    this draw found no way to meet the limits."""
+    players = rules.players
+    me = obs.seat
+    seats = [s for s in range(players) if s != me]
+    agents = [*seats, -1]  # -1: the pile
+    hands = [0] * players
+    left = [lim.need[s] for s in seats] + [lim.pile]
+    cards = [c for c in range(NUM_CARDS) if lim.unknown >> c & 1]
+    taken = 0
+    # Hold first what striscio says a seat kept.
+    for a, seat in enumerate(seats):
+        for suit, lo, _ in lim.counts[seat]:
+            if lo <= 0:
+                continue
+            pool = [
+                c
+                for c in cards
+                if card_suit(c) == suit and lim.allowed[seat] >> c & 1 and not taken >> c & 1
+            ]
+            if len(pool) < lo or left[a] < lo:
+                return None
+            for c in rng.sample(pool, lo):
+                hands[seat] |= 1 << c
+                taken |= 1 << c
+            left[a] -= lo
+    rest = [c for c in cards if not taken >> c & 1]
+    rng.shuffle(rest)
+
+    def allowed_mask(card: int) -> int:
+        mask = 1 << (len(agents) - 1)
+        for a, seat in enumerate(seats):
+            if lim.allowed[seat] >> card & 1:
+                mask |= 1 << a
+        return mask
+
+    masks = {c: allowed_mask(c) for c in rest}
+    groups: dict[int, int] = {}
+    for c in rest:
+        groups[masks[c]] = groups.get(masks[c], 0) + 1
+    if not _feasible(left, groups, len(agents)):
+        return None
+    # The most constrained cards first, so the capacity-weighted choices rarely strand one.
+    rest.sort(key=lambda c: masks[c].bit_count())
+    pile: list[int] = []
+    for c in rest:
+        mask = masks[c]
+        groups[mask] -= 1
+        options = [a for a in range(len(agents)) if mask >> a & 1 and left[a] > 0]
+        weights = [left[a] for a in options]
+        while options:
+            (a,) = rng.choices(options, weights)
+            left[a] -= 1
+            if _feasible(left, groups, len(agents)):
+                break
+            left[a] += 1
+            i = options.index(a)
+            del options[i], weights[i]
+        else:
+            return None
+        if agents[a] == -1:
+            pile.append(c)
+        else:
+            hands[agents[a]] |= 1 << c
+    for seat in seats:
+        for suit, lo, hi in lim.counts[seat]:
+            n = _popcount(hands[seat] & _SUIT_MASKS[suit])
+            if not max(lo, 0) <= n <= hi:
+                return None
+    return hands, pile
+
+
+def _replay(
+    rules: Rules, obs: Observation, dealt: list[CardSet], pile: list[int]
+) -> TressetteDeal | None:
+    """The deal dealt ``dealt`` (and the pile), played on to where ``obs`` stands; None if
+    the engine refuses any of its public actions."""
+    stock: list[int] = []
+    widow = 0
+    if rules.game == "tressette-a-due":
+        stock = [card for _, card in obs.draws] + pile
+    else:
+        for c in pile:
+            widow |= 1 << c
+    deal = new_deal(
+        rules, dealt, obs.dealer, widow=widow, totals=obs.totals, trump=obs.trump, stock=stock
+    )
+    plays = _plays_in_order(obs)
+    pending: list[list[int]] = [[] for _ in range(rules.players)]
+    if not rules.auto_declare:
+        for seat, declaration in obs.declarations:
+            pending[seat].append(declare_action(declaration))
+    me = obs.seat
+    i = 0
+    try:
+        while (to_act := deal.current_player()) is not None:
+            seat = to_act
+            if pending[seat] and (deal.phase == Phase.DECLARE or deal.tricks_played == 0):
+                deal.apply_action(pending[seat].pop(0))
+            elif i == len(plays) and seat == me and deal.phase == obs.phase:
+                break
+            elif deal.phase == Phase.DECLARE:
+                deal.apply_action(END_DECLARATIONS)
+            elif i < len(plays):
+                if plays[i][0] != seat:
+                    return None
+                deal.apply_action(plays[i][1])
+                i += 1
+            else:
+                return None
+    except IllegalActionError:
+        return None
+    return deal
+
+
+def _same_view(deal: TressetteDeal, obs: Observation) -> bool:
+    got = deal.observation(obs.seat)
+    if set(got.legal_actions) != set(obs.legal_actions):
+        return False
+    return got == dataclasses.replace(obs, legal_actions=got.legal_actions)
+
+
+def sample_world(
+    rules: Rules, obs: Observation, lim: Limits, rng: random.Random
+) -> TressetteDeal | None:
+    """One world consistent with ``obs``, at the point ``obs`` describes; None when this
+    try did not find one (try again with the same ``rng``)."""
+    drawn = deal_hidden(rules, obs, lim, rng)
+    if drawn is None:
+        return None
+    hidden, pile = drawn
+    players = rules.players
+    played = [0] * players
+    for seat, action in _plays_in_order(obs):
+        played[seat] |= 1 << (action % NUM_CARDS)
+    drawn_by = [0] * players
+    for seat, card in obs.draws:
+        drawn_by[seat] |= 1 << card
+    mine = 0
+    for card in obs.hand:
+        mine |= 1 << card
+    dealt = []
+    for seat in range(players):
+        now = mine if seat == obs.seat else hidden[seat] | lim.known[seat]
+        dealt.append((now | played[seat]) & ~drawn_by[seat])
+    rng.shuffle(pile)
+    deal = _replay(rules, obs, dealt, pile)
+    if deal is None or not _same_view(deal, obs):
+        return None
+    return deal
