@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from typing import Any
+
 from referee.engine.actions import parse_action
 from referee.engine.cards import CardSet, mask_of, parse_card
 from referee.engine.rules import Rules
@@ -41,3 +45,14 @@ def run_out_leading_own_suit(deal: TressetteDeal) -> None:
         assert seat is not None
         cards = [a for a in deal.legal_actions() if a < 40]
         deal.apply_action(min(cards))
+
+
+def record_games(path: Path) -> list[list[dict[str, Any]]]:
+    """The games of a match record file, each as its parsed lines."""
+    games: list[list[dict[str, Any]]] = []
+    for text in path.read_text(encoding="utf-8").splitlines():
+        line = json.loads(text)
+        if line["type"] == "game":
+            games.append([])
+        games[-1].append(line)
+    return games

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from referee.records import verify_lines
+from tests.helpers import record_games
 from tests.sandboxing import require_sandbox
 from tests.test_cli import tavolo
 from tournaments.storage import Store
@@ -96,17 +97,6 @@ def errors(text: str) -> list[str]:
     return [line for line in text.splitlines() if line.startswith("error:")]
 
 
-def records(path: Path) -> list[list[dict[str, Any]]]:
-    """The games of a match record file, each as its parsed lines."""
-    games: list[list[dict[str, Any]]] = []
-    for text in path.read_text(encoding="utf-8").splitlines():
-        line = json.loads(text)
-        if line["type"] == "game":
-            games.append([])
-        games[-1].append(line)
-    return games
-
-
 WHERE = re.compile(r"\(entry '([^']+)', seat (\d), game (\d+), deal (\d+)\)")
 LOG = re.compile(r"; log (\S+/stderr\.log)")
 
@@ -135,7 +125,7 @@ def test_a_bot_that_raises_in_choose_is_named_with_its_traceback_and_log(tmp_pat
     )  # fmt: skip
     assert result.exit_code == 1, result.output
     assert "Traceback" not in result.stderr
-    games = records(record)
+    games = record_games(record)
     assert len(games) == 2
     for number, game in enumerate(games, 1):
         [forfeit] = [line for line in game if line["type"] == "forfeit"]

@@ -7,15 +7,33 @@ import dataclasses
 import json
 import os
 import platform
+import shutil
 import statistics
+import tempfile
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from tabulate import tabulate
 
+from referee.engine.deals import SeedError, check_seed
+from referee.entries import EntryError
 from referee.players import UnknownPlayerError
 from referee.sandbox import SandboxError, SandboxMode, bwrap_version, sandbox_problem
+from tournaments.benchmarks.bots import (
+    DEFAULT_GAMES,
+    P99_TARGET_MS,
+    SCENARIOS,
+    SIGNALS,
+    TIMEOUT_GAMES,
+    Difference,
+    Figures,
+    bench_bots,
+    difference,
+    scenario,
+    total_games,
+)
+from tournaments.benchmarks.bots import DEFAULT_SEED as BOTS_SEED
 from tournaments.benchmarks.engine import bench_bare_loop, bench_clone, bench_engine
 from tournaments.benchmarks.round_trips import (
     ECHO_TRIPS,
@@ -36,7 +54,7 @@ from tournaments.benchmarks.tournament import (
     bench_ratings,
     bench_tournament,
 )
-from tournaments.cli.common import GAME_HELP, RULE_HELP, fail, load_rules
+from tournaments.cli.common import GAME_HELP, RULE_HELP, SANDBOX_HELP, fail, load_rules
 from tournaments.cluster_task import ClusterError
 from tournaments.config import ConfigError, TournamentConfig, load_config
 from tournaments.runner import confinements
@@ -591,3 +609,193 @@ def sandbox_costs(
     typer.echo("")
     rows = table_rows
     typer.echo(tabulate(rows, headers=["one table", "sandbox", "decisions", "p50 µs", "p99 µs"]))
+
+
+@bench_app.command()
+def bots(
+    bot: Annotated[
+        str, typer.Option(help="The bot under test: an entry as `tavolo play` takes it.")
+    ] = "pimc",
+    scenarios: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--scenario",
+            help="A scenario to play (repeat, or comma-separate, for several; default all): "
+            + ", ".join(s.name for s in SCENARIOS)
+            + ".",
+        ),
+    ] = None,
+    games: Annotated[
+        int, typer.Option(help="Games per scenario, rounded up to whole duplicate sets.")
+    ] = DEFAULT_GAMES,
+    deals: Annotated[
+        int | None, typer.Option(help="Deals per game; without it each game goes to the target.")
+    ] = None,
+    seed: Annotated[str, typer.Option(help="Seed text: every scenario deals from it.")] = BOTS_SEED,
+    deadline_ms: Annotated[int, typer.Option(help="Time for each decision.")] = 1000,
+    sandbox: Annotated[SandboxMode | None, typer.Option(help=SANDBOX_HELP)] = None,
+    records: Annotated[
+        Path | None,
+        typer.Option(help="Write each match's record here, as NN.jsonl (the output names it)."),
+    ] = None,
+    workdir: Annotated[
+        Path | None, typer.Option(help="Keep each bot's folder and logs here.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Strength and speed of a bot: duplicate sets over gRPC with real bot processes, per
+    scenario, with the targets of docs/bots.md beside the figures (never asserted)."""
+    names = [n.strip() for item in scenarios or [] for n in item.split(",") if n.strip()]
+    try:
+        chosen = [scenario(n) for n in dict.fromkeys(names)] if names else list(SCENARIOS)
+    except ValueError as exc:
+        fail(str(exc))
+    if games < 1 or deadline_ms < 1 or (deals is not None and deals < 1):
+        fail("--games, --deadline-ms and --deals must be 1 or more")
+    try:
+        check_seed(seed)
+    except SeedError as exc:
+        fail(str(exc))
+    folder = workdir or Path(tempfile.mkdtemp(prefix="tavolo-bench-bots-"))
+    try:
+        figures = bench_bots(
+            bot, chosen, games=games, seed=seed, deals=deals, deadline_ms=deadline_ms,
+            sandbox=sandbox, workdir=folder, records=records,
+            on_warning=lambda line: typer.echo(f"warning: {line}", err=True),
+        )  # fmt: skip
+    except EntryError as exc:
+        fail(f"--bot: {exc}")
+    finally:
+        if workdir is None:
+            shutil.rmtree(folder, ignore_errors=True)
+    by_name = {f.scenario.name: f for f in figures}
+    signals = (
+        difference(by_name[SIGNALS[0]], by_name[SIGNALS[1]])
+        if all(n in by_name for n in SIGNALS)
+        else None
+    )
+    played = total_games(figures)
+    timeouts = sum(f.timeouts for f in figures if f.shared_with is None)
+    if as_json:
+        out = {
+            "benchmark": "bots",
+            "bot": bot,
+            "seed": seed,
+            "deadline_ms": deadline_ms,
+            "deals_per_game": deals,
+            "scenarios": [_bots_json(f) for f in figures],
+            "signals": None if signals is None else _difference_json(signals),
+            "games": played,
+            "timeouts": timeouts,
+            "no_timeouts_target": {"games": TIMEOUT_GAMES, "met": _no_timeouts(played, timeouts)},
+        }
+        typer.echo(json.dumps(out))
+        return
+    _bots_text(bot, figures, signals, played, timeouts)
+
+
+def _no_timeouts(games: int, timeouts: int) -> bool:
+    return timeouts == 0 and games >= TIMEOUT_GAMES
+
+
+def _met(ok: bool) -> str:
+    return "met" if ok else "not met"
+
+
+def _bots_json(f: Figures) -> dict[str, object]:
+    low, high = f.win_interval
+    p99 = f.percentile(0.99)
+
+    def r(x: float | None) -> float | None:
+        return None if x is None else round(x, 4)
+
+    return {
+        "scenario": f.scenario.name,
+        "game": f.scenario.game,
+        "knobs": list(f.scenario.knobs),
+        "opponent": f.scenario.opponent,
+        "games": f.games,
+        "wins": f.wins,
+        "draws": f.draws,
+        "win_rate": r(f.win_rate),
+        "win_low": r(low),
+        "win_high": r(high),
+        "win_target": f.scenario.win_target,
+        "win_target_met": None
+        if f.scenario.win_target is None
+        else f.win_rate >= f.scenario.win_target,
+        "deals": f.deals,
+        "margin_per_deal": r(f.margin.mean),
+        "margin_low": r(f.margin.low),
+        "margin_high": r(f.margin.high),
+        "decisions": len(f.think_ms),
+        "p50_ms": f.percentile(0.5),
+        "p99_ms": p99,
+        "p99_target_met": p99 is not None and p99 <= P99_TARGET_MS,
+        "timeouts": f.timeouts,
+        "illegal": f.illegal,
+        "crashes": f.crashes,
+        "forfeits": f.forfeits,
+        "record": None if f.record is None else str(f.record),
+        "same_games_as": f.shared_with,
+    }
+
+
+def _difference_json(d: Difference) -> dict[str, object]:
+    def r(x: float | None) -> float | None:
+        return None if x is None else round(x, 4)
+
+    return {
+        "first": d.first, "second": d.second, "difference": r(d.value),
+        "low": r(d.low), "high": r(d.high), "exceeds_interval": d.exceeds,
+    }  # fmt: skip
+
+
+def _bots_text(
+    bot: str, figures: list[Figures], signals: Difference | None, played: int, timeouts: int
+) -> None:
+    def num(x: float | None, fmt: str = "+.2f") -> str:
+        if x is None:
+            return "—"
+        # + 0.0 turns a rounded -0.0 into 0.0: "+0.00", not "-0.00".
+        return format(x if isinstance(x, int) else round(x, 2) + 0.0, fmt)
+
+    rows = []
+    for f in figures:
+        low, high = f.win_interval
+        target = f.scenario.win_target
+        win_target = "" if target is None else f">= {target:.2f}: {_met(f.win_rate >= target)}"
+        m = f.margin
+        p99 = f.percentile(0.99)
+        rows.append(
+            [
+                f.scenario.name + (f" (= {f.shared_with})" if f.shared_with else ""),
+                f.scenario.opponent,
+                f.games,
+                f"{f.wins}/{f.games} {f.win_rate:.3f} [{low:.3f}, {high:.3f}]",
+                win_target,
+                f"{num(m.mean)} [{num(m.low)}, {num(m.high)}]",
+                f"{num(f.percentile(0.5), 'd')}/{num(p99, 'd')}",
+                _met(p99 is not None and p99 <= P99_TARGET_MS),
+                f"{f.timeouts}/{f.forfeits}",
+            ]
+        )
+    headers = [
+        "scenario", "vs", "games", "wins, rate [95%]", "target", "margin/deal [95%]",
+        "p50/p99 ms", f"p99 <= {P99_TARGET_MS} ms", "timeouts/forfeits",
+    ]  # fmt: skip
+    typer.echo(f"bot under test: {bot}")
+    typer.echo(tabulate(rows, headers=headers, disable_numparse=True))
+    typer.echo("")
+    if signals is not None:
+        verdict = _met(signals.exceeds)
+        typer.echo(
+            f"margin/deal {signals.first} minus {signals.second}: {num(signals.value)} "
+            f"[{num(signals.low)}, {num(signals.high)}]; target: larger under signals=any by "
+            f"more than the interval: {verdict}"
+        )
+    typer.echo(
+        f"timeouts: {timeouts} in {played} games; target: none in {TIMEOUT_GAMES:,} games: "
+        f"{_met(_no_timeouts(played, timeouts))}"
+        + (f" ({played} games played)" if played < TIMEOUT_GAMES else "")
+    )

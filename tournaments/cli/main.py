@@ -10,6 +10,7 @@ import typer
 from tournaments.cli.bench import bench_app
 from tournaments.cli.conformance import conformance
 from tournaments.cli.deal import deal
+from tournaments.cli.ladder import ladder
 from tournaments.cli.play import play
 from tournaments.cli.replay import replay
 from tournaments.cli.report import report
@@ -55,6 +56,7 @@ def main(
 
 app.command()(deal)
 app.command()(play)
+app.command()(ladder)
 app.command()(verify)
 app.command()(replay)
 app.command()(serve)
