@@ -36,7 +36,7 @@ from referee.engine.cards import parse_card
 from referee.engine.declarations import parse_declaration
 from referee.engine.rules import Rules, RulesError
 from referee.engine.tressette import Observation, Phase
-from referee.search.pimc import search
+from referee.search.pimc import SearchResult, search_tressette
 from tavolo_bot.bot import Bot
 from tavolo_bot.bots.heuristic import choose_action, with_signal
 from tavolo_bot.proto import referee_pb2 as pb
@@ -131,44 +131,66 @@ class PimcBot(Bot):
         elif kind == "game_started":
             self.game = event.game_started.game
 
+    def time_limit_ms(self, turn: Turn) -> int:
+        """This decision's time: ``ms_per_decision``, within the deadline less its margin."""
+        if not turn.deadline_ms:
+            return self.ms_per_decision
+        margin = max(MIN_MARGIN_MS, turn.deadline_ms // 5)
+        return max(1, min(self.ms_per_decision, turn.deadline_ms - margin))
+
+    def seconds_left(self, turn: Turn, started: float) -> float:
+        """Seconds the search may take, ``started`` (monotonic) being when the request came."""
+        return self.time_limit_ms(turn) / 1000 - (time.monotonic() - started)
+
+    def search_seed(self, turn: Turn) -> str:
+        """The seed of this decision's search: the stream's seed, the game, the deal, and
+        how far the deal has gone (the same point of a replayed game draws the same)."""
+        obs = turn.observation
+        steps = sum(len(t.plays) for t in obs.tricks) + len(obs.trick)
+        if obs.HasField("calabresella"):
+            c = obs.calabresella
+            steps += len(c.bids) + len(c.discards) + len(c.given) + len(c.received)
+            steps += 1000 * int(obs.phase)
+        return f"{self.seed}/game/{self.game}/deal/{obs.deal}/step/{steps}"
+
+    def note(self, found: SearchResult, turn: Turn) -> None:
+        """Count (and say on stderr) a search the time limit stopped short."""
+        if found.timed_out:
+            self.cut_short += 1
+            print(
+                f"pimc: the time limit ({self.time_limit_ms(turn)} ms) stopped a search "
+                f"after {found.worlds} of {self.worlds} worlds",
+                file=sys.stderr,
+            )
+
     def choose(self, turn: Turn) -> int:
         """The searched card (with the heuristic's signal), or the heuristic's action."""
         started = time.monotonic()
         rules = self.rules
         if rules is None:
             raise RuntimeError("a decision request before MatchStarted: pimc needs the rules")
+        if rules.game == "calabresella":
+            from referee.bots.pimc_calabresella import choose_calabresella
+
+            return choose_calabresella(self, turn, rules, started)
         target = rules.target
         plays = turn.plays()
         cards = list(dict.fromkeys(c for c in map(card_of, plays) if c is not None))
-        if len(cards) < 2 or turn.declarations() or rules.game == "calabresella":
+        if len(cards) < 2 or turn.declarations():
             return choose_action(turn, target).id
         fallback = choose_action(turn, target)
         if fallback.kind == pb.ACTION_KIND_CALL_OUT:
             return fallback.id
         obs = engine_observation(turn)
-        margin = max(MIN_MARGIN_MS, turn.deadline_ms // 5)
-        ms = (
-            min(self.ms_per_decision, turn.deadline_ms - margin)
-            if turn.deadline_ms
-            else self.ms_per_decision
-        )
-        played = sum(len(t.plays) for t in turn.observation.tricks) + len(turn.observation.trick)
-        seed = f"{self.seed}/game/{self.game}/deal/{turn.observation.deal}/play/{played}"
-        found = search(
+        found = search_tressette(
             rules,
             obs,
             [parse_card(c) for c in cards],
             worlds=self.worlds,
-            seconds=max(ms, 1) / 1000 - (time.monotonic() - started),
-            seed=seed,
+            seconds=self.seconds_left(turn, started),
+            seed=self.search_seed(turn),
         )
-        if found.timed_out:
-            self.cut_short += 1
-            print(
-                f"pimc: the time limit ({ms} ms) stopped a search after {found.worlds} of "
-                f"{self.worlds} worlds",
-                file=sys.stderr,
-            )
+        self.note(found, turn)
         card = cards[[parse_card(c) for c in cards].index(found.action)]
         return with_signal(turn, card, plays).id
 

@@ -18,6 +18,7 @@ import random
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Protocol, Self, TypeVar
 
 from referee.engine.actions import Action
 from referee.engine.rules import Rules
@@ -45,7 +46,68 @@ class SearchResult:
     """Whether the time limit stopped the search before ``worlds`` worlds."""
 
 
+class World(Protocol):
+    """A deal of any family that search plays on."""
+
+    def clone(self) -> Self: ...
+    def apply_action(self, action: Action) -> None: ...
+
+
+W = TypeVar("W", bound=World)
+W_contra = TypeVar("W_contra", bound=World, contravariant=True)
+
+
+class Policy(Protocol[W_contra]):
+    """Plays a world to the end of its deal, and says what the end is worth to a seat."""
+
+    def play_out(self, deal: W_contra) -> None: ...
+    def value(self, deal: W_contra, seat: int) -> float: ...
+
+
 def search(
+    candidates: Sequence[Action],
+    seat: int,
+    sample: Callable[[random.Random], W | None],
+    policy: Policy[W],
+    *,
+    worlds: int,
+    seconds: float,
+    seed: str,
+    clock: Callable[[], float] = time.monotonic,
+) -> SearchResult:
+    """The candidate with the best mean worth to ``seat`` over worlds drawn by ``sample``
+    (None: a draw the engine refused), each candidate played out by ``policy``."""
+    if not candidates:
+        raise ValueError("nothing to choose from")
+    if len(candidates) == 1:
+        return SearchResult(candidates[0], {}, 0, 0, False)
+    start = clock()
+    rng = random.Random(seed)
+    totals = dict.fromkeys(candidates, 0.0)
+    done = draws = 0
+    timed_out = False
+    while done < worlds and draws < worlds * TRIES_PER_WORLD:
+        if clock() - start >= seconds:
+            timed_out = True
+            break
+        draws += 1
+        world = sample(rng)
+        if world is None:
+            continue
+        for action in candidates:
+            deal = world.clone()
+            deal.apply_action(action)
+            policy.play_out(deal)
+            totals[action] += policy.value(deal, seat)
+        done += 1
+    if not done:
+        raise RuntimeError(f"no world consistent with seat {seat}'s observation in {draws} draws")
+    worth = {a: t / done for a, t in totals.items()}
+    best = max(candidates, key=lambda a: worth[a])
+    return SearchResult(best, worth, done, draws, timed_out)
+
+
+def search_tressette(
     rules: Rules,
     obs: Observation,
     candidates: Sequence[Action],
@@ -55,36 +117,15 @@ def search(
     seed: str,
     clock: Callable[[], float] = time.monotonic,
 ) -> SearchResult:
-    """The candidate (legal actions of ``obs``'s seat) with the best mean worth."""
-    if not candidates:
-        raise ValueError("nothing to choose from")
-    if len(candidates) == 1:
-        return SearchResult(candidates[0], {}, 0, 0, False)
-    start = clock()
-    rng = random.Random(seed)
+    """:func:`search` for a deal of the Tressette families, from ``obs``'s seat."""
     lim = limits(rules, obs)
-    policy = Playout(rules)
-    totals = dict.fromkeys(candidates, 0.0)
-    done = draws = 0
-    timed_out = False
-    while done < worlds and draws < worlds * TRIES_PER_WORLD:
-        if clock() - start >= seconds:
-            timed_out = True
-            break
-        draws += 1
-        world = sample_world(rules, obs, lim, rng)
-        if world is None:
-            continue
-        for action in candidates:
-            deal = world.clone()
-            deal.apply_action(action)
-            policy.play_out(deal)
-            totals[action] += policy.value(deal, obs.seat)
-        done += 1
-    if not done:
-        raise RuntimeError(
-            f"no world consistent with seat {obs.seat}'s observation in {draws} draws"
-        )
-    worth = {a: t / done for a, t in totals.items()}
-    best = max(candidates, key=lambda a: worth[a])
-    return SearchResult(best, worth, done, draws, timed_out)
+    return search(
+        candidates,
+        obs.seat,
+        lambda rng: sample_world(rules, obs, lim, rng),
+        Playout(rules),
+        worlds=worlds,
+        seconds=seconds,
+        seed=seed,
+        clock=clock,
+    )
