@@ -10,6 +10,7 @@ would send it (:mod:`referee.protocol`), so no second heuristic exists to drift.
 
 from __future__ import annotations
 
+import os
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -176,11 +177,13 @@ def heuristic_player(seed: str) -> SdkPlayer:
 
 
 def pimc_player(seed: str) -> SdkPlayer:
-    """``referee.bots.pimc`` at its default knobs, seeded as its process would be."""
+    """``referee.bots.pimc`` with the knobs of this process's environment (its defaults
+    where unset), seeded as its process would be."""
     _load_sdk()
-    from referee.bots.pimc import PimcBot
+    from referee.bots.pimc import PimcBot, knobs
 
-    return SdkPlayer(PimcBot(), seed)
+    worlds, ms = knobs([], os.environ)
+    return SdkPlayer(PimcBot(worlds, ms), seed)
 
 
 BUILT_IN: dict[str, Callable[[str], Player]] = {
@@ -193,16 +196,25 @@ seed text its bot process would get as ``TAVOLO_SEED``."""
 
 
 class UnknownPlayerError(ValueError):
-    """An entry that names no built-in player."""
+    """An entry no built-in player can play: a name that is none, or bad knobs."""
 
 
 def check_player(name: str) -> None:
-    """Raise :class:`UnknownPlayerError` unless ``name`` is a built-in player."""
+    """Raise :class:`UnknownPlayerError` unless ``name`` is a built-in player whose knobs
+    (pimc's, from the environment) are good."""
     if name not in BUILT_IN:
         raise UnknownPlayerError(
             f"unknown built-in player {name!r}; built-in players are {', '.join(BUILT_IN)} "
             "(--in-process plays built-in players only)"
         )
+    if name == "pimc":
+        _load_sdk()
+        from referee.bots.pimc import PimcConfigError, knobs
+
+        try:
+            knobs([], os.environ)
+        except PimcConfigError as exc:
+            raise UnknownPlayerError(f"built-in player pimc: {exc}") from None
 
 
 def make_player(name: str, seed: str) -> Player:
