@@ -51,6 +51,23 @@ def test_engine_does_no_io_and_imports_no_grpc():
         assert not outside, f"{path.name} reaches outside the engine: {sorted(outside)}"
 
 
+def test_search_is_pure_and_reaches_only_the_engine():
+    """referee/search drives the engine for bots: seeded randomness and a clock to stop by,
+    no I/O, no grpc, nothing of the referee's service or of the SDK."""
+    allowed = {"__future__", "collections", "dataclasses", "random", "time", "typing", "referee"}
+    files = sorted((ROOT / "referee" / "search").glob("*.py"))
+    assert len(files) > 3
+    for path in files:
+        extra = imports(path) - allowed
+        assert not extra, f"{path.name} imports {sorted(extra)}"
+        outside = {
+            m
+            for m in full_imports(path)
+            if m.startswith("referee.") and not m.startswith(("referee.engine", "referee.search"))
+        }
+        assert not outside, f"{path.name} reaches outside the engine: {sorted(outside)}"
+
+
 def test_deals_do_not_use_pythons_random():
     assert "random" not in imports(ROOT / "referee" / "engine" / "deals.py")
 

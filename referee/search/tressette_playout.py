@@ -7,13 +7,30 @@ policy for every seat. It sees all the world's hands (that is what makes the wor
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from referee.engine.actions import END_DECLARATIONS, Action, is_declaration
 from referee.engine.cards import NUM_CARDS
 from referee.engine.rules import Rules
-from referee.engine.tressette import TressetteDeal
+from referee.engine.tressette import Phase, TressetteDeal
 
 _SUIT = tuple(c // 10 for c in range(NUM_CARDS))
 _SUIT_MASKS = tuple(((1 << 10) - 1) << (10 * s) for s in range(4))
+
+
+def _cards(mask: int) -> list[int]:
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
+    return out
+
+
+_BY_SUIT = tuple(
+    tuple(tuple(c + 10 * s for c in _cards(m)) for m in range(1 << 10)) for s in range(4)
+)
+"""``_BY_SUIT[suit][pattern]``: the card ids of a suit's 10-bit pattern."""
 
 
 class Playout:
@@ -25,6 +42,8 @@ class Playout:
         self.side = tuple(rules.side_of(s) for s in range(self.players))
         self.lower_wins = rules.lower_wins
         self.sides = rules.sides
+        self.draws = rules.game == "tressette-a-due"
+        """Whether the stock's face-down cards may still reach another hand."""
 
     def value(self, deal: TressetteDeal, seat: int) -> float:
         """The finished deal's worth to ``seat``: its side's points less the others' mean
@@ -45,21 +64,27 @@ class Playout:
 
     def choose(self, deal: TressetteDeal) -> Action:
         """The policy's action for the seat to act."""
-        acts = deal.legal_actions()
-        plain = [a for a in acts if a < NUM_CARDS]
-        if not plain:
-            declared = [a for a in acts if is_declaration(a)]
+        if deal.phase == Phase.DECLARE:
+            declared = [a for a in deal.legal_actions() if is_declaration(a)]
             return declared[0] if declared else END_DECLARATIONS
-        if len(plain) == 1:
-            return plain[0]
         seat = deal.current_player()
         assert seat is not None
+        hand = deal.hand(seat)
+        n, led, best, best_seat = deal.trick_state()
+        # The plain plays, read off the hand: the led suit's cards if it holds any (the
+        # engine's follow rule), else every card. A plain play is always legal.
+        if n and hand & _SUIT_MASKS[led]:
+            hand &= _SUIT_MASKS[led]
+        d, c, sp, b = _BY_SUIT
+        plain = d[hand & 1023] + c[hand >> 10 & 1023] + sp[hand >> 20 & 1023] + b[hand >> 30]
+        if len(plain) == 1:
+            return plain[0]
         others = 0
         for s in range(self.players):
             if s != seat:
                 others |= deal.hand(s)
-        others |= deal.widow if deal.rules.game == "tressette-a-due" else 0
-        n, led, best, best_seat = deal.trick_state()
+        if self.draws:
+            others |= deal.widow
         trump = -1 if deal.trump is None else _SUIT[deal.trump]
         if self.lower_wins:
             return self._avoid(plain, n, led, best)
@@ -83,7 +108,7 @@ class Playout:
     def _cheap(self, card: int) -> tuple[int, int]:
         return self.values[card], -card
 
-    def _lead(self, plain: list[int], others: int, trump: int) -> Action:
+    def _lead(self, plain: Sequence[int], others: int, trump: int) -> Action:
         masters = [c for c in plain if self._master(c, others, trump)]
         if masters:
             return max(masters, key=lambda c: (self.values[c], -c))
@@ -96,7 +121,7 @@ class Playout:
     def _follow(
         self,
         deal: TressetteDeal,
-        plain: list[int],
+        plain: Sequence[int],
         seat: int,
         n: int,
         best: int,
@@ -126,7 +151,7 @@ class Playout:
                 return low
         return min(plain, key=self._cheap)
 
-    def _avoid(self, plain: list[int], n: int, led: int, best: int) -> Action:
+    def _avoid(self, plain: Sequence[int], n: int, led: int, best: int) -> Action:
         """Ciapanò: duck the trick, unloading the costliest card; lead the weakest."""
         if not n:
             return max(plain, key=lambda c: (c % 10, -self.values[c]))

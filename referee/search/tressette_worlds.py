@@ -187,16 +187,64 @@ def _read_plays(
         bounds[1] = min(bounds[1], hi - have)
 
 
-def _feasible(left: list[int], groups: dict[int, int], agents: int) -> bool:
-    """Whether ``groups`` (allowed-agents mask -> cards) fit the capacities ``left``.
+def _subset_tables(n: int) -> tuple[list[list[int]], list[list[int]]]:
+    """For ``n`` agents: the agent sets that include each set, and those holding each agent."""
+    full = (1 << n) - 1
+    supersets = [[s for s in range(1, full + 1) if m & ~s == 0] for m in range(full + 1)]
+    holding = [[s for s in range(1, full + 1) if s >> a & 1] for a in range(n)]
+    return supersets, holding
 
-    Hall's condition: every set of agents can take all the cards that may go nowhere else.
+
+_TABLES = {n: _subset_tables(n) for n in range(1, 6)}
+
+
+def _place(
+    cards: list[int],
+    masks: dict[int, int],
+    left: list[int],
+    seats: list[int],
+    hands: list[CardSet],
+    pile: list[int],
+    rng: random.Random,
+) -> bool:
+    """Deal ``cards`` to the agents (``seats``, then the pile) their ``masks`` allow, each
+    to a capacity ``left``; False if they cannot all be placed.
+
+    Hall's condition is kept after every card: every set of agents has room for the cards
+    that may go nowhere else (``only[s] <= room[s]``), so no choice strands a card later.
     """
-    for subset in range(1, 1 << agents):
-        room = sum(left[a] for a in range(agents) if subset >> a & 1)
-        only = sum(n for mask, n in groups.items() if mask & ~subset == 0)
-        if only > room:
-            return False
+    n = len(left)
+    supersets, holding = _TABLES[n]
+    full = (1 << n) - 1
+    room = [0] * (full + 1)
+    only = [0] * (full + 1)
+    for s in range(1, full + 1):
+        room[s] = sum(left[a] for a in range(n) if s >> a & 1)
+    for c in cards:
+        for s in supersets[masks[c]]:
+            only[s] += 1
+    if any(only[s] > room[s] for s in range(1, full + 1)):
+        return False
+    # The most constrained cards first, so the capacity-weighted choices rarely need undoing.
+    for c in sorted(cards, key=lambda c: masks[c].bit_count()):
+        mask = masks[c]
+        for s in supersets[mask]:
+            only[s] -= 1
+        options = [a for a in range(n) if mask >> a & 1 and left[a] > 0]
+        while True:
+            if not options:
+                return False
+            (a,) = rng.choices(options, [left[x] for x in options])
+            if all(only[s] < room[s] for s in holding[a]):
+                break
+            options.remove(a)
+        for s in holding[a]:
+            room[s] -= 1
+        left[a] -= 1
+        if a == n - 1:
+            pile.append(c)
+        else:
+            hands[seats[a]] |= 1 << c
     return True
 
 
@@ -239,34 +287,20 @@ def deal_hidden(
                 mask |= 1 << a
         return mask
 
+    n = len(agents)
+    full = (1 << n) - 1
     masks = {c: allowed_mask(c) for c in rest}
-    groups: dict[int, int] = {}
-    for c in rest:
-        groups[masks[c]] = groups.get(masks[c], 0) + 1
-    if not _feasible(left, groups, len(agents)):
-        return None
-    # The most constrained cards first, so the capacity-weighted choices rarely strand one.
-    rest.sort(key=lambda c: masks[c].bit_count())
     pile: list[int] = []
-    for c in rest:
-        mask = masks[c]
-        groups[mask] -= 1
-        options = [a for a in range(len(agents)) if mask >> a & 1 and left[a] > 0]
-        weights = [left[a] for a in options]
-        while options:
-            (a,) = rng.choices(options, weights)
-            left[a] -= 1
-            if _feasible(left, groups, len(agents)):
-                break
-            left[a] += 1
-            i = options.index(a)
-            del options[i], weights[i]
-        else:
-            return None
-        if agents[a] == -1:
-            pile.append(c)
-        else:
-            hands[agents[a]] |= 1 << c
+    if all(m == full for m in masks.values()):
+        # Nothing rules a card out: the shuffled cards are dealt in turn.
+        i = 0
+        for a, seat in enumerate(seats):
+            for c in rest[i : i + left[a]]:
+                hands[seat] |= 1 << c
+            i += left[a]
+        pile = rest[i:]
+    elif not _place(rest, masks, left, seats, hands, pile, rng):
+        return None
     for seat in seats:
         for suit, lo, hi in lim.counts[seat]:
             n = _popcount(hands[seat] & _SUIT_MASKS[suit])
