@@ -35,7 +35,7 @@ from referee.engine.actions import parse_action
 from referee.engine.cards import parse_card
 from referee.engine.declarations import parse_declaration
 from referee.engine.rules import Rules, RulesError
-from referee.engine.tressette import Observation, Phase
+from referee.engine.tressette import Observation, Phase, rules_tables
 from referee.search.pimc import SearchResult, search_tressette
 from tavolo_bot.bot import Bot
 from tavolo_bot.bots.heuristic import choose_action, with_signal
@@ -128,6 +128,10 @@ class PimcBot(Bot):
                 self.rules = Rules.from_dict(json.loads(event.match_started.rules_json))
             except (ValueError, RulesError) as exc:
                 raise RuntimeError(f"pimc cannot read the match's rules: {exc}") from None
+            if self.rules.game != "calabresella":
+                # The engine's tables for these rules take about 0.1 s to build: now, not
+                # in the first decision's time.
+                rules_tables(self.rules)
         elif kind == "game_started":
             self.game = event.game_started.game
 
@@ -159,7 +163,8 @@ class PimcBot(Bot):
             self.cut_short += 1
             print(
                 f"pimc: the time limit ({self.time_limit_ms(turn)} ms) stopped a search "
-                f"after {found.worlds} of {self.worlds} worlds",
+                f"after {found.worlds} of {self.worlds} worlds"
+                + ("; the heuristic's choice was played" if not found.worlds else ""),
                 file=sys.stderr,
             )
 
@@ -191,6 +196,8 @@ class PimcBot(Bot):
             seed=self.search_seed(turn),
         )
         self.note(found, turn)
+        if not found.worlds:
+            return fallback.id  # no world searched in the time: the heuristic's play
         card = cards[[parse_card(c) for c in cards].index(found.action)]
         return with_signal(turn, card, plays).id
 

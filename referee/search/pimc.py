@@ -94,12 +94,23 @@ def search(
         world = sample(rng)
         if world is None:
             continue
+        worths = []
         for action in candidates:
             deal = world.clone()
             deal.apply_action(action)
             policy.play_out(deal)
-            totals[action] += policy.value(deal, seat)
+            worths.append(policy.value(deal, seat))
+            if clock() - start >= seconds:
+                break
+        if len(worths) < len(candidates):
+            timed_out = True  # a world counts whole or not at all
+            break
+        for action, value in zip(candidates, worths, strict=True):
+            totals[action] += value
         done += 1
+    if not done and timed_out:
+        # Not one world in the time: the first candidate, in the engine's order.
+        return SearchResult(candidates[0], {}, 0, draws, True)
     if not done:
         raise RuntimeError(f"no world consistent with seat {seat}'s observation in {draws} draws")
     worth = {a: t / done for a, t in totals.items()}
