@@ -24,6 +24,9 @@ BUILT_IN_BOTS = {
 """Built-in bots and the module each runs as (``pimc`` searches with the engine, so it is
 the referee's; the others are the SDK's)."""
 
+SEARCH_BOT_PARTS = ("bots", "search", "engine")
+"""The folders of ``referee`` whose files make a built-in bot of the referee's (pimc)."""
+
 DEFAULT_CPU_SECONDS = 600
 DEFAULT_MEMORY_MB = 2048
 DEFAULT_FILE_MB = 256
@@ -287,8 +290,14 @@ def program_files(entry: Entry) -> list[str]:
     if entry.built_in:
         # Its command ends with the module (-m); an in-process entry has no command.
         module = entry.command[-1] if entry.command else BUILT_IN_BOTS[entry.name]
-        relative = module.removeprefix("tavolo_bot.").replace(".", "/") + ".py"
-        return [str(Path(sdk_folder()) / relative)]
+        sdk = Path(sdk_folder())
+        if not module.startswith("referee."):
+            return [str(sdk / (module.removeprefix("tavolo_bot.").replace(".", "/") + ".py"))]
+        # A searching bot plays by the engine's rules, its search and the heuristic's
+        # choices (pimc): a change to any of them changes what it plays.
+        referee = Path(package_folder("referee"))
+        files = [p for part in SEARCH_BOT_PARTS for p in sorted((referee / part).glob("*.py"))]
+        return [*map(str, files), str(sdk / "bots" / "heuristic.py")]
     out = [entry.manifest] if entry.manifest is not None else []
     named = [a for a in entry.command if os.path.isabs(a) and os.path.isfile(a)]
     return out + [a for a in named if a not in out]

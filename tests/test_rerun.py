@@ -221,10 +221,17 @@ def test_a_database_made_before_programs_were_stored_resumes(tmp_path: Path) -> 
 
 
 def test_what_an_entry_runs(tmp_path: Path) -> None:
-    """A built-in bot: its SDK module; cmd: and manifests: the files their commands name."""
+    """A built-in bot: its modules; cmd: and manifests: the files their commands name."""
     module = Path(program_files(parse_entry("heuristic"))[0])
     assert module.name == "heuristic.py" and module.parent.name == "bots"
     assert module.read_text(encoding="utf-8").startswith('"""')
+    # pimc plays by the engine, its search and the heuristic's signals: all of them count.
+    pimc = [Path(p) for p in program_files(parse_entry("pimc"))]
+    assert all(p.is_file() for p in pimc)
+    names = {(p.parent.name, p.name) for p in pimc}
+    for part in {("bots", "pimc.py"), ("search", "pimc.py"), ("engine", "tressette.py")}:
+        assert part in names, part
+    assert pimc[-1] == module
     (tmp_path / "bot.py").write_text(FIXED, encoding="utf-8")
     entry = parse_entry(f"cmd:python3 {tmp_path / 'bot.py'} --level 3")
     assert program_files(entry) == [str(tmp_path / "bot.py")]  # python3 is the machine's
