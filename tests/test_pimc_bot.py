@@ -10,11 +10,14 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import random
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from referee.bots.pimc import DEFAULT_WORLDS, PimcBot, PimcConfigError, engine_observation, knobs
 from referee.engine.actions import NUM_CARDS, parse_action
@@ -30,6 +33,8 @@ from tavolo_bot.bots.heuristic import choose_action
 from tavolo_bot.proto import referee_pb2 as sdk_pb
 from tavolo_bot.turn import Turn, card_of
 from tests.test_cli import assert_one_error, console_script, run, runner
+from tests.test_pimc_worlds import played_to
+from tests.test_properties import rule_sets
 from tournaments.cli.main import app
 
 NO_DECLARATIONS = preset("tressette").with_knobs(["declarations=false"])
@@ -70,8 +75,8 @@ def request_for(rules: Rules, deal: TressetteDeal, seat: int) -> sdk_pb.Decision
     return sdk_pb.DecisionRequest.FromString(request.SerializeToString())
 
 
-def pimc_bot(rules: Rules, seed: str = "volo") -> PimcBot:
-    bot = PimcBot(ms_per_decision=60_000)
+def pimc_bot(rules: Rules, seed: str = "volo", worlds: int = DEFAULT_WORLDS) -> PimcBot:
+    bot = PimcBot(worlds, ms_per_decision=60_000)
     bot.seed = seed
     rules_json = json.dumps(rules.to_dict())
     bot.on_event(
@@ -143,6 +148,29 @@ def test_a_volo_read_finds_the_one_winning_play_and_the_heuristic_misses_it() ->
         rules, unsignalled, [three, king], worlds=DEFAULT_WORLDS, seconds=60, seed="volo"
     )
     assert CARD_NAMES[found.action] == "3S"
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    rules=rule_sets(),
+    seed=st.text(max_size=6),
+    steps=st.integers(0, 38),
+    choices=st.integers(0, 2**32 - 1),
+)
+def test_every_choice_is_one_of_the_legal_actions_sent(
+    rules: Rules, seed: str, steps: int, choices: int
+) -> None:
+    """Any point of any Tressette-family deal, as the protocol's request: the answer is
+    the id of one of the request's legal actions."""
+    played = played_to(rules, seed, 0, steps, random.Random(choices))
+    if played is None:
+        return
+    deal, _ = played
+    seat = deal.current_player()
+    assert seat is not None
+    request = request_for(rules, deal, seat)
+    chosen = pimc_bot(rules, seed, worlds=3).choose(Turn(request))
+    assert chosen in {a.id for a in request.legal_actions}
 
 
 @pytest.mark.parametrize(

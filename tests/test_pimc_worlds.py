@@ -34,7 +34,7 @@ def _deal(rules: Rules, seed: str, dealer: int) -> TressetteDeal:
     return new_deal(rules, dealt.hands, dealt.dealer, dealt.widow, None, trump, dealt.stock)
 
 
-def _played_to(
+def played_to(
     rules: Rules, seed: str, dealer: int, steps: int, rng: random.Random
 ) -> tuple[TressetteDeal, list[tuple[int, Action]]] | None:
     deal = _deal(rules, seed, dealer)
@@ -103,7 +103,7 @@ def test_sampled_worlds_agree_with_everything_the_seat_saw(
     rules: Rules, seed: str, dealer: int, steps: int, choices: int
 ) -> None:
     rng = random.Random(choices)
-    played = _played_to(rules, seed, dealer % rules.players, steps, rng)
+    played = played_to(rules, seed, dealer % rules.players, steps, rng)
     if played is None:
         return
     truth, history = played
