@@ -23,7 +23,12 @@ from dataclasses import dataclass
 
 from referee.engine.actions import END_DECLARATIONS, Signal, declare_action
 from referee.engine.cards import NUM_CARDS, CardSet, card_rank, card_suit, make_card
-from referee.engine.declarations import DECLARATION_CARDS, DECLARATION_KINDS, TRE
+from referee.engine.declarations import (
+    DECLARATION_CARDS,
+    DECLARATION_KINDS,
+    TRE,
+    held_declarations,
+)
 from referee.engine.errors import IllegalActionError
 from referee.engine.rules import Rules
 from referee.engine.tressette import Observation, Phase, TressetteDeal
@@ -382,6 +387,14 @@ def sample_world(
     for seat in range(players):
         now = mine if seat == obs.seat else hidden[seat] | lim.known[seat]
         dealt.append((now | played[seat]) & ~drawn_by[seat])
+    if rules.auto_declare and rules.declarations and not rules.declaration_limit:
+        # The engine declares every combination a hand holds: a world whose hands hold one
+        # more than was declared is refused here, before the costlier replay.
+        declared = [0] * players
+        for seat, _ in obs.declarations:
+            declared[seat] += 1
+        if any(len(held_declarations(h)) != declared[s] for s, h in enumerate(dealt)):
+            return None
     rng.shuffle(pile)
     deal = _replay(rules, obs, dealt, pile)
     if deal is None or not _same_view(deal, obs):
