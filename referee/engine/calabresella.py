@@ -332,6 +332,11 @@ class CalabresellaDeal:
         return tuple(self._tricks)
 
     @property
+    def trick(self) -> tuple[tuple[int, int], ...]:
+        """The trick being played: ((seat, card), …), empty before its first card."""
+        return tuple(self._trick)
+
+    @property
     def captured(self) -> tuple[int, int]:
         """Card thirds captured in completed tricks: (soloist, defenders)."""
         return self._captured[0], self._captured[1]
