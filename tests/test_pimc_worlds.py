@@ -14,17 +14,18 @@ to the sampler, and:
 
 from __future__ import annotations
 
+import dataclasses
 import random
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from referee.engine.actions import END_DECLARATIONS, Action, is_declaration
-from referee.engine.cards import NUM_CARDS, SUIT_MASKS, CardSet
-from referee.engine.rules import Rules
-from referee.engine.tressette import Phase, TressetteDeal
+from referee.engine.cards import CARD_NAMES, NUM_CARDS, SUIT_MASKS, CardSet, parse_card
+from referee.engine.rules import Rules, preset
+from referee.engine.tressette import Observation, Phase, TressetteDeal
 from referee.engine.tressette_game import new_deal
-from referee.search.tressette_worlds import Limits, limits, sample_world
+from referee.search.tressette_worlds import Limits, limits, sample_world, without_twins
 from tests.test_properties import rule_sets
 
 
@@ -129,3 +130,23 @@ def test_sampled_worlds_agree_with_everything_the_seat_saw(
         if found == 5:
             break
     assert found, f"no world in 60 draws for {rules}"
+
+
+def test_twin_cards_are_searched_once() -> None:
+    """KD and QD touch and are worth a third each: one card to the search. 7D, 5D and 4D are
+    worth nothing, and the 6D between them has been played: one card too. AD is worth more
+    than KD, so it is not KD's twin."""
+    rules = preset("tressette")
+    names = ["AD", "KD", "QD", "7D", "5D", "4D", "3S"]
+    hand = tuple(sorted(parse_card(c) for c in names))
+    trick = tuple((s, parse_card(c)) for s, c in ((1, "6D"), (2, "JS"), (3, "2S"), (0, "3S")))
+    obs = Observation(
+        seat=0, dealer=3, phase=Phase.PLAY, hand=hand, current_player=0, legal_actions=(),
+        trick=trick[:1], tricks=(), declarations=(), captured=(0, 0), totals=(0, 0),
+    )  # fmt: skip
+    kept = without_twins(rules, obs, [parse_card(c) for c in names])
+    assert [CARD_NAMES[c] for c in kept] == ["AD", "KD", "7D", "3S"]
+    # Without the 6D played, 7D and 5D are not twins (the 6D may take a trick between).
+    alone = dataclasses.replace(obs, trick=())
+    kept = without_twins(rules, alone, [parse_card(c) for c in names])
+    assert [CARD_NAMES[c] for c in kept] == ["AD", "KD", "7D", "5D", "3S"]

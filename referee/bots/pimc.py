@@ -37,6 +37,7 @@ from referee.engine.declarations import parse_declaration
 from referee.engine.rules import Rules, RulesError
 from referee.engine.tressette import Observation, Phase, rules_tables
 from referee.search.pimc import SearchResult, search_tressette
+from referee.search.tressette_worlds import without_twins
 from tavolo_bot.bot import Bot
 from tavolo_bot.bots.heuristic import choose_action, with_signal
 from tavolo_bot.proto import referee_pb2 as pb
@@ -190,7 +191,7 @@ class PimcBot(Bot):
         found = search_tressette(
             rules,
             obs,
-            [parse_card(c) for c in cards],
+            without_twins(rules, obs, [parse_card(c) for c in cards]),
             worlds=self.worlds,
             seconds=self.seconds_left(turn, started),
             seed=self.search_seed(turn),

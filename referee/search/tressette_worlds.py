@@ -400,3 +400,30 @@ def sample_world(
     if deal is None or not _same_view(deal, obs):
         return None
     return deal
+
+
+def without_twins(rules: Rules, obs: Observation, cards: list[int]) -> list[int]:
+    """``cards`` (the seat's own) less each one with a twin earlier in the list: a card of
+    the same suit and worth, every card ranked between them being the seat's or played.
+    Either twin leaves a hand that takes the same tricks, so they score alike in every
+    world; the search need try only one."""
+    out_of_play = 0
+    for card in obs.hand:
+        out_of_play |= 1 << card
+    for _, action in _plays_in_order(obs):
+        out_of_play |= 1 << (action % NUM_CARDS)
+    values = rules.card_values
+    kept: list[int] = []
+    for card in cards:
+        for other in kept:
+            low, high = min(other, card), max(other, card)
+            between = ((1 << high) - 1) & ~((2 << low) - 1)
+            if (
+                other // 10 == card // 10
+                and values[other % 10] == values[card % 10]
+                and between & ~out_of_play == 0
+            ):
+                break
+        else:
+            kept.append(card)
+    return kept
