@@ -118,6 +118,8 @@ class PimcBot(Bot):
         self.ms_per_decision = ms_per_decision
         self.rules: Rules | None = None
         self.game = 0
+        self.owed = 0.0
+        """Seconds the last events' handling took that the next search must give back."""
         self.cut_short = 0
         """Searches the time limit stopped before their worlds were done."""
 
@@ -131,8 +133,11 @@ class PimcBot(Bot):
                 raise RuntimeError(f"pimc cannot read the match's rules: {exc}") from None
             if self.rules.game != "calabresella":
                 # The engine's tables for these rules take about 0.1 s to build: now, not
-                # in the first decision's time.
+                # inside a search. The first request may come in the same message, its
+                # deadline already running: that time is taken off its search.
+                began = time.monotonic()
                 rules_tables(self.rules)
+                self.owed = time.monotonic() - began
         elif kind == "game_started":
             self.game = event.game_started.game
 
@@ -144,8 +149,10 @@ class PimcBot(Bot):
         return max(1, min(self.ms_per_decision, turn.deadline_ms - margin))
 
     def seconds_left(self, turn: Turn, started: float) -> float:
-        """Seconds the search may take, ``started`` (monotonic) being when the request came."""
-        return self.time_limit_ms(turn) / 1000 - (time.monotonic() - started)
+        """Seconds the search may take, ``started`` (monotonic) being when the request came
+        (less what handling the events before it just cost, once)."""
+        owed, self.owed = self.owed, 0.0
+        return self.time_limit_ms(turn) / 1000 - (time.monotonic() - started) - owed
 
     def search_seed(self, turn: Turn) -> str:
         """The seed of this decision's search: the stream's seed, the game, the deal, and
