@@ -245,14 +245,14 @@ def sdk_folder() -> str:
     The ``tavolo`` distribution ships the package (``tavolo_bot``, from clients/python): in
     site-packages after ``pip install .``, the source folder after ``pip install -e .``.
     """
-    spec = importlib.util.find_spec("tavolo_bot")  # found, not imported (only --in-process is)
-    if spec is None or spec.origin is None:
+    try:
+        return package_folder("tavolo_bot")  # found, not imported (only --in-process is)
+    except EntryError:
         raise EntryError(
             "the built-in bots need the Python SDK (the tavolo_bot package), which this "
             f"Python ({sys.executable}) cannot import: reinstall tavolo (pip install .), "
             "which ships it"
-        )
-    return str(Path(spec.origin).resolve().parent)
+        ) from None
 
 
 def package_folder(name: str) -> str:

@@ -25,7 +25,7 @@ from referee.engine.cards import CARD_NAMES, NUM_CARDS, SUIT_MASKS, CardSet, par
 from referee.engine.rules import Rules, preset
 from referee.engine.tressette import Observation, Phase, TressetteDeal
 from referee.engine.tressette_game import new_deal
-from referee.search.tressette_worlds import Limits, limits, sample_world, without_twins
+from referee.search.tressette_worlds import Limits, limits, sample_world, twins_removed
 from tests.test_properties import rule_sets
 
 
@@ -144,9 +144,9 @@ def test_twin_cards_are_searched_once() -> None:
         seat=0, dealer=3, phase=Phase.PLAY, hand=hand, current_player=0, legal_actions=(),
         trick=trick[:1], tricks=(), declarations=(), captured=(0, 0), totals=(0, 0),
     )  # fmt: skip
-    kept = without_twins(rules, obs, [parse_card(c) for c in names])
+    kept = twins_removed(rules, obs, [parse_card(c) for c in names])
     assert [CARD_NAMES[c] for c in kept] == ["AD", "KD", "7D", "3S"]
     # Without the 6D played, 7D and 5D are not twins (the 6D may take a trick between).
     alone = dataclasses.replace(obs, trick=())
-    kept = without_twins(rules, alone, [parse_card(c) for c in names])
+    kept = twins_removed(rules, alone, [parse_card(c) for c in names])
     assert [CARD_NAMES[c] for c in kept] == ["AD", "KD", "7D", "5D", "3S"]

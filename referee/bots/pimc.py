@@ -37,7 +37,7 @@ from referee.engine.declarations import parse_declaration
 from referee.engine.rules import Rules, RulesError
 from referee.engine.tressette import Observation, Phase, rules_tables
 from referee.search.pimc import SearchResult, search_tressette
-from referee.search.tressette_worlds import without_twins
+from referee.search.tressette_worlds import twins_removed
 from tavolo_bot.bot import Bot
 from tavolo_bot.bots.heuristic import choose_action, with_signal
 from tavolo_bot.proto import referee_pb2 as pb
@@ -195,10 +195,11 @@ class PimcBot(Bot):
         if fallback.kind == pb.ACTION_KIND_CALL_OUT:
             return fallback.id
         obs = engine_observation(turn)
+        ids = [parse_card(c) for c in cards]
         found = search_tressette(
             rules,
             obs,
-            without_twins(rules, obs, [parse_card(c) for c in cards]),
+            twins_removed(rules, obs, ids),
             worlds=self.worlds,
             seconds=self.seconds_left(turn, started),
             seed=self.search_seed(turn),
@@ -206,7 +207,7 @@ class PimcBot(Bot):
         self.note(found, turn)
         if not found.worlds:
             return fallback.id  # no world searched in the time: the heuristic's play
-        card = cards[[parse_card(c) for c in cards].index(found.action)]
+        card = cards[ids.index(found.action)]
         return with_signal(turn, card, plays).id
 
 

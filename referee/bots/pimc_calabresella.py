@@ -45,6 +45,7 @@ from referee.engine.rules import Rules
 from referee.search.calabresella_playout import Playout
 from referee.search.calabresella_worlds import Story, limits, sample_world
 from referee.search.pimc import SearchResult, search
+from referee.search.world_checks import without_twins
 from tavolo_bot.bots.heuristic import choose_action
 from tavolo_bot.proto import referee_pb2 as pb
 from tavolo_bot.turn import Turn
@@ -134,33 +135,16 @@ def candidates(obs: CalabresellaObservation, policy: Playout) -> list[int]:
 
 
 def _without_twins(obs: CalabresellaObservation, legal: list[int], policy: Playout) -> list[int]:
-    """``legal`` less each card play or discard whose card has a twin earlier in the list:
-    a card of the same suit and worth with every card ranked between them out of the
-    other hands (the seat's own, played, or its discards). Keeping either twin leaves a
-    hand that wins and loses the same tricks, so the two score alike in every world."""
+    """``legal`` (card plays or discards) with one of each set of twin cards
+    (:func:`~referee.search.world_checks.without_twins`); the seat's discards are out of
+    play too."""
     base = DISCARD_BASE if obs.phase is Phase.DISCARD else 0
     out_of_play = sum(1 << c for c in (*obs.hand, *obs.discards))
     for plays, _ in obs.tricks:
         out_of_play |= sum(1 << c for _, c in plays)
     out_of_play |= sum(1 << c for _, c in obs.trick)
-    kept: list[int] = []
-    for action in legal:
-        card = action - base
-        twin = False
-        for other in kept:
-            c = other - base
-            low, high = min(c, card), max(c, card)
-            between = ((1 << high) - 1) & ~((2 << low) - 1)
-            if (
-                c // 10 == card // 10
-                and policy.values[c] == policy.values[card]
-                and between & ~out_of_play == 0
-            ):
-                twin = True
-                break
-        if not twin:
-            kept.append(action)
-    return kept
+    kept = without_twins([a - base for a in legal], out_of_play, policy.values)
+    return [c + base for c in kept]
 
 
 def bids_weigher(

@@ -20,7 +20,6 @@ every action and shows the seat exactly the observation it was given.
 
 from __future__ import annotations
 
-import dataclasses
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -39,6 +38,7 @@ from referee.engine.calabresella_auction import Contract
 from referee.engine.cards import FULL_DECK, SUIT_MASKS, CardSet, cards_of
 from referee.engine.errors import IllegalActionError
 from referee.engine.rules import Rules
+from referee.search.world_checks import same_view
 
 HAND, DISCARDS, MONTE = "hand", "discards", "monte"
 """What an agent is: a seat's hand now, a seat's face-down discards, the monte aside."""
@@ -399,13 +399,6 @@ def replay(rules: Rules, obs: CalabresellaObservation, told: Story) -> Calabrese
     return deal
 
 
-def _same_view(deal: CalabresellaDeal, obs: CalabresellaObservation) -> bool:
-    got = deal.observation(obs.seat)
-    if set(got.legal_actions) != set(obs.legal_actions):
-        return False
-    return got == dataclasses.replace(obs, legal_actions=got.legal_actions)
-
-
 def sample_world(
     rules: Rules,
     obs: CalabresellaObservation,
@@ -424,6 +417,6 @@ def sample_world(
     if told is None or (keep is not None and not keep(told, rng)):
         return None
     deal = replay(rules, obs, told)
-    if deal is None or not _same_view(deal, obs):
+    if deal is None or not same_view(deal.observation(obs.seat), obs):
         return None
     return deal

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from referee.engine.actions import END_DECLARATIONS, Action, is_declaration
-from referee.engine.cards import NUM_CARDS
+from referee.engine.cards import NUM_CARDS, cards_of
 from referee.engine.rules import Rules
 from referee.engine.tressette import Phase, TressetteDeal
 
@@ -18,17 +18,8 @@ _SUIT = tuple(c // 10 for c in range(NUM_CARDS))
 _SUIT_MASKS = tuple(((1 << 10) - 1) << (10 * s) for s in range(4))
 
 
-def _cards(mask: int) -> list[int]:
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(low.bit_length() - 1)
-        mask ^= low
-    return out
-
-
 _BY_SUIT = tuple(
-    tuple(tuple(c + 10 * s for c in _cards(m)) for m in range(1 << 10)) for s in range(4)
+    tuple(tuple(c + 10 * s for c in cards_of(m)) for m in range(1 << 10)) for s in range(4)
 )
 """``_BY_SUIT[suit][pattern]``: the card ids of a suit's 10-bit pattern."""
 

@@ -17,7 +17,6 @@ seat exactly the observation it was given. So no kept world contradicts what the
 
 from __future__ import annotations
 
-import dataclasses
 import random
 from dataclasses import dataclass
 
@@ -33,6 +32,7 @@ from referee.engine.errors import IllegalActionError
 from referee.engine.rules import Rules
 from referee.engine.tressette import Observation, Phase, TressetteDeal
 from referee.engine.tressette_game import new_deal
+from referee.search.world_checks import same_view, without_twins
 
 ALL_CARDS: CardSet = (1 << NUM_CARDS) - 1
 _SUIT_MASKS = tuple(((1 << 10) - 1) << (10 * s) for s in range(4))
@@ -60,6 +60,9 @@ class Limits:
     """Per seat, the unknown cards it may hold."""
     counts: tuple[tuple[tuple[int, int, int], ...], ...]
     """Per seat, ``(suit, least, most)``: how many unknown cards of the suit it holds."""
+    dealt: tuple[CardSet, ...]
+    """Per seat, the cards it was dealt that the observing seat knows of (its own, played,
+    declared, shown), draws left out: a world's dealt hand adds the unknown cards it holds."""
 
 
 def _popcount(mask: int) -> int:
@@ -132,6 +135,7 @@ def limits(rules: Rules, obs: Observation) -> Limits:
     if pile != undealt:
         raise Inconsistent(f"{_popcount(unknown)} unseen cards cannot fill the hands {need}")
     allowed = tuple(0 if s == me else unknown & ~forbidden[s] for s in range(players))
+    dealt = tuple(((mine if s == me else known[s]) | played[s]) & ~drawn[s] for s in range(players))
     return Limits(
         unknown=unknown,
         known=tuple(known),
@@ -139,6 +143,7 @@ def limits(rules: Rules, obs: Observation) -> Limits:
         pile=pile,
         allowed=allowed,
         counts=tuple(tuple((suit, lo, hi) for suit, (lo, hi) in sorted(c.items())) for c in counts),
+        dealt=dealt,
     )
 
 
@@ -357,13 +362,6 @@ def _replay(
     return deal
 
 
-def _same_view(deal: TressetteDeal, obs: Observation) -> bool:
-    got = deal.observation(obs.seat)
-    if set(got.legal_actions) != set(obs.legal_actions):
-        return False
-    return got == dataclasses.replace(obs, legal_actions=got.legal_actions)
-
-
 def sample_world(
     rules: Rules, obs: Observation, lim: Limits, rng: random.Random
 ) -> TressetteDeal | None:
@@ -374,19 +372,7 @@ def sample_world(
         return None
     hidden, pile = drawn
     players = rules.players
-    played = [0] * players
-    for seat, action in _plays_in_order(obs):
-        played[seat] |= 1 << (action % NUM_CARDS)
-    drawn_by = [0] * players
-    for seat, card in obs.draws:
-        drawn_by[seat] |= 1 << card
-    mine = 0
-    for card in obs.hand:
-        mine |= 1 << card
-    dealt = []
-    for seat in range(players):
-        now = mine if seat == obs.seat else hidden[seat] | lim.known[seat]
-        dealt.append((now | played[seat]) & ~drawn_by[seat])
+    dealt = [lim.dealt[seat] | hidden[seat] for seat in range(players)]
     if rules.auto_declare and rules.declarations and not rules.declaration_limit:
         # The engine declares every combination a hand holds: a world whose hands hold one
         # more than was declared is refused here, before the costlier replay.
@@ -397,33 +383,17 @@ def sample_world(
             return None
     rng.shuffle(pile)
     deal = _replay(rules, obs, dealt, pile)
-    if deal is None or not _same_view(deal, obs):
+    if deal is None or not same_view(deal.observation(obs.seat), obs):
         return None
     return deal
 
 
-def without_twins(rules: Rules, obs: Observation, cards: list[int]) -> list[int]:
-    """``cards`` (the seat's own) less each one with a twin earlier in the list: a card of
-    the same suit and worth, every card ranked between them being the seat's or played.
-    Either twin leaves a hand that takes the same tricks, so they score alike in every
-    world; the search need try only one."""
+def twins_removed(rules: Rules, obs: Observation, cards: list[int]) -> list[int]:
+    """``cards`` (the seat's own) with one of each set of twins (:func:`without_twins`)."""
     out_of_play = 0
     for card in obs.hand:
         out_of_play |= 1 << card
     for _, action in _plays_in_order(obs):
         out_of_play |= 1 << (action % NUM_CARDS)
-    values = rules.card_values
-    kept: list[int] = []
-    for card in cards:
-        for other in kept:
-            low, high = min(other, card), max(other, card)
-            between = ((1 << high) - 1) & ~((2 << low) - 1)
-            if (
-                other // 10 == card // 10
-                and values[other % 10] == values[card % 10]
-                and between & ~out_of_play == 0
-            ):
-                break
-        else:
-            kept.append(card)
-    return kept
+    worth = [rules.card_values[c % 10] for c in range(NUM_CARDS)]
+    return without_twins(cards, out_of_play, worth)
