@@ -16,6 +16,8 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.test_cli import assert_one_error, tavolo
+from tournaments.benchmarks.round_trips import BenchError
+from tournaments.benchmarks.shards import ServeProcess, serve_tree_has_shards
 from tournaments.cli.main import app
 
 runner = CliRunner()
@@ -89,3 +91,64 @@ def test_bench_referee_shards_generator_errors_are_one_line(
     # Python itself stays reachable: only go is gone from PATH.
     monkeypatch.setenv("PATH", str(tmp_path))
     assert_one_error(tavolo(*base, "--generator", "go"), "no go toolchain on PATH")
+
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def test_bench_referee_against_alternates_the_two_trees_and_reports_the_change() -> None:
+    # The other tree is this checkout itself: its serve runs from the tree's own directory.
+    result = runner.invoke(
+        app,
+        ["bench", "referee", "--against", str(REPO), "--rounds", "2", "--shard-tables", "2",
+         "--deals", "1", "--generator", "python", "--json"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert out["benchmark"] == "referee_against" and out["against"] == str(REPO)
+    assert (out["tables"], out["deals"], out["rounds"], out["generator"]) == (2, 1, 2, "python")
+    for side in ("other", "this"):
+        figures = out[side]
+        cpu, rate = figures["referee_cpu_us_per_decision"], figures["decisions_per_second"]
+        assert len(cpu) == len(rate) == 2 and min(cpu) > 0 and min(rate) > 0
+        assert figures["spurious_timeouts"] == [0, 0]
+        assert abs(figures["mean_referee_cpu_us_per_decision"] - sum(cpu) / 2) <= 0.1
+    # The change is this build's mean over the other's, less one.
+    mean = {side: out[side]["mean_referee_cpu_us_per_decision"] for side in ("other", "this")}
+    assert abs(out["referee_cpu_change"] - (mean["this"] / mean["other"] - 1)) < 0.002
+
+
+def test_bench_referee_against_refuses_what_is_no_checkout(tmp_path: Path) -> None:
+    assert_one_error(
+        tavolo("bench", "referee", "--against", str(tmp_path)),
+        f"--against {tmp_path}", "not a tavolo checkout",
+    )  # fmt: skip
+    assert_one_error(
+        tavolo("bench", "referee", "--against", str(REPO), "--shards", "2"),
+        "--against and --shards",
+    )
+
+
+def test_a_tree_whose_serve_has_no_shards_plays_only_one(tmp_path: Path) -> None:
+    (tmp_path / "tournaments" / "cli").mkdir(parents=True)
+    (tmp_path / "referee" / "proto").mkdir(parents=True)
+    (tmp_path / "tournaments" / "cli" / "serve.py").write_text("def serve(listen): ...\n")
+    (tmp_path / "referee" / "proto" / "referee_pb2.py").write_text("")
+    assert not serve_tree_has_shards(tmp_path)
+    assert serve_tree_has_shards(REPO)
+    with pytest.raises(BenchError, match="has no --shards, so only 1 shard"):
+        ServeProcess(2, tmp_path, 20.0, tmp_path)
+
+
+def test_bench_referee_against_runs_the_other_trees_own_serve(tmp_path: Path) -> None:
+    tree = tmp_path / "other"
+    for folder in ("referee", "tournaments"):
+        shutil.copytree(REPO / folder, tree / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    serve = tree / "tournaments" / "cli" / "serve.py"
+    serve.write_text(serve.read_text() + "\nraise SystemExit('the other tree serves')\n")
+    # The copy's serve fails as it loads: the load on it reports that, not this tree's.
+    assert_one_error(
+        tavolo("bench", "referee", "--against", str(tree), "--rounds", "1",
+               "--shard-tables", "1", "--deals", "1", "--generator", "python"),
+        "tavolo serve exited with 1", "the other tree serves",
+    )  # fmt: skip

@@ -179,21 +179,38 @@ class _Streams:
 
 
 class ServeProcess:
-    """A real ``tavolo serve`` subprocess on a free local port, bots unconfined."""
+    """A real ``tavolo serve`` subprocess on a free local port, bots unconfined.
 
-    def __init__(self, shards: int, folder: Path, connect_timeout: float) -> None:
+    ``tree``: run the ``tavolo serve`` of that checkout instead of this one's (with this
+    Python and its packages), to compare two builds on the same hour.
+    """
+
+    def __init__(
+        self, shards: int, folder: Path, connect_timeout: float, tree: Path | None = None
+    ) -> None:
         self.token = secrets.token_urlsafe(18)
         self.folder = folder
         self._out = folder / "serve.out"
         self._err = folder / "serve.err"
         args = ["serve", "--listen", "127.0.0.1:0", "--records", str(folder / "records"),
-                "--sandbox", "off", "--connect-timeout", f"{connect_timeout:g}",
-                "--shards", str(shards)]  # fmt: skip
+                "--sandbox", "off", "--connect-timeout", f"{connect_timeout:g}"]  # fmt: skip
         env = {**os.environ, "TAVOLO_ADMIN_TOKEN": self.token}
+        cwd = None
+        if tree is not None:
+            has_shards = serve_tree_has_shards(tree)
+            if not has_shards and shards != 1:
+                raise BenchError(f"{tree}: its tavolo serve has no --shards, so only 1 shard")
+            if has_shards:
+                args += ["--shards", str(shards)]
+            # The tree first, before this checkout (python -c puts the working directory
+            # ahead of PYTHONPATH, hence both).
+            cwd, env["PYTHONPATH"] = tree, str(tree)
+        else:
+            args += ["--shards", str(shards)]
         with self._out.open("wb") as out, self._err.open("wb") as err:
             self.process = subprocess.Popen(
                 [sys.executable, "-c", SERVE_COMMAND, *args],
-                env=env, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
+                env=env, stdout=out, stderr=err, stdin=subprocess.DEVNULL, cwd=cwd,
             )  # fmt: skip
         self.address = ""
 
@@ -535,10 +552,23 @@ async def _final_status(
     raise BenchError(f"match {match_id} is still {status.status!r} after its streams ended")
 
 
-def load_once(shards: int, settings: LoadSettings) -> LoadRun:
-    """Start ``tavolo serve --shards N``, run one load on it, stop it."""
+def serve_tree_has_shards(tree: Path) -> bool:
+    """Whether the checkout ``tree``'s ``tavolo serve`` takes ``--shards``; BenchError if
+    ``tree`` is not a tavolo checkout."""
+    serve = tree / "tournaments" / "cli" / "serve.py"
+    if not serve.is_file() or not (tree / "referee" / "proto" / "referee_pb2.py").is_file():
+        raise BenchError(
+            f"{tree}: not a tavolo checkout with its generated code "
+            "(tournaments/cli/serve.py and referee/proto/referee_pb2.py)"
+        )
+    return "shards" in serve.read_text(encoding="utf-8")
+
+
+def load_once(shards: int, settings: LoadSettings, tree: Path | None = None) -> LoadRun:
+    """Start ``tavolo serve --shards N`` (of checkout ``tree``, if given), run one load on
+    it, stop it."""
     with tempfile.TemporaryDirectory(prefix="tavolo-bench-shards-") as folder:
-        serve = ServeProcess(shards, Path(folder), settings.connect_timeout)
+        serve = ServeProcess(shards, Path(folder), settings.connect_timeout, tree)
         try:
             return asyncio.run(run_load(serve, shards, settings))
         finally:

@@ -35,6 +35,7 @@ from tournaments.benchmarks.bots import (
 )
 from tournaments.benchmarks.bots import DEFAULT_SEED as BOTS_SEED
 from tournaments.benchmarks.engine import bench_bare_loop, bench_clone, bench_engine
+from tournaments.benchmarks.referee_against import bench_against
 from tournaments.benchmarks.round_trips import (
     ECHO_TRIPS,
     BenchError,
@@ -44,7 +45,15 @@ from tournaments.benchmarks.round_trips import (
     percentile,
 )
 from tournaments.benchmarks.sandbox import bench_startup, bench_transports
-from tournaments.benchmarks.shards import STREAM_TABLES, THROUGHPUT_TABLES, bench_shards
+from tournaments.benchmarks.shards import (
+    GENERATORS,
+    STREAM_TABLES,
+    THROUGHPUT_TABLES,
+    LoadSettings,
+    bench_shards,
+    default_generator,
+    serve_tree_has_shards,
+)
 from tournaments.benchmarks.tournament import (
     ClusterBench,
     InProcessBench,
@@ -144,7 +153,7 @@ def referee(
         int,
         typer.Option(
             help="Rounds of the bare echoes and the referee at the fewest tables, one after "
-            "the other; the medians are reported."
+            "the other; the medians are reported. With --against: pairs of loads."
         ),
     ] = 3,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
@@ -156,7 +165,7 @@ def referee(
         ),
     ] = None,
     shard_tables: Annotated[
-        int, typer.Option(help="With --shards: tables of the decisions/s runs.")
+        int, typer.Option(help="With --shards or --against: tables of the decisions/s runs.")
     ] = THROUGHPUT_TABLES,
     stream_tables: Annotated[
         int, typer.Option(help="With --shards: tables of the many-streams run (4 streams each).")
@@ -165,8 +174,17 @@ def referee(
         str | None,
         typer.Option(
             metavar="go|python",
-            help="With --shards: the load generator (default: go where the go toolchain is, "
-            "else python).",
+            help="With --shards or --against: the load generator (default: go where the go "
+            "toolchain is, else python).",
+        ),
+    ] = None,
+    against: Annotated[
+        Path | None,
+        typer.Option(
+            metavar="TREE",
+            help="Instead: this checkout's referee against the checkout TREE's, in --rounds "
+            "alternating pairs of one load on one shard (--shard-tables tables, --deals "
+            "deals a game, default 4).",
         ),
     ] = None,
 ) -> None:
@@ -187,11 +205,17 @@ def referee(
         fail(f"--deals must be 1 or more, got {deals}")
     if seconds <= 0 or echo_trips < 1 or rounds < 1:
         fail("--seconds must be positive, and --echo-trips and --rounds at least 1")
+    if against is not None:
+        if shards is not None:
+            fail("--against and --shards are two benchmarks: give one")
+        _referee_against(against, rounds, shard_tables, deals, seconds, as_json, generator)
+        return
     if shards is not None:
         _referee_shards(shards, shard_tables, stream_tables, deals, seconds, as_json, generator)
         return
     if generator is not None:
-        fail("--generator goes with --shards: the other runs' bots are random-bot processes")
+        fail("--generator goes with --shards or --against: the other runs' bots are random-bot "
+             "processes")  # fmt: skip
     try:
         result = bench_referee(
             counts, deals=deals, echo_trips=echo_trips, timeout=seconds, rounds=rounds
@@ -224,6 +248,32 @@ def _referee_shards(
             seconds=seconds,
             generator=generator,
         )
+    except BenchError as exc:
+        fail(str(exc), code=1)
+    typer.echo(json.dumps(result.as_json()) if as_json else result.text())
+
+
+def _referee_against(
+    tree: Path,
+    rounds: int,
+    tables: int,
+    deals: int | None,
+    seconds: float,
+    as_json: bool,
+    generator: str | None,
+) -> None:
+    if tables < 1:
+        fail("--shard-tables must be 1 or more")
+    generator = generator or default_generator()
+    if generator not in GENERATORS:
+        fail(f"--generator {generator}: choose one of {', '.join(GENERATORS)}")
+    try:
+        serve_tree_has_shards(tree)
+    except BenchError as exc:
+        fail(f"--against {exc}")
+    settings = LoadSettings(tables, deals or 4, compact=True, seconds=seconds, generator=generator)
+    try:
+        result = bench_against(tree, rounds, settings)
     except BenchError as exc:
         fail(str(exc), code=1)
     typer.echo(json.dumps(result.as_json()) if as_json else result.text())
