@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -57,13 +58,16 @@ def stored_deals(db: Path) -> list[tuple[int, int, int, int]]:
         return [tuple(r) for r in c.execute("SELECT match_id, game, attempt, deal FROM deals")]  # type: ignore[misc]
 
 
-def run_console(*args: str | Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+def run_console(
+    *args: str | Path, timeout: float = 300, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [console_script(), *map(str, args)],
         capture_output=True,
         text=True,
         timeout=timeout,
         check=False,
+        env=env,
     )
 
 
@@ -445,3 +449,138 @@ def test_bench_tournament_reports_each_clusters_throughput(tmp_path: Path) -> No
     rate = 6 / cluster["seconds"]  # the seconds as printed, rounded
     assert abs(cluster["games_per_second"] - rate) <= 0.01 + rate * 0.01
     assert not list(tmp_path.glob("*.db")), "the benchmark keeps no database"
+
+
+# -- TLS: the scheduler runs pickled code, so an organiser may require certificates --------
+
+
+def _certificates(folder: Path, ca: str, *names: str) -> None:
+    """A CA ``ca`` and, signed by it, a certificate and key per name, for 127.0.0.1."""
+
+    if shutil.which("openssl") is None:
+        pytest.fail("openssl is not on PATH: the TLS cluster's certificates need it")
+
+    def openssl(*args: str | Path) -> None:
+        subprocess.run(["openssl", *map(str, args)], check=True, capture_output=True)
+
+    key = ("-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes")
+    openssl("req", "-x509", *key, "-keyout", folder / f"{ca}.key", "-out", folder / f"{ca}.pem",
+            "-days", "2", "-subj", f"/CN={ca}")  # fmt: skip
+    (folder / "san").write_text("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
+    for name in names:
+        openssl("req", *key, "-keyout", folder / f"{name}.key", "-out", folder / f"{name}.csr",
+                "-subj", f"/CN={name}")  # fmt: skip
+        openssl("x509", "-req", "-in", folder / f"{name}.csr", "-CA", folder / f"{ca}.pem",
+                "-CAkey", folder / f"{ca}.key", "-CAcreateserial", "-out", folder / f"{name}.pem",
+                "-days", "2", "-extfile", folder / "san")  # fmt: skip
+
+
+def _tls_env(ca: Path, cert: Path, key: Path) -> dict[str, str]:
+    """The head's Dask TLS settings, as docs/cluster.md gives them."""
+    return {
+        **os.environ,
+        "DASK_DISTRIBUTED__COMM__TLS__CA_FILE": str(ca),
+        "DASK_DISTRIBUTED__COMM__TLS__CLIENT__CERT": str(cert),
+        "DASK_DISTRIBUTED__COMM__TLS__CLIENT__KEY": str(key),
+        "DASK_DISTRIBUTED__COMM__REQUIRE_ENCRYPTION": "True",
+    }
+
+
+@pytest.fixture(scope="module")
+def tls_cluster(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """A real ``dask scheduler`` and ``dask worker`` that speak only TLS with certificates
+    of one CA: (address, the folder of the certificates)."""
+    certs = tmp_path_factory.mktemp("certs")
+    _certificates(certs, "ca", "scheduler", "worker", "head")
+    _certificates(certs, "rogue-ca", "rogue")
+    port = free_port()
+    address = f"tls://127.0.0.1:{port}"
+    dask = str(Path(sys.executable).parent / "dask")
+
+    def tls(name: str) -> list[str]:
+        return ["--tls-ca-file", str(certs / "ca.pem"), "--tls-cert", str(certs / f"{name}.pem"),
+                "--tls-key", str(certs / f"{name}.key")]  # fmt: skip
+
+    scheduler = _start(
+        [dask, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--protocol", "tls",
+         "--no-dashboard", *tls("scheduler")]
+    )  # fmt: skip
+    worker = _start(
+        [dask, "worker", address, "--nthreads", "1", "--no-nanny", "--host", "127.0.0.1",
+         "--no-dashboard", *tls("worker")]
+    )  # fmt: skip
+    try:
+        from distributed import Client, Security
+
+        security = Security(
+            tls_ca_file=str(certs / "ca.pem"), tls_client_cert=str(certs / "head.pem"),
+            tls_client_key=str(certs / "head.key"), require_encryption=True,
+        )  # fmt: skip
+        with Client(address, timeout=60, set_as_default=False, security=security) as client:
+            client.wait_for_workers(1, timeout=120)
+        yield address, certs
+    finally:
+        for process in (worker, scheduler):
+            process.terminate()
+            process.wait(30)
+
+
+def test_a_tls_cluster_with_certificates_gives_the_local_table(
+    tls_cluster: tuple[str, Path], local_run: tuple[Path, Path], tmp_path: Path
+) -> None:
+    address, certs = tls_cluster
+    path, local = local_run
+    db = tmp_path / "tls.db"
+    env = _tls_env(certs / "ca.pem", certs / "head.pem", certs / "head.key")
+    done = run_console("tournament", "run", path, "--db", db, "--cluster", address, "--quiet",
+                       env=env)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "12 games played now, 12 of 12 stored" in done.stdout
+    assert_same_results(db, local)
+
+
+def test_a_head_whose_certificate_the_cluster_does_not_trust_is_refused_in_one_line(
+    tls_cluster: tuple[str, Path], tmp_path: Path
+) -> None:
+    address, certs = tls_cluster
+    path = tournament(tmp_path)
+    db = tmp_path / "t.db"
+    env = _tls_env(certs / "ca.pem", certs / "rogue.pem", certs / "rogue.key")
+    done = run_console("tournament", "run", path, "--db", db, "--cluster", address, env=env)
+    assert done.returncode != 0
+    assert "Traceback" not in done.stderr
+    [line] = done.stderr.splitlines()
+    assert line.startswith(f"error: --cluster {address}: "), line
+    assert "unknown ca" in line, line
+    assert stored_games(db) == []
+
+
+@pytest.mark.parametrize(
+    ("cluster", "settings", "needle"),
+    [
+        ("tls://127.0.0.1:1", {}, "a tls:// scheduler needs Dask's TLS settings for this head"),
+        ("tls://127.0.0.1:1", {"TLS__CA_FILE": "/no/such/ca.pem"},
+         "distributed.comm.tls.ca-file names /no/such/ca.pem, which is not a file"),
+        ("tls://127.0.0.1:1", dict.fromkeys(("TLS__CA_FILE", "TLS__CLIENT__CERT",
+                                              "TLS__CLIENT__KEY"), "{folder}/bad.pem"),
+         "Dask's TLS settings: "),
+        ("tcp://127.0.0.1:1", {"REQUIRE_ENCRYPTION": "True"},
+         "requires encryption (distributed.comm.require-encryption): give the scheduler's tls://"),
+        ("local:1", {"REQUIRE_ENCRYPTION": "True"},
+         "requires encryption (distributed.comm.require-encryption), and a LocalCluster's"),
+    ],
+)  # fmt: skip
+def test_dask_tls_settings_that_cannot_work_are_one_error_before_any_connection(
+    tmp_path: Path, cluster: str, settings: dict[str, str], needle: str
+) -> None:
+    (tmp_path / "bad.pem").write_text("not a certificate\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DASK_DISTRIBUTED__COMM__")}
+    for key, value in settings.items():
+        env[f"DASK_DISTRIBUTED__COMM__{key}"] = value.format(folder=tmp_path)
+    path = tournament(tmp_path)
+    done = run_console("tournament", "run", path, "--db", tmp_path / "t.db", "--cluster",
+                       cluster, timeout=60, env=env)  # fmt: skip
+    assert done.returncode != 0
+    assert "Traceback" not in done.stderr
+    [line] = done.stderr.splitlines()
+    assert line.startswith(f"error: --cluster {cluster}: ") and needle in line, line

@@ -13,7 +13,9 @@ import asyncio
 import importlib
 import logging
 import re
+import ssl
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from types import TracebackType
 from typing import Any
 
@@ -117,22 +119,33 @@ class ClusterTables:
         # of it reaches the run as ClusterError, one line.
         logging.getLogger("distributed.client").setLevel(logging.CRITICAL)
         if isinstance(self.target, int):
-            # Loopback only: whoever reaches a scheduler runs code on its workers.
-            self._local = await distributed.LocalCluster(
-                n_workers=self.target,
-                threads_per_worker=1,
-                processes=True,
-                host="127.0.0.1",
-                dashboard_address="127.0.0.1:0",
-                asynchronous=True,
-                silence_logs=logging.ERROR,
-            )
+            if distributed.Security().require_encryption:
+                raise ClusterError(
+                    f"--cluster {self.cluster_text}: Dask's configuration requires encryption "
+                    "(distributed.comm.require-encryption), and a LocalCluster's workers, on "
+                    "loopback, have no certificates: unset it, or start a tls:// cluster"
+                )
+            try:
+                # Loopback only: whoever reaches a scheduler runs code on its workers.
+                self._local = await distributed.LocalCluster(
+                    n_workers=self.target,
+                    threads_per_worker=1,
+                    processes=True,
+                    host="127.0.0.1",
+                    dashboard_address="127.0.0.1:0",
+                    asynchronous=True,
+                    silence_logs=logging.ERROR,
+                )
+            except (OSError, RuntimeError) as exc:
+                raise ClusterError(f"--cluster {self.cluster_text}: {exc}") from None
             address: Any = self._local
         else:
             address = self.target
+        security = None if self._local is not None else self._security(distributed)
         client = distributed.Client(
-            address, asynchronous=True, timeout=self.timeout, set_as_default=False
-        )
+            address, asynchronous=True, timeout=self.timeout, set_as_default=False,
+            security=security,
+        )  # fmt: skip
         try:
             await client
         except (OSError, TimeoutError) as exc:
@@ -147,6 +160,39 @@ class ClusterTables:
             raise
         self._watch = asyncio.ensure_future(self._watch_workers())
         return self
+
+    def _security(self, distributed: Any) -> Any:
+        """Dask's TLS settings for the scheduler's address, checked before connecting:
+        ClusterError, one line naming the setting, where Dask would fail with a traceback
+        or an error that names no file."""
+        security = distributed.Security()  # from Dask's configuration and DASK_* variables
+        where = f"--cluster {self.cluster_text}"
+        files = (("ca-file", security.tls_ca_file), ("client.cert", security.tls_client_cert),
+                 ("client.key", security.tls_client_key))  # fmt: skip
+        for key, value in files:
+            # A setting holds a file's path, or (Dask allows it) the PEM text itself.
+            if value and "-----BEGIN" not in value and not Path(value).is_file():
+                raise ClusterError(
+                    f"{where}: Dask's TLS setting distributed.comm.tls.{key} names {value}, "
+                    "which is not a file"
+                )
+        try:
+            args = security.get_connection_args("client")
+        except (OSError, ssl.SSLError, ValueError) as exc:
+            raise ClusterError(f"{where}: Dask's TLS settings: {exc}") from None
+        tls = self.cluster_text.startswith("tls://")
+        if tls and args.get("ssl_context") is None:
+            raise ClusterError(
+                f"{where}: a tls:// scheduler needs Dask's TLS settings for this head: "
+                "DASK_DISTRIBUTED__COMM__TLS__CA_FILE, DASK_DISTRIBUTED__COMM__TLS__CLIENT__CERT "
+                "and DASK_DISTRIBUTED__COMM__TLS__CLIENT__KEY (docs/cluster.md)"
+            )
+        if not tls and security.require_encryption:
+            raise ClusterError(
+                f"{where}: Dask's configuration requires encryption "
+                "(distributed.comm.require-encryption): give the scheduler's tls:// address"
+            )
+        return security
 
     async def __aexit__(
         self,
