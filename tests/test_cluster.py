@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from tests import test_entrant_keys as keys
 from tests.network import free_port
 from tests.sandboxing import require_sandbox
 from tests.test_cli import assert_one_error, console_script, tavolo
@@ -584,3 +585,36 @@ def test_dask_tls_settings_that_cannot_work_are_one_error_before_any_connection(
     assert "Traceback" not in done.stderr
     [line] = done.stderr.splitlines()
     assert line.startswith(f"error: --cluster {cluster}: ") and needle in line, line
+
+
+# -- remote entries: their matches play at the head, the others on the workers ------------
+
+
+def _with_a_remote_entrant(folder: Path, *extra: str) -> Path:
+    """``alice``, remote, plays her two matches with an entrant key; the third match (two
+    built-in bots) needs no key. The run's database."""
+    folder.mkdir()
+    db = folder / "keys.db"
+    runner = keys.Runner(keys.tournament(folder), db, *extra)
+    key, address = keys.keys_of(runner)
+    code, err = keys.ended(keys.bot(address, key))
+    assert runner.finish() == 0, runner.text()
+    assert code == 0, err
+    assert "6 games played now, 6 of 6 stored" in runner.text()
+    return db
+
+
+def test_a_cluster_run_with_a_remote_entrant_gives_the_local_table(tmp_path: Path) -> None:
+    local = _with_a_remote_entrant(tmp_path / "local", "--shards", "1")
+    cluster = _with_a_remote_entrant(tmp_path / "cluster", "--cluster", "local:1")
+    assert len(stored_games(cluster)) == 6
+    assert game_records(cluster) == game_records(local)
+    assert table_without_think_times(cluster) == table_without_think_times(local)
+    # Where each match played, from its bots' logs: a worker keeps them in a folder per set
+    # (set-1: the match's one set), the head's tables by slot. Match 1 (heuristic-0 against
+    # random-1) was a task; matches 2 and 3 have alice, whose key streams reach the head.
+    logs = tmp_path / "cluster" / "keys.logs"
+    assert [p.name for p in (logs / "match-1").iterdir()] == ["set-1"]
+    for match in (2, 3):
+        names = {p.name for p in (logs / f"match-{match}").iterdir()}
+        assert names and not any(name.startswith("set-") for name in names), names
