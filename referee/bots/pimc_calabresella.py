@@ -40,10 +40,10 @@ from referee.engine.calabresella import (
     Phase,
 )
 from referee.engine.calabresella_auction import CONTRACT_NAMES, Auction
-from referee.engine.cards import parse_card
+from referee.engine.cards import mask_of, parse_card
 from referee.engine.rules import Rules
 from referee.search.calabresella_playout import Playout
-from referee.search.calabresella_worlds import Story, limits, sample_world
+from referee.search.calabresella_worlds import Story, limits, plays_in_order, sample_world
 from referee.search.pimc import SearchResult, search
 from referee.search.world_checks import without_twins
 from tavolo_bot.bots.heuristic import choose_action
@@ -125,7 +125,7 @@ def candidates(obs: CalabresellaObservation, policy: Playout) -> list[int]:
     the module docstring)."""
     legal = list(obs.legal_actions)
     if obs.phase is Phase.CALL:
-        hand = sum(1 << c for c in obs.hand)
+        hand = mask_of(obs.hand)
         wanted = {CALL_BASE + policy.call_card(hand)}
         wanted |= {a for a in legal if (a - CALL_BASE) % 10 in (0, 1)}
         return [a for a in legal if a in wanted]
@@ -139,10 +139,8 @@ def _without_twins(obs: CalabresellaObservation, legal: list[int], policy: Playo
     (:func:`~referee.search.world_checks.without_twins`); the seat's discards are out of
     play too."""
     base = DISCARD_BASE if obs.phase is Phase.DISCARD else 0
-    out_of_play = sum(1 << c for c in (*obs.hand, *obs.discards))
-    for plays, _ in obs.tricks:
-        out_of_play |= sum(1 << c for _, c in plays)
-    out_of_play |= sum(1 << c for _, c in obs.trick)
+    played = mask_of(card for _, card in plays_in_order(obs))
+    out_of_play = mask_of(obs.hand) | mask_of(obs.discards) | played
     kept = without_twins([a - base for a in legal], out_of_play, policy.values)
     return [c + base for c in kept]
 

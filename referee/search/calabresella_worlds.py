@@ -35,7 +35,7 @@ from referee.engine.calabresella import (
     Phase,
 )
 from referee.engine.calabresella_auction import Contract
-from referee.engine.cards import FULL_DECK, SUIT_MASKS, CardSet, cards_of
+from referee.engine.cards import FULL_DECK, SUIT_MASKS, CardSet, cards_of, mask_of
 from referee.engine.errors import IllegalActionError
 from referee.engine.rules import Rules
 from referee.search.world_checks import same_view
@@ -80,14 +80,8 @@ class Limits:
     """Per agent, the unknown cards it may hold."""
 
 
-def _mask(cards: tuple[int, ...]) -> CardSet:
-    out = 0
-    for c in cards:
-        out |= 1 << c
-    return out
-
-
-def _plays(obs: CalabresellaObservation) -> list[tuple[int, int]]:
+def plays_in_order(obs: CalabresellaObservation) -> list[tuple[int, int]]:
+    """Every card played this deal, ``(seat, card)``, the trick being played last."""
     out = [play for plays, _ in obs.tricks for play in plays]
     out.extend(obs.trick)
     return out
@@ -117,7 +111,7 @@ def setting(obs: CalabresellaObservation) -> Setting:
     if me not in order:
         raise Inconsistent(f"seat {me} sits out this deal")
     played = [0] * seats
-    for seat, card in _plays(obs):
+    for seat, card in plays_in_order(obs):
         played[seat] |= 1 << card
     defenders = None
     queue: list[int] = []
@@ -134,12 +128,12 @@ def setting(obs: CalabresellaObservation) -> Setting:
             done = len(queue)
         exchanged = obs.phase in (Phase.DISCARD, Phase.PLAY)
         if exchanged and obs.contract in (Contract.CHIAMO, Contract.SOLO, Contract.DIVIDETE):
-            taken[me] = _mask(obs.monte)
+            taken[me] = mask_of(obs.monte)
         elif exchanged and obs.contract is Contract.SCEGLIETE:
             assert obs.split is not None
             share = sum(1 << c for i, c in enumerate(obs.monte) if obs.split >> i & 1)
             taken[defenders[0]] = share
-            taken[defenders[1]] = _mask(obs.monte) & ~share
+            taken[defenders[1]] = mask_of(obs.monte) & ~share
     return Setting(order, defenders, tuple(queue), done, tuple(played), tuple(taken))
 
 
@@ -149,13 +143,13 @@ def limits(rules: Rules, obs: CalabresellaObservation) -> Limits:
     me = obs.seat
     others = [s for s in st.order if s != me]
     phase, contract, soloist = obs.phase, obs.contract, obs.soloist
-    mine = _mask(obs.hand) | st.played[me] | _mask(obs.discards)
+    mine = mask_of(obs.hand) | st.played[me] | mask_of(obs.discards)
     known = mine
     for mask in st.played:
         known |= mask
     shown_aside = contract is Contract.SCEGLIETE and phase is Phase.SPLIT
     if shown_aside:
-        known |= _mask(obs.monte)
+        known |= mask_of(obs.monte)
     unknown = FULL_DECK & ~known
     hidden_discards = {s: st.queue[: st.done].count(s) for s in others}
     monte_aside = phase in (Phase.AUCTION, Phase.CALL, Phase.GIVE) or (
@@ -190,7 +184,7 @@ def limits(rules: Rules, obs: CalabresellaObservation) -> Limits:
     where = {agent: i for i, agent in enumerate(agents)}
     # Voids: a seat that did not follow the suit led holds none of it now.
     led = -1
-    for i, (seat, card) in enumerate(_plays(obs)):
+    for i, (seat, card) in enumerate(plays_in_order(obs)):
         if i % 3 == 0:
             led = card // 10
         elif card // 10 != led and seat != me:
@@ -206,7 +200,7 @@ def limits(rules: Rules, obs: CalabresellaObservation) -> Limits:
     if obs.called is not None and soloist is not None and soloist != me:
         only(1 << obs.called, soloist)  # the soloist holds it or discarded it
     if obs.given and soloist == me and obs.called_holder is not None:
-        only(_mask(obs.given), obs.called_holder)
+        only(mask_of(obs.given), obs.called_holder)
     if st.defenders is not None:
         for seat in st.defenders:
             if seat != me and st.taken[seat]:
@@ -270,7 +264,7 @@ def _pick(rng: random.Random, pool: CardSet, k: int) -> CardSet | None:
     cards = cards_of(pool)
     if len(cards) < k:
         return None
-    return sum(1 << c for c in rng.sample(cards, k))
+    return mask_of(rng.sample(cards, k))
 
 
 @dataclass(frozen=True)
@@ -302,19 +296,19 @@ def story(
             discards[seat] = cards
         else:
             monte = cards
-    hand[me] = _mask(obs.hand)
-    discards[me] = _mask(obs.discards)
+    hand[me] = mask_of(obs.hand)
+    discards[me] = mask_of(obs.discards)
     # Every card each seat has held since the exchanges.
     had = [hand[s] | st.played[s] | discards[s] for s in range(seats)]
     taken = list(st.taken)
     contract, soloist, called = obs.contract, obs.soloist, obs.called
     exchanged = obs.phase in (Phase.DISCARD, Phase.PLAY)
     if obs.contract is Contract.SCEGLIETE:
-        monte = _mask(obs.monte)
+        monte = mask_of(obs.monte)
     elif exchanged and contract in (Contract.CHIAMO, Contract.SOLO):
         assert soloist is not None
         if soloist == me:
-            monte = _mask(obs.monte)
+            monte = mask_of(obs.monte)
         elif obs.called_in_monte:
             assert called is not None
             rest = _pick(rng, had[soloist] & ~(1 << called), 3)
@@ -390,7 +384,7 @@ def replay(rules: Rules, obs: CalabresellaObservation, told: Story) -> Calabrese
     left = [cards_of(d) for d in told.discards]
     for seat in st.queue[: st.done]:
         actions.append(DISCARD_BASE + left[seat].pop())
-    actions.extend(card for _, card in _plays(obs))
+    actions.extend(card for _, card in plays_in_order(obs))
     try:
         for action in actions:
             deal.apply_action(action)

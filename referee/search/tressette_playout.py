@@ -10,12 +10,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from referee.engine.actions import END_DECLARATIONS, Action, is_declaration
-from referee.engine.cards import NUM_CARDS, cards_of
+from referee.engine.cards import NUM_CARDS, SUIT_MASKS, cards_of
 from referee.engine.rules import Rules
 from referee.engine.tressette import Phase, TressetteDeal
 
 _SUIT = tuple(c // 10 for c in range(NUM_CARDS))
-_SUIT_MASKS = tuple(((1 << 10) - 1) << (10 * s) for s in range(4))
 
 
 _BY_SUIT = tuple(
@@ -64,8 +63,8 @@ class Playout:
         n, led, best, best_seat = deal.trick_state()
         # The plain plays, read off the hand: the led suit's cards if it holds any (the
         # engine's follow rule), else every card. A plain play is always legal.
-        if n and hand & _SUIT_MASKS[led]:
-            hand &= _SUIT_MASKS[led]
+        if n and hand & SUIT_MASKS[led]:
+            hand &= SUIT_MASKS[led]
         d, c, sp, b = _BY_SUIT
         plain = d[hand & 1023] + c[hand >> 10 & 1023] + sp[hand >> 20 & 1023] + b[hand >> 30]
         if len(plain) == 1:
@@ -91,10 +90,10 @@ class Playout:
     def _master(self, card: int, others: int, trump: int) -> bool:
         """No card left in another hand beats ``card`` (led, or followed to)."""
         suit = _SUIT[card]
-        stronger = others & _SUIT_MASKS[suit] & ((1 << card) - 1)
+        stronger = others & SUIT_MASKS[suit] & ((1 << card) - 1)
         if stronger:
             return False
-        return trump in (-1, suit) or not others & _SUIT_MASKS[trump]
+        return trump in (-1, suit) or not others & SUIT_MASKS[trump]
 
     def _cheap(self, card: int) -> tuple[int, int]:
         return self.values[card], -card

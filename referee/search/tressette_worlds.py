@@ -21,7 +21,16 @@ import random
 from dataclasses import dataclass
 
 from referee.engine.actions import END_DECLARATIONS, Signal, declare_action
-from referee.engine.cards import NUM_CARDS, CardSet, card_rank, card_suit, make_card
+from referee.engine.cards import (
+    FULL_DECK,
+    NUM_CARDS,
+    SUIT_MASKS,
+    CardSet,
+    card_rank,
+    card_suit,
+    make_card,
+    mask_of,
+)
 from referee.engine.declarations import (
     DECLARATION_CARDS,
     DECLARATION_KINDS,
@@ -34,8 +43,6 @@ from referee.engine.tressette import Observation, Phase, TressetteDeal
 from referee.engine.tressette_game import new_deal
 from referee.search.world_checks import same_view, without_twins
 
-ALL_CARDS: CardSet = (1 << NUM_CARDS) - 1
-_SUIT_MASKS = tuple(((1 << 10) - 1) << (10 * s) for s in range(4))
 _HONOURS = tuple(0b111 << (10 * s) for s in range(4))
 """The 3, 2 and ace of each suit."""
 
@@ -63,10 +70,6 @@ class Limits:
     dealt: tuple[CardSet, ...]
     """Per seat, the cards it was dealt that the observing seat knows of (its own, played,
     declared, shown), draws left out: a world's dealt hand adds the unknown cards it holds."""
-
-
-def _popcount(mask: int) -> int:
-    return mask.bit_count()
 
 
 def _plays_in_order(obs: Observation) -> list[tuple[int, int]]:
@@ -116,7 +119,7 @@ def limits(rules: Rules, obs: Observation) -> Limits:
     for seat in range(players):
         known[seat] = (known[seat] | drawn[seat]) & ~played[seat]
     known[me] = 0
-    unknown = ALL_CARDS & ~mine & ~all_played
+    unknown = FULL_DECK & ~mine & ~all_played
     for mask in known:
         unknown &= ~mask
     counts: list[dict[int, list[int]]] = [{} for _ in range(players)]
@@ -126,14 +129,14 @@ def limits(rules: Rules, obs: Observation) -> Limits:
     for seat in range(players):
         if seat == me:
             continue
-        held = hand_size - _popcount(played[seat]) + _popcount(drawn[seat])
-        need[seat] = held - _popcount(known[seat])
+        held = hand_size - played[seat].bit_count() + drawn[seat].bit_count()
+        need[seat] = held - known[seat].bit_count()
         if need[seat] < 0:
             raise Inconsistent(f"seat {seat} is shown more known cards than it holds")
-    pile = _popcount(unknown) - sum(need)
+    pile = unknown.bit_count() - sum(need)
     undealt = obs.stock_left if rules.game == "tressette-a-due" else NUM_CARDS - players * hand_size
     if pile != undealt:
-        raise Inconsistent(f"{_popcount(unknown)} unseen cards cannot fill the hands {need}")
+        raise Inconsistent(f"{unknown.bit_count()} unseen cards cannot fill the hands {need}")
     allowed = tuple(0 if s == me else unknown & ~forbidden[s] for s in range(players))
     dealt = tuple(((mine if s == me else known[s]) | played[s]) & ~drawn[s] for s in range(players))
     return Limits(
@@ -169,12 +172,12 @@ def _read_plays(
         if seat == obs.seat:
             continue
         if k and suit != led:
-            forbidden[seat] |= _SUIT_MASKS[led]
+            forbidden[seat] |= SUIT_MASKS[led]
         signal = action // NUM_CARDS
         if signal in (Signal.NONE, Signal.BUSSO, Signal.RIBUSSO):
             continue
         if signal == Signal.VOLO:
-            forbidden[seat] |= _SUIT_MASKS[suit]
+            forbidden[seat] |= SUIT_MASKS[suit]
             continue
         # Striscio: of the suit's cards the seat kept, those it is known to hold (played
         # later, or declared or drawn), counted if they were in its hand then.
@@ -182,7 +185,7 @@ def _read_plays(
         for seat2, action2 in plays[i + 1 :]:
             if seat2 == seat:
                 later |= 1 << (action2 % NUM_CARDS)
-        candidates = (later | known[seat]) & _SUIT_MASKS[suit]
+        candidates = (later | known[seat]) & SUIT_MASKS[suit]
         have = sum(1 for c in range(NUM_CARDS) if candidates >> c & 1 and since.get(c, 0) <= trick)
         if rules.striscio_meaning == "more_no_honours":
             forbidden[seat] |= _HONOURS[suit]
@@ -313,7 +316,7 @@ def deal_hidden(
         return None
     for seat in seats:
         for suit, lo, hi in lim.counts[seat]:
-            n = _popcount(hands[seat] & _SUIT_MASKS[suit])
+            n = (hands[seat] & SUIT_MASKS[suit]).bit_count()
             if not max(lo, 0) <= n <= hi:
                 return None
     return hands, pile
@@ -390,10 +393,7 @@ def sample_world(
 
 def twins_removed(rules: Rules, obs: Observation, cards: list[int]) -> list[int]:
     """``cards`` (the seat's own) with one of each set of twins (:func:`without_twins`)."""
-    out_of_play = 0
-    for card in obs.hand:
-        out_of_play |= 1 << card
-    for _, action in _plays_in_order(obs):
-        out_of_play |= 1 << (action % NUM_CARDS)
+    played = mask_of(action % NUM_CARDS for _, action in _plays_in_order(obs))
+    out_of_play = mask_of(obs.hand) | played
     worth = [rules.card_values[c % 10] for c in range(NUM_CARDS)]
     return without_twins(cards, out_of_play, worth)
