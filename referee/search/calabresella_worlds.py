@@ -369,10 +369,11 @@ def story(
     return Story(tuple(dealt), monte, give, tuple(discards))
 
 
-def replay(rules: Rules, obs: CalabresellaObservation, told: Story) -> CalabresellaDeal | None:
-    """The deal of ``told`` played on to where ``obs`` stands: the public history with the
-    story's hidden steps; None if the engine refuses any of them."""
-    st = setting(obs)
+def replay(
+    rules: Rules, obs: CalabresellaObservation, st: Setting, told: Story
+) -> CalabresellaDeal | None:
+    """The deal of ``told`` played on to where ``obs`` (whose setting is ``st``) stands: the
+    public history with the story's hidden steps; None if the engine refuses any of them."""
     deal = CalabresellaDeal(rules, told.dealt, obs.dealer, told.monte)
     actions = [bid for _, bid in obs.bids]
     if obs.called is not None:
@@ -410,7 +411,7 @@ def sample_world(
     told = story(obs, lim, placed, rng)
     if told is None or (keep is not None and not keep(told, rng)):
         return None
-    deal = replay(rules, obs, told)
+    deal = replay(rules, obs, lim.setting, told)
     if deal is None or not same_view(deal.observation(obs.seat), obs):
         return None
     return deal
