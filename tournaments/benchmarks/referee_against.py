@@ -20,7 +20,6 @@ from tournaments.benchmarks.shards import (
     LoadSettings,
     go_generator,
     load_once,
-    serve_tree_has_shards,
 )
 
 
@@ -92,9 +91,9 @@ def _mean(runs: tuple[LoadRun, ...], figure: str) -> float:
 
 
 def bench_against(tree: Path, rounds: int, settings: LoadSettings) -> AgainstBench:
-    """``rounds`` pairs of loads, the other tree's referee first in each."""
+    """``rounds`` pairs of loads, the other tree's referee first in each (so a tree that is
+    no checkout fails before any load plays: :class:`~.shards.ServeProcess` checks it)."""
     tree = tree.resolve()
-    serve_tree_has_shards(tree)  # a tree that is no checkout fails before any load
     if settings.generator == "go":
         go_generator()
     other: list[LoadRun] = []
