@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import random
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -50,6 +51,7 @@ from tavolo_bot.bots.heuristic import choose_action
 from tavolo_bot.proto import referee_pb2 as pb
 from tavolo_bot.turn import Turn
 from tests.test_cli import tavolo
+from tests.test_pimc_worlds import play_randomly
 
 CALABRESELLA = preset("calabresella")
 
@@ -61,19 +63,11 @@ def _rules(seats: int, auction: str) -> Rules:
 def _played_to(
     rules: Rules, seed: str, dealer: int, steps: int, rng: random.Random
 ) -> tuple[CalabresellaDeal, list[tuple[int, int]]] | None:
-    deal = CalabresellaDeal.from_seed(rules, seed, 1, dealer)
-    history: list[tuple[int, int]] = []
-    for _ in range(steps):
-        seat = deal.current_player()
-        if seat is None:
-            return None
-        legal = deal.legal_actions()
+    def pool(legal: tuple[int, ...]) -> Sequence[int]:
         # Bids: pass, the lowest contract or any, so that every contract comes up often.
-        pool = [legal[0], legal[min(1, len(legal) - 1)], *legal] if is_bid(legal[0]) else legal
-        action = rng.choice(pool)
-        deal.apply_action(action)
-        history.append((seat, action))
-    return None if deal.is_terminal() else (deal, history)
+        return [legal[0], legal[min(1, len(legal) - 1)], *legal] if is_bid(legal[0]) else legal
+
+    return play_randomly(CalabresellaDeal.from_seed(rules, seed, 1, dealer), steps, rng, pool)
 
 
 def _meets(lim: Limits, truth: CalabresellaDeal) -> None:

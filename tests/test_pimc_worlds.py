@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import dataclasses
 import random
+from collections.abc import Callable, Sequence
+from typing import Protocol, TypeVar
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -35,19 +37,39 @@ def _deal(rules: Rules, seed: str, dealer: int) -> TressetteDeal:
     return new_deal(rules, dealt.hands, dealt.dealer, dealt.widow, None, trump, dealt.stock)
 
 
-def played_to(
-    rules: Rules, seed: str, dealer: int, steps: int, rng: random.Random
-) -> tuple[TressetteDeal, list[tuple[int, Action]]] | None:
-    deal = _deal(rules, seed, dealer)
+class Playable(Protocol):
+    def current_player(self) -> int | None: ...
+    def legal_actions(self) -> tuple[int, ...]: ...
+    def apply_action(self, action: int) -> None: ...
+    def is_terminal(self) -> bool: ...
+
+
+D = TypeVar("D", bound=Playable)
+
+
+def play_randomly(
+    deal: D,
+    steps: int,
+    rng: random.Random,
+    pool: Callable[[tuple[int, ...]], Sequence[int]] = lambda legal: legal,
+) -> tuple[D, list[tuple[int, Action]]] | None:
+    """``deal`` after ``steps`` actions drawn by ``rng`` from ``pool`` of the legal ones, and
+    those (seat, action); None if it ended on the way."""
     history: list[tuple[int, Action]] = []
     for _ in range(steps):
         seat = deal.current_player()
         if seat is None:
             return None
-        action = rng.choice(deal.legal_actions())
+        action = rng.choice(pool(deal.legal_actions()))
         deal.apply_action(action)
         history.append((seat, action))
     return None if deal.is_terminal() else (deal, history)
+
+
+def played_to(
+    rules: Rules, seed: str, dealer: int, steps: int, rng: random.Random
+) -> tuple[TressetteDeal, list[tuple[int, Action]]] | None:
+    return play_randomly(_deal(rules, seed, dealer), steps, rng)
 
 
 def _meets(lim: Limits, truth: TressetteDeal, me: int) -> None:
