@@ -300,10 +300,10 @@ def _start(argv: list[str], **kwargs: Any) -> subprocess.Popen[bytes]:
     return subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, **kwargs)
 
 
-def _wait_for_workers(address: str, count: int) -> None:
+def _wait_for_workers(address: str, count: int, security: Any = None) -> None:
     from distributed import Client
 
-    with Client(address, timeout=60, set_as_default=False) as client:
+    with Client(address, timeout=60, set_as_default=False, security=security) as client:
         client.wait_for_workers(count, timeout=120)
 
 
@@ -511,14 +511,13 @@ def tls_cluster(tmp_path_factory: pytest.TempPathFactory) -> Any:
          "--no-dashboard", *tls("worker")]
     )  # fmt: skip
     try:
-        from distributed import Client, Security
+        from distributed import Security
 
         security = Security(
             tls_ca_file=str(certs / "ca.pem"), tls_client_cert=str(certs / "head.pem"),
             tls_client_key=str(certs / "head.key"), require_encryption=True,
         )  # fmt: skip
-        with Client(address, timeout=60, set_as_default=False, security=security) as client:
-            client.wait_for_workers(1, timeout=120)
+        _wait_for_workers(address, 1, security)
         yield address, certs
     finally:
         for process in (worker, scheduler):
