@@ -26,7 +26,7 @@ from referee.shard_pool import ShardFailed, ShardPool, ShardSpec
 from tests.test_cli import tavolo
 from tests.test_tournament_run import game_records, table_without_think_times, tournament
 from tournaments.config import load_config
-from tournaments.runner import TournamentRun, open_store
+from tournaments.runner import TournamentRun, open_store, planned_pairings
 from tournaments.storage import StorageError, Store
 
 
@@ -49,9 +49,10 @@ def test_a_sharded_run_stores_what_one_process_stores(tmp_path: Path) -> None:
 
 def test_spectators_of_the_head_see_every_shards_tables(tmp_path: Path) -> None:
     config = load_config(tournament(tmp_path, games=2, deals=3))
+    matches = len(planned_pairings(config))
     watched: dict[str, list[str]] = {}
 
-    async def watch_all(address: str, stop: asyncio.Event) -> None:
+    async def watch_all(address: str) -> None:
         async with grpc.aio.insecure_channel(address) as channel:
             spectators = pb_grpc.SpectatorServiceStub(channel)  # type: ignore[no-untyped-call]
             follows: list[asyncio.Task[None]] = []
@@ -62,7 +63,9 @@ def test_spectators_of_the_head_see_every_shards_tables(tmp_path: Path) -> None:
                     if item.event.HasField("card_played"):
                         cards.append(item.event.card_played.card)
 
-            while not stop.is_set():
+            # Listing stops once every match has shown its table: a poll that came after the
+            # run stopped its head would find nothing listening.
+            while len(watched) < matches:
                 listed = await spectators.ListTables(pb.ListTablesRequest())
                 for info in listed.tables:
                     if info.table_id not in watched:
@@ -72,16 +75,14 @@ def test_spectators_of_the_head_see_every_shards_tables(tmp_path: Path) -> None:
             await asyncio.gather(*follows)
 
     async def scenario() -> None:
-        stop = asyncio.Event()
         watchers: list[asyncio.Task[None]] = []
 
         def on_referee(referee: Referee) -> None:
-            watchers.append(asyncio.ensure_future(watch_all(referee.address, stop)))
+            watchers.append(asyncio.ensure_future(watch_all(referee.address)))
 
         with open_store(tmp_path / "t.db", config) as store:
             run = TournamentRun(config, store, shards=2, concurrency=2, on_referee=on_referee)
             await run.run()
-        stop.set()
         await asyncio.gather(*watchers)
 
     asyncio.run(scenario())
@@ -91,6 +92,7 @@ def test_spectators_of_the_head_see_every_shards_tables(tmp_path: Path) -> None:
         stored.setdefault(match_id, []).extend(p["card"] for p in plays if p["type"] == "play")
     # Every match was played on a shard (the head plays none when sharded) and watched
     # through the head from its first card to its last.
+    assert len(stored) == matches
     assert sorted(watched.values()) == sorted(stored.values())
 
 
