@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck unit setup clean proto proto-lint clients clients-available
+.PHONY: demo test lint typecheck unit setup clean proto proto-lint proto-baseline clients clients-available
 
 # pip's output goes to a log, shown only if the install fails. The tavolo distribution
 # ships the Python SDK (clients/python/tavolo_bot) its built-in bots run from; a .venv made
@@ -31,6 +31,8 @@ test: lint typecheck proto-lint clients-available unit
 
 # buf lint (STANDARD) on proto/, and buf breaking (FILE) against protocol v1 as released
 # (proto/baseline/tavolo-v1.binpb), with the buf CLI from npm (@bufbuild/buf, pinned).
+# The baseline must also hold everything proto/ has: checked the other way round, a field
+# added since would show as deleted. `make proto-baseline` records an addition.
 BUF := proto/node_modules/.bin/buf
 $(BUF): proto/package.json proto/package-lock.json
 	npm ci --prefix proto --no-fund --no-audit --loglevel=error
@@ -39,6 +41,15 @@ $(BUF): proto/package.json proto/package-lock.json
 proto-lint: $(BUF)
 	$(BUF) lint proto
 	$(BUF) breaking proto --against proto/baseline/tavolo-v1.binpb
+	@now=$$(mktemp --suffix=.binpb) && $(BUF) build proto -o $$now && \
+	  { $(BUF) breaking proto/baseline/tavolo-v1.binpb --against $$now; ok=$$?; rm -f $$now; \
+	    [ $$ok -eq 0 ] || { echo "error: proto/ has what proto/baseline/tavolo-v1.binpb" \
+	      "lacks (above): run make proto-baseline to record it"; exit 1; }; }
+
+# Record what proto/ adds to v1 in its baseline, once it breaks nothing.
+proto-baseline: $(BUF)
+	$(BUF) breaking proto --against proto/baseline/tavolo-v1.binpb
+	$(BUF) build proto -o proto/baseline/tavolo-v1.binpb
 
 # The bot clients of clients/<lang>, each built from proto/ by its own toolchain.
 # `make clients` must build all five; the tests build those this machine has the

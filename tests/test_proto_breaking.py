@@ -18,14 +18,22 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def _breaking(tree: Path) -> subprocess.CompletedProcess[str]:
+def _buf(*args: str | Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [str(BUF), "breaking", str(tree), "--against", str(BASELINE)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
+        [str(BUF), *map(str, args)], capture_output=True, text=True, timeout=120, check=False
     )
+
+
+def _breaking(tree: Path) -> subprocess.CompletedProcess[str]:
+    return _buf("breaking", tree, "--against", BASELINE)
+
+
+def _missing_from_the_baseline(tree: Path, image: Path) -> subprocess.CompletedProcess[str]:
+    """What ``tree`` has that the baseline lacks: the check turned round, as make proto-lint
+    runs it, where an addition shows as a deletion."""
+    built = _buf("build", tree, "-o", image)
+    assert built.returncode == 0, built.stdout + built.stderr
+    return _buf("breaking", BASELINE, "--against", image)
 
 
 def _copy(tmp_path: Path) -> Path:
@@ -46,6 +54,12 @@ def test_the_proto_as_it_stands_breaks_nothing() -> None:
     assert done.returncode == 0, done.stdout + done.stderr
 
 
+def test_the_baseline_holds_everything_the_proto_has(tmp_path: Path) -> None:
+    # So buf breaking guards every field released, not only the first release's.
+    done = _missing_from_the_baseline(PROTO, tmp_path / "now.binpb")
+    assert done.returncode == 0, done.stdout + done.stderr + "\nrun make proto-baseline"
+
+
 def test_a_new_field_is_allowed(tmp_path: Path) -> None:
     tree = _copy(tmp_path)
     _edit(
@@ -55,6 +69,11 @@ def test_a_new_field_is_allowed(tmp_path: Path) -> None:
     )
     done = _breaking(tree)
     assert done.returncode == 0, done.stdout + done.stderr
+    # ...and until make proto-baseline records it, the field is one the baseline lacks.
+    missing = _missing_from_the_baseline(tree, tmp_path / "now.binpb")
+    assert missing.returncode != 0
+    needle = 'field "99" with name "hint" on message "DecisionRequest"'
+    assert needle in missing.stdout, missing.stdout
 
 
 @pytest.mark.parametrize(
