@@ -214,14 +214,15 @@ def test_each_match_ends_with_its_bots_closed_on_every_worker(
 
 def kept_matches_check(folder: str) -> None:
     """``play_set`` in this process, as a worker's thread runs it (no Dask needed), with a
-    cap of one idle kept match and 0.4 s of idleness; an AssertionError if it keeps wrong."""
+    cap of one idle kept match and 5 s of idleness; an AssertionError if it keeps wrong."""
     from tournaments import cluster_task
 
     tmp_path = Path(folder)
     config = load_config(tournament(tmp_path, games=4, deals=1))
     checks = tuple(BotCheck(e.name, e.entry, tuple(e.programs), "off") for e in config.entries)
     cluster_task.KEEP_IDLE = 1
-    cluster_task.IDLE_SECONDS = 0.4
+    # Long enough that a loaded machine's pause between two sets does not close the match.
+    cluster_task.IDLE_SECONDS = 5
     logs = (str(tmp_path / "logs"), 10)
 
     def play(match: int, entries: tuple[str, str], set_number: int) -> Path:
@@ -550,8 +551,9 @@ def test_a_head_whose_certificate_the_cluster_does_not_trust_is_refused_in_one_l
     assert done.returncode != 0
     assert "Traceback" not in done.stderr
     [line] = done.stderr.splitlines()
-    assert line.startswith(f"error: --cluster {address}: "), line
-    assert "unknown ca" in line, line
+    assert line.startswith(f"error: --cluster {address}: the TLS handshake failed: "), line
+    # The scheduler's alert, or its hang-up when it closes before the alert is read.
+    assert "unknown ca" in line or "SSLEOFError" in line, line
     assert stored_games(db) == []
 
 

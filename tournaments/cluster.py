@@ -151,7 +151,15 @@ class ClusterTables:
         except (OSError, TimeoutError) as exc:
             await client.close()
             await self._close_local()
-            raise ClusterError(f"--cluster {self.cluster_text}: {exc}") from None
+            hint = ""
+            if _tls_failure(exc):
+                # The refusal may come as an alert ("unknown ca") or, as the scheduler
+                # hangs up first, as a bare EOF: either way the certificates are why.
+                hint = (
+                    "the TLS handshake failed: check that the scheduler's CA signed this "
+                    "head's certificate, and this head's CA file the scheduler's; "
+                )
+            raise ClusterError(f"--cluster {self.cluster_text}: {hint}{exc}") from None
         self.client = client
         try:
             await self.check_workers()
@@ -375,3 +383,13 @@ class ClusterTables:
     def _free_slot(self) -> None:
         self._busy -= 1
         self._freed.set()
+
+
+def _tls_failure(exc: BaseException) -> bool:
+    """Whether ``exc``, or an error it was raised from, is a TLS error."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, ssl.SSLError):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
