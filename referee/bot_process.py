@@ -18,7 +18,6 @@ from referee.entries import Entry
 from referee.sandbox import (
     SOCKET_INSIDE,
     Confinement,
-    PidsCgroup,
     SandboxError,
     SandboxMode,
     bwrap_argv,
@@ -26,6 +25,7 @@ from referee.sandbox import (
     process_cap,
     running_as_root,
 )
+from referee.sandbox_cgroups import SandboxCgroups
 
 STDERR_TAIL_LINES = 20
 _TAIL_BYTES = 8 * 1024
@@ -75,7 +75,7 @@ class BotProcess:
     sandboxed bot."""
     process: asyncio.subprocess.Process
     sandbox: SandboxMode
-    cgroup: PidsCgroup | None = None
+    cgroup: SandboxCgroups | None = None
     exit_note: str | None = None
     """Set once the process has exited: how, where its stderr is kept, and its end,
     e.g. ``exit status 1; log /x/0-0/stderr.log; stderr ends:\n...`` (see :meth:`watch`)."""
@@ -109,6 +109,12 @@ class BotProcess:
         status = await self.exited()
         await self._drain(_DRAIN_AFTER_EXIT)
         how = killed_by(-status) if status < 0 else f"exit status {status}"
+        if self.cgroup is not None and (kills := self.cgroup.oom_kills()):
+            cap = self.cgroup.memory_bytes // (1024 * 1024)
+            how += (
+                f"; its sandbox reached its memory cap ({cap} MB: memory_mb + disk_mb) and "
+                f"the kernel killed {kills} of its processes"
+            )
         self.exit_note = exit_note(how, self.stderr_path, self.stderr_tail())
         return self.exit_note
 
@@ -298,7 +304,10 @@ async def _launch_confined(
         memory_mb=entry.memory_mb,
         file_mb=entry.file_mb,
     )
-    cgroup = PidsCgroup(process_cap(entry.processes)) if running_as_root() else None
+    cgroup = None
+    if running_as_root():
+        memory = (entry.memory_mb + entry.disk_mb) * 1024 * 1024
+        cgroup = SandboxCgroups(process_cap(entry.processes), memory)
     info_r = info_w = block_r = block_w = -1
     process = None
     try:
@@ -351,7 +360,7 @@ async def _launch_confined(
                 os.close(fd)
 
 
-async def _admit(cgroup: PidsCgroup, info_r: int, block_w: int) -> None:
+async def _admit(cgroup: SandboxCgroups, info_r: int, block_w: int) -> None:
     """Put the sandbox's process into ``cgroup``, then let bwrap start the bot."""
     child = await asyncio.get_running_loop().run_in_executor(None, _child_pid, info_r)
     if child is not None:

@@ -7,25 +7,20 @@ runtime folders and the paths it was given, read-only; its work folder and ``/tm
 one private tmpfs of ``disk_mb``. Its rlimits (CPU, address space, file size, processes
 and threads) are set inside its user namespace, by ``prlimit`` just before the bot starts.
 
-Root is exempt from RLIMIT_NPROC, so a referee running as root caps each sandbox's
-processes and threads with a pids cgroup of its own instead (:class:`PidsCgroup`).
+A referee running as root also gives each sandbox cgroups of its own (root is exempt from
+RLIMIT_NPROC, and rlimits count per process): :mod:`referee.sandbox_cgroups`.
 docs/security.md says what each layer stops.
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import os
-import secrets
 import shutil
-import signal
 import subprocess
-import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from pathlib import Path
 
 
 class SandboxMode(StrEnum):
@@ -87,75 +82,8 @@ def bwrap_path() -> str | None:
 
 
 def running_as_root() -> bool:
-    """Whether this process is root: then the process cap is a pids cgroup, not an rlimit."""
+    """Whether this process is root: then each sandbox also gets cgroups of its own."""
     return os.geteuid() == 0
-
-
-PIDS_CGROUP_ROOTS = ("/sys/fs/cgroup/pids", "/sys/fs/cgroup")
-"""Where a pids cgroup may be made: cgroup v1's pids hierarchy, else cgroup v2's root."""
-
-
-def _pids_root() -> Path | None:
-    for root in map(Path, PIDS_CGROUP_ROOTS):
-        if (root / "cgroup.procs").exists() and os.access(root, os.W_OK):
-            controllers = root / "cgroup.controllers"
-            # cgroup v2 must have the pids controller enabled for its children.
-            if controllers.exists():
-                control = root / "cgroup.subtree_control"
-                if "pids" not in controllers.read_text() or not control.exists():
-                    continue
-                if "pids" not in control.read_text():
-                    try:
-                        control.write_text("+pids")
-                    except OSError:
-                        continue
-            return root
-    return None
-
-
-class PidsCgroup:
-    """A pids cgroup that caps one sandbox's processes and threads (root referees)."""
-
-    def __init__(self, limit: int) -> None:
-        root = _pids_root()
-        if root is None:
-            raise SandboxError(
-                "as root, a sandbox needs a writable pids cgroup (/sys/fs/cgroup/pids or "
-                "cgroup v2 with the pids controller); or run tavolo as a normal user"
-            )
-        self.path = root / "tavolo" / secrets.token_hex(8)
-        try:
-            self.path.mkdir(parents=True)
-            (self.path / "pids.max").write_text(str(limit))
-        except OSError as exc:
-            raise SandboxError(f"cannot make the pids cgroup {self.path}: {exc.strerror}") from None
-
-    def add(self, pid: int) -> None:
-        """Move process ``pid`` into the cgroup; its children from now on are in it too."""
-        (self.path / "cgroup.procs").write_text(str(pid))
-
-    def pids(self) -> list[int]:
-        """The processes in the cgroup now."""
-        try:
-            return [int(p) for p in (self.path / "cgroup.procs").read_text().split()]
-        except OSError:
-            return []
-
-    def kill_all(self) -> None:
-        """SIGKILL everything in the cgroup (nothing a bot started may outlive it)."""
-        for pid in self.pids():
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-
-    def remove(self) -> None:
-        """Kill what is left and remove the cgroup."""
-        for _ in range(50):
-            self.kill_all()
-            try:
-                self.path.rmdir()
-                return
-            except OSError:
-                time.sleep(0.01)
 
 
 def _runtime_args() -> list[str]:
@@ -281,11 +209,11 @@ def sandbox_problem() -> str | None:
     argv = bwrap_argv(
         probe, ["/bin/sh", "-c", "echo ok > /tmp/probe && cat /tmp/probe"], {}, (), None
     )
-    if running_as_root() and _pids_root() is None:
-        return (
-            "as root, a sandbox needs a writable pids cgroup (/sys/fs/cgroup/pids, or cgroup "
-            "v2 with the pids controller) to cap its processes; run tavolo as a normal user"
-        )
+    if running_as_root():
+        from referee.sandbox_cgroups import cgroups_problem  # it imports this module
+
+        if problem := cgroups_problem():
+            return problem
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=20, check=False)
     except (OSError, subprocess.SubprocessError) as exc:

@@ -24,6 +24,7 @@ from referee.engine.rules import preset
 from referee.entries import Entry, load_manifest, parse_entry
 from referee.match import Limits, Match, MatchConfig, MatchResult
 from referee.sandbox import SandboxMode
+from referee.sandbox_cgroups import CGROUP_ROOT, CONTROLLERS, GROUP
 from referee.service import start_referee
 from tests.bots.harness import run
 from tests.sandboxing import require_sandbox
@@ -31,6 +32,7 @@ from tests.test_cli import tavolo
 from tournaments.storage import Store
 
 HOSTILE = Path(__file__).resolve().parent / "bots" / "hostile.py"
+THINKER = HOSTILE.with_name("thinker.py")
 NORMAL_ENDS = {"deals_played", "target_reached"}
 LIMITS = Limits(deadline_ms=5000, connect_timeout=20, grace=1, restart_crashed=False)
 
@@ -42,15 +44,28 @@ def _sandbox_needed() -> None:
 
 def hostile(folder: Path, attack: str, *args: str, limits: str = "") -> Entry:
     """A manifest in a folder of its own (the sandbox binds that folder) for ``attack``."""
-    folder.mkdir(parents=True, exist_ok=True)
     command = [sys.executable, str(HOSTILE), "--attack", attack, *args]
-    path = folder / f"{attack}.toml"
+    return _manifest(folder / f"{attack}.toml", f"hostile-{attack}", command, limits)
+
+
+def _manifest(path: Path, name: str, command: list[str], limits: str = "") -> Entry:
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(
-        f'name = "hostile-{attack}"\ncommand = {json.dumps(command)}\n'
+        f"name = {json.dumps(name)}\ncommand = {json.dumps(command)}\n"
         + (f"[limits]\n{limits}\n" if limits else ""),
         encoding="utf-8",
     )
     return load_manifest(path)
+
+
+def _lines(work: Path, tag: str) -> list[dict[str, Any]]:
+    """Every ``TAG {json}`` line of the bots' stderr logs under ``work``."""
+    return [
+        json.loads(line.split(" ", 1)[1])
+        for log in sorted(work.rglob("stderr.log"))
+        for line in log.read_text(encoding="utf-8", errors="replace").splitlines()
+        if line.startswith(f"{tag} ")
+    ]
 
 
 class Played:
@@ -63,12 +78,7 @@ class Played:
         self.lines = [json.loads(x) for x in record.read_text(encoding="utf-8").splitlines()]
         self.reports: dict[str, list[dict[str, Any]]] = {}
         for log in sorted(work.rglob("stderr.log")):
-            found = [
-                json.loads(line.split(" ", 1)[1])
-                for line in log.read_text(encoding="utf-8", errors="replace").splitlines()
-                if line.startswith("ATTACK ")
-            ]
-            if found:
+            if found := _lines(log.parent, "ATTACK"):
                 self.reports[log.parent.name] = found
 
     def all_reports(self) -> list[dict[str, Any]]:
@@ -235,12 +245,7 @@ def test_a_fork_bomb_is_capped_and_the_other_table_finishes(tmp_path: Path) -> N
     work = tmp_path / "work"
     result = tavolo("tournament", "run", path, "--db", db, "--workdir", work, "--quiet")
     assert result.exit_code == 0, result.output
-    reports = [
-        json.loads(line.split(" ", 1)[1])
-        for log in work.rglob("stderr.log")
-        for line in log.read_text(errors="replace").splitlines()
-        if line.startswith("ATTACK ")
-    ]
+    reports = _lines(work, "ATTACK")
     assert reports
     for r in reports:
         # The cap counts the bot's own process and threads, and bwrap's init.
@@ -253,6 +258,78 @@ def test_a_fork_bomb_is_capped_and_the_other_table_finishes(tmp_path: Path) -> N
         assert len(others) == 2
         assert all(g.termination == "deals_played" and not g.faults for g in others)
         assert all(g.termination == "deals_played" for g in games)
+
+
+root_only = pytest.mark.skipif(
+    os.geteuid() != 0,
+    reason="a sandbox's CPU share and memory cap are cgroups, which only a root referee "
+    "makes (docs/security.md, 'What stays outside')",
+)
+
+
+@root_only
+def test_busy_loops_slow_only_their_own_sandbox(tmp_path: Path) -> None:
+    """Forty busy loops per hostile process: the opponents still think at full speed.
+
+    Each loop leads a session of its own, so the kernel's autogroup (one group per
+    session) does not hold them together; the sandbox's cpu cgroup does. Without it, the
+    thinker's thread got 0.01 to 0.06 of a core, median 0.02; with it, one share of 3 to 5
+    busy sandboxes on 2 cores, median 0.38 (2026-12-02, this machine).
+    """
+    before = _sandbox_cgroups()
+    hog = hostile(tmp_path / "bot", "cpu-hog", "--count", "40")
+    thinker = _manifest(
+        tmp_path / "thinker" / "thinker.toml", "thinker", [sys.executable, str(THINKER)]
+    )
+    played = play((hog, thinker), tmp_path)
+    played.assert_played_out()
+    assert {r["loops"] for r in played.all_reports()} == {40}
+    shares = sorted(t["share"] for t in _lines(played.work, "THINK"))
+    assert len(shares) >= 40  # 2 games, 20 cards each (and declarations), 150 ms a decision
+    assert shares[len(shares) // 2] > 0.2, shares
+    # The loops ended with their sandboxes, and so did the sandboxes' cgroups.
+    assert _sandbox_cgroups() - before == set()
+    assert not [p for p in os.listdir("/proc") if p.isdigit() and _spins(p)]
+
+
+def _sandbox_cgroups() -> set[Path]:
+    return {p for c in CONTROLLERS for p in (CGROUP_ROOT / c / GROUP).glob("*") if p.is_dir()}
+
+
+def _spins(pid: str) -> bool:
+    try:
+        return b"while True" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+
+
+@root_only
+def test_a_sandbox_cannot_take_more_memory_than_its_cap(tmp_path: Path) -> None:
+    """Six processes of 300 MB each, under a cap of 1,040 MB (memory_mb 1024 + disk_mb 16):
+    the kernel kills those past it, inside the sandbox, and the match plays on."""
+    limits = "memory_mb = 1024\ndisk_mb = 16"
+    entry = hostile(tmp_path / "bot", "memory-hog", "--count", "6", limits=limits)
+    played = play((entry, parse_entry("random")), tmp_path)
+    played.assert_played_out()
+    reports = played.all_reports()
+    assert len(reports) == 4
+    for r in reports:
+        # Each per-process rlimit (1,024 MB of address space) lets every child fill 300 MB.
+        assert r["alive"] + r["killed"] == 6 and r["other"] == [], r
+        assert 1 <= r["alive"] <= 3 and r["killed"] >= 3 and r["filled"] >= r["alive"], r
+
+
+@root_only
+def test_a_bot_killed_for_its_memory_is_told_so(tmp_path: Path) -> None:
+    limits = "memory_mb = 1024\ndisk_mb = 16"
+    entry = hostile(tmp_path / "bot", "memory-hog", "--count", "6", "--then-exit", limits=limits)
+    played = play((entry, parse_entry("random")), tmp_path)
+    forfeits = [line for line in played.lines if line["type"] == "forfeit"]
+    assert len(forfeits) == 2 and {f["reason"] for f in forfeits} == {"crash"}, forfeits
+    for forfeit in forfeits:
+        # The process exited on its own, after the kernel killed its children for the cap.
+        said = "exit status 3; its sandbox reached its memory cap (1040 MB: memory_mb + disk_mb)"
+        assert said in forfeit["detail"], forfeit
 
 
 def _comms(marker: str) -> list[int]:

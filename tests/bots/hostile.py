@@ -24,7 +24,13 @@ Attacks (made when each ``GameStarted`` arrives, unless said otherwise):
   for ten minutes;
 - ``disk``: 1 MB files into the work folder, ``/tmp`` and ``/dev/shm`` until refused;
 - ``remember``: writes each hand it is dealt to its work folder, and at each game start
-  reports what it finds there from earlier games.
+  reports what it finds there from earlier games;
+- ``cpu-hog``: at its first game, ``--count`` busy loops, one process each, that spin
+  until the sandbox ends (a bot that starves its opponents' thinking); each loop leads a
+  session of its own, which the kernel's autogroup would schedule as a group of its own;
+- ``memory-hog``: at its first game, ``--count`` processes that each fill ``--megabytes``
+  of memory and wait; once each has filled it or died, how many are alive and how many
+  the kernel killed (SIGKILL); with ``--then-exit``, the bot then exits with status 3.
 """
 
 from __future__ import annotations
@@ -300,6 +306,72 @@ class HostileBot(Bot):
                 error = _error(exc)
         report("disk", megabytes=written, error=error)
 
+    def _first_attack(self) -> bool:
+        """True once per process: at its first game."""
+        first = not self.hand_written
+        self.hand_written.add(0)
+        return first
+
+    def attack_cpu_hog(self) -> None:
+        if not self._first_attack():
+            return
+        spin = (
+            "import os\n"
+            f"for _ in range({ARGS.count} - 1):\n"
+            "    if os.fork() == 0:\n"
+            "        break\n"
+            "os.setsid()\n"
+            "while True:\n"
+            "    pass\n"
+        )
+        # Not waited for: the loops end only with the sandbox.
+        subprocess.Popen([sys.executable, "-c", spin])
+        report("cpu-hog", loops=ARGS.count)
+
+    def attack_memory_hog(self) -> None:
+        if not self._first_attack():
+            return
+        # A helper forks the hogs, not this process, whose gRPC threads a fork would copy.
+        hog = (
+            "import json, os, select, signal, time\n"
+            f"size, count = {ARGS.megabytes << 20}, {ARGS.count}\n"
+            "r, w = os.pipe()\n"
+            "kids = []\n"
+            "for _ in range(count):\n"
+            "    pid = os.fork()\n"
+            "    if pid == 0:\n"
+            "        block = bytearray(size)\n"
+            "        block[::4096] = b'x' * len(range(0, size, 4096))  # every page\n"
+            "        os.write(w, b'1')\n"
+            "        time.sleep(120)\n"
+            "        os._exit(0)\n"
+            "    kids.append(pid)\n"
+            "filled, ended, statuses = 0, {}, []\n"
+            "deadline = time.monotonic() + 60\n"
+            "while filled + len(ended) < count and time.monotonic() < deadline:\n"
+            "    if select.select([r], [], [], 0.05)[0]:\n"
+            "        filled += len(os.read(r, 64))\n"
+            "    for pid in kids:\n"
+            "        if pid not in ended:\n"
+            "            done, status = os.waitpid(pid, os.WNOHANG)\n"
+            "            if done:\n"
+            "                ended[pid] = status\n"
+            "killed = [s for s in ended.values()\n"
+            "          if os.WIFSIGNALED(s) and os.WTERMSIG(s) == signal.SIGKILL]\n"
+            "other = [s for s in ended.values() if s not in killed]\n"
+            "alive = [p for p in kids if p not in ended]\n"
+            "for pid in alive:\n"
+            "    os.kill(pid, signal.SIGKILL)\n"
+            "    os.waitpid(pid, 0)\n"
+            "print(json.dumps({'alive': len(alive), 'filled': filled,\n"
+            "                  'killed': len(killed), 'other': other}))\n"
+        )
+        done = subprocess.run([sys.executable, "-c", hog], capture_output=True, text=True)
+        facts = json.loads(done.stdout) if done.returncode == 0 else {"status": done.returncode}
+        report("memory-hog", megabytes=ARGS.megabytes, **facts)
+        if ARGS.then_exit:
+            os._exit(3)
+
     def attack_remember(self) -> None:
         found = []
         if MEMORY.exists():
@@ -313,6 +385,9 @@ def main() -> NoReturn:
     parser.add_argument("--attack", required=True)
     parser.add_argument("--target", action="append", default=[])
     parser.add_argument("--marker", default="tavolo-orphan")
+    parser.add_argument("--count", type=int, default=40)
+    parser.add_argument("--megabytes", type=int, default=300)
+    parser.add_argument("--then-exit", action="store_true")
     ARGS = parser.parse_args()
     run_main(HostileBot)
 

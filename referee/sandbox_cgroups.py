@@ -1,0 +1,193 @@
+"""The cgroups of a root referee's sandboxes: processes, CPU share and memory, per sandbox.
+
+Root is exempt from RLIMIT_NPROC, and rlimits count per process, so a sandbox of a root
+referee gets a cgroup of its own in each of three controllers:
+
+- ``pids``: ``pids.max`` caps its processes and threads together;
+- ``cpu``: one equal share of the CPU when the machine is busy, however many processes
+  and threads it runs, so a bot that starts sixty busy loops slows its own play, not its
+  opponents' thinking; all sandboxes together weigh as much as one busy process per core;
+- ``memory``: the whole sandbox, its tmpfs included, stays within ``memory_mb + disk_mb``;
+  past it the kernel kills one of its processes, and :meth:`SandboxCgroups.oom_kills`
+  counts the kills, so the fault line can say why.
+
+cgroup v1 (a hierarchy per controller under ``/sys/fs/cgroup/NAME``) and v2 (one under
+``/sys/fs/cgroup``) are both handled; docs/security.md says what each stops.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import signal
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from referee.sandbox import SandboxError
+
+CGROUP_ROOT = Path("/sys/fs/cgroup")
+CONTROLLERS = ("pids", "cpu", "memory")
+GROUP = "tavolo"
+"""The folder, in each hierarchy, that holds one cgroup per running sandbox."""
+
+_V1_SHARES = 1024
+"""cgroup v1's default ``cpu.shares``: one busy process's weight."""
+_V2_WEIGHT = 100
+"""cgroup v2's default ``cpu.weight``."""
+_V2_WEIGHT_MAX = 10_000
+
+
+@dataclass(frozen=True)
+class _Hierarchy:
+    root: Path
+    v2: bool
+
+
+def _hierarchy(controller: str) -> _Hierarchy | None:
+    """Where cgroups of ``controller`` may be made, with it enabled for their children."""
+    v1 = CGROUP_ROOT / controller
+    if (v1 / "cgroup.procs").exists() and not (v1 / "cgroup.controllers").exists():
+        return _Hierarchy(v1, v2=False) if os.access(v1, os.W_OK) else None
+    listed = CGROUP_ROOT / "cgroup.controllers"
+    if not listed.exists() or not os.access(CGROUP_ROOT, os.W_OK):
+        return None
+    if controller not in listed.read_text().split():
+        return None
+    return _Hierarchy(CGROUP_ROOT, v2=True)
+
+
+def _enable(folder: Path, controller: str) -> None:
+    """cgroup v2: let ``folder``'s children use ``controller``."""
+    control = folder / "cgroup.subtree_control"
+    if controller not in control.read_text().split():
+        control.write_text(f"+{controller}")
+
+
+def cgroups_problem() -> str | None:
+    """Why a root referee cannot give its sandboxes their cgroups here (one line), or None."""
+    missing = [c for c in CONTROLLERS if _hierarchy(c) is None]
+    if not missing:
+        return None
+    return (
+        "as root, each sandbox needs cgroups of its own, and this machine has no writable "
+        f"{', '.join(missing)} controller under {CGROUP_ROOT} (cgroup v1 hierarchies, or "
+        "cgroup v2 with them); or run tavolo as a normal user"
+    )
+
+
+def _cpu_weight_of_all(v2: bool) -> str:
+    """The ``tavolo`` folder's CPU weight: one busy process's per core."""
+    cores = os.cpu_count() or 1
+    if v2:
+        return str(min(_V2_WEIGHT_MAX, _V2_WEIGHT * cores))
+    return str(_V1_SHARES * cores)
+
+
+class SandboxCgroups:
+    """One sandbox's cgroups: its processes capped, its CPU share equal, its memory capped.
+
+    ``pids_max`` counts processes and threads; ``memory_bytes`` is the whole sandbox's
+    memory, its tmpfs's pages included.
+    """
+
+    def __init__(self, pids_max: int, memory_bytes: int) -> None:
+        problem = cgroups_problem()
+        if problem is not None:
+            raise SandboxError(problem)
+        self.name = secrets.token_hex(8)
+        self.memory_bytes = memory_bytes
+        self.paths: dict[str, Path] = {}
+        self._oom_kills = 0
+        self._v2: dict[str, bool] = {}
+        try:
+            for controller in CONTROLLERS:
+                self._make(controller, pids_max, memory_bytes)
+        except OSError as exc:
+            where = exc.filename or CGROUP_ROOT
+            self.remove()
+            why = exc.strerror
+            raise SandboxError(f"cannot make the sandbox's cgroup {where}: {why}") from None
+
+    def _make(self, controller: str, pids_max: int, memory_bytes: int) -> None:
+        found = _hierarchy(controller)
+        assert found is not None  # checked by cgroups_problem()
+        parent = found.root / GROUP
+        if found.v2:
+            _enable(found.root, controller)
+        parent.mkdir(exist_ok=True)
+        if found.v2:
+            _enable(parent, controller)
+        path = parent / self.name
+        # v2 has one folder for every controller: made once, written for each.
+        path.mkdir(exist_ok=found.v2)
+        self.paths[controller] = path
+        self._v2[controller] = found.v2
+        if controller == "pids":
+            (path / "pids.max").write_text(str(pids_max))
+        elif controller == "cpu":
+            # Each sandbox keeps the default weight; only their parent's is raised.
+            weight = "cpu.weight" if found.v2 else "cpu.shares"
+            (parent / weight).write_text(_cpu_weight_of_all(found.v2))
+        else:
+            if found.v2:
+                (path / "memory.max").write_text(str(memory_bytes))
+                swap = path / "memory.swap.max"
+            else:
+                (path / "memory.limit_in_bytes").write_text(str(memory_bytes))
+                swap = path / "memory.memsw.limit_in_bytes"
+            if swap.exists():  # swap counted too, where the kernel accounts for it
+                swap.write_text("0" if found.v2 else str(memory_bytes))
+
+    def add(self, pid: int) -> None:
+        """Move process ``pid`` into every cgroup; its children from now on are in them too."""
+        for path in dict.fromkeys(self.paths.values()):
+            (path / "cgroup.procs").write_text(str(pid))
+
+    def pids(self) -> list[int]:
+        """The processes in the sandbox now."""
+        path = self.paths.get("pids")
+        if path is None:
+            return []
+        try:
+            return [int(p) for p in (path / "cgroup.procs").read_text().split()]
+        except OSError:
+            return []
+
+    def oom_kills(self) -> int:
+        """How many of its processes the kernel killed for the memory cap (as last seen,
+        once the cgroups are removed)."""
+        path = self.paths.get("memory")
+        if path is None:
+            return self._oom_kills
+        name = "memory.events" if self._v2["memory"] else "memory.oom_control"
+        try:
+            lines = (path / name).read_text().splitlines()
+        except FileNotFoundError:  # removed: what was seen before is kept
+            return self._oom_kills
+        for line in lines:
+            key, _, value = line.partition(" ")
+            if key == "oom_kill":
+                self._oom_kills = int(value)
+        return self._oom_kills
+
+    def kill_all(self) -> None:
+        """SIGKILL everything in the sandbox (nothing a bot started may outlive it)."""
+        for pid in self.pids():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+    def remove(self) -> None:
+        """Kill what is left and remove the cgroups."""
+        self.oom_kills()
+        for path in dict.fromkeys(self.paths.values()):
+            for _ in range(50):
+                self.kill_all()
+                try:
+                    path.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    time.sleep(0.01)
