@@ -47,7 +47,7 @@ from referee.protocol import (
     scored_event,
 )
 from referee.records import TIMED_TYPES, RecordWriter, dumps
-from referee.sandbox import SandboxError, SandboxMode, sandbox_problem
+from referee.sandbox import SandboxError, SandboxMode, running_as_root, sandbox_problem
 from referee.service import Referee, TableFeed, open_slot_socket
 
 
@@ -309,13 +309,27 @@ def confinement_of(entry: Entry, requested: SandboxMode, *, allow_unconfined: bo
 
 
 def confinement_warnings(
-    modes: dict[str, str], requested: SandboxMode, *, duplicate: bool, unconfined: str = ""
+    modes: dict[str, str],
+    requested: SandboxMode,
+    *,
+    duplicate: bool,
+    unconfined: str = "",
+    built_in: frozenset[str] = frozenset(),
 ) -> list[str]:
-    """One line for each remote entry of duplicate play, and one for the entries that run
-    unconfined though ``requested`` is a sandbox; ``modes`` is name -> what it runs under.
-    ``unconfined`` words those entries (``built-in``, say)."""
+    """One line for each remote entry of duplicate play, one for the entries that run
+    unconfined though ``requested`` is a sandbox, and one if sandboxed entries not
+    ``built_in`` get no cgroups (a referee that is not root); ``modes`` is name -> what it
+    runs under. ``unconfined`` words those entries (``built-in``, say)."""
     out = []
     loose = []
+    if not running_as_root() and any(
+        mode == SandboxMode.BWRAP and name not in built_in for name, mode in modes.items()
+    ):
+        out.append(
+            "the referee is not root, so its sandboxes have no cgroups: a bot's busy "
+            "processes take CPU from the other bots' thinking, and its processes' memory "
+            "adds up (docs/security.md, 'What stays outside')"
+        )
     for name, mode in modes.items():
         if mode == "remote" and duplicate:
             out.append(
@@ -512,7 +526,11 @@ class Match:
     def _warnings(self) -> list[str]:
         modes = dict(zip(self.names, self.sandboxes, strict=True))
         config = self.config
-        out = confinement_warnings(modes, config.sandbox, duplicate=config.duplicate)
+        named = zip(self.names, config.entries, strict=True)
+        built_in = frozenset(name for name, entry in named if entry.built_in)
+        out = confinement_warnings(
+            modes, config.sandbox, duplicate=config.duplicate, built_in=built_in
+        )
         reuse = book_reuse(config.book, config.deals, config.book_groups)
         return [*out, reuse] if reuse else out
 

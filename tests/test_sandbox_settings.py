@@ -7,6 +7,7 @@ exist; everything else is real (bots, referee, databases).
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -126,3 +127,37 @@ def test_the_record_says_what_each_seat_ran_under(tmp_path: Path) -> None:
     tampered = lines[0].replace(f'"sandbox":["{mode}",', '"sandbox":[7,')
     with pytest.raises(RecordError, match=r"<record>:1: field 'sandbox' must be 4 words"):
         verify_lines([tampered, *lines[1:]])
+
+
+NOT_ROOT = (
+    "warning: the referee is not root, so its sandboxes have no cgroups: a bot's busy "
+    "processes take CPU from the other bots' thinking, and its processes' memory adds up "
+    "(docs/security.md, 'What stays outside')"
+)
+
+
+def test_a_referee_that_is_not_root_says_its_sandboxes_have_no_cgroups(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    require_sandbox()
+    args = ["--seed", "s", "--deals", "1", "--quiet"]
+    if os.geteuid() == 0:
+        as_root = tavolo("play", "random", COMMAND, *args)
+        assert as_root.exit_code == 0 and as_root.stderr == "", as_root.output
+    # The kernel's answer, not ours: the referee then makes no cgroups, as a user's would.
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    sandbox_problem.cache_clear()
+    try:
+        result = tavolo("play", "random", COMMAND, *args)
+        assert result.exit_code == 0, result.output
+        assert result.stderr.splitlines() == [NOT_ROOT]
+        # Built-in bots alone are the harness's own code: nothing to warn of.
+        built_in = tavolo("play", "random", "heuristic", *args)
+        assert built_in.exit_code == 0 and built_in.stderr == "", built_in.output
+        file = tournament(tmp_path, COMMAND)
+        run = tavolo("tournament", "run", file, "--db", tmp_path / "t.db", "--quiet")
+        assert run.exit_code == 0, run.output
+        assert NOT_ROOT in run.stderr.splitlines(), run.stderr
+    finally:
+        monkeypatch.undo()
+        sandbox_problem.cache_clear()

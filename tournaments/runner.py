@@ -186,7 +186,11 @@ def tournament_warnings(config: TournamentConfig, modes: dict[str, str]) -> list
     and built-in entries unconfined because no sandbox can be made here; and a deal book too
     short for the deals asked of it."""
     out = confinement_warnings(
-        modes, config.sandbox, duplicate=config.duplicate, unconfined="built-in"
+        modes,
+        config.sandbox,
+        duplicate=config.duplicate,
+        unconfined="built-in",
+        built_in=frozenset(e.name for e in config.entries if e.entry.built_in),
     )
     reuse = book_reuse(config.book, config.deals, config.sets if config.duplicate else config.games)
     return [*out, reuse] if reuse else out
