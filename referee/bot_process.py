@@ -26,6 +26,7 @@ from referee.sandbox import (
     running_as_root,
 )
 from referee.sandbox_cgroups import SandboxCgroups
+from referee.sandbox_seccomp import setsid_filter
 
 STDERR_TAIL_LINES = 20
 _TAIL_BYTES = 8 * 1024
@@ -308,12 +309,17 @@ async def _launch_confined(
     if running_as_root():
         memory = (entry.memory_mb + entry.disk_mb) * 1024 * 1024
         cgroup = SandboxCgroups(process_cap(entry.processes), memory)
-    info_r = info_w = block_r = block_w = -1
+    info_r = info_w = block_r = block_w = seccomp_r = -1
     process = None
     try:
         if cgroup is not None:
             info_r, info_w = os.pipe()
             block_r, block_w = os.pipe()
+        else:
+            # No cgroups: the sandbox stays one session, which autogroup schedules as one.
+            seccomp_r, seccomp_w = os.pipe()
+            os.write(seccomp_w, setsid_filter())  # far less than a pipe holds
+            os.close(seccomp_w)
         argv = bwrap_argv(
             confinement,
             entry.command,
@@ -322,6 +328,7 @@ async def _launch_confined(
             None if socket is None else str(socket),
             block_fd=block_r if cgroup else None,
             info_fd=info_w if cgroup else None,
+            seccomp_fd=None if cgroup else seccomp_r,
         )
         process = await asyncio.create_subprocess_exec(
             *argv,
@@ -331,7 +338,7 @@ async def _launch_confined(
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             start_new_session=True,
-            pass_fds=(info_w, block_r) if cgroup else (),
+            pass_fds=(info_w, block_r) if cgroup else (seccomp_r,),
         )
         bot = BotProcess(label, workdir, process, SandboxMode.BWRAP, cgroup)
         _keep_logs(bot, entry.log_mb, budget)
@@ -355,7 +362,7 @@ async def _launch_confined(
                 cgroup.remove()
         raise
     finally:
-        for fd in (info_r, info_w, block_r, block_w):
+        for fd in (info_r, info_w, block_r, block_w, seccomp_r):
             if fd >= 0:
                 os.close(fd)
 

@@ -326,9 +326,9 @@ def confinement_warnings(
         mode == SandboxMode.BWRAP and name not in built_in for name, mode in modes.items()
     ):
         out.append(
-            "the referee is not root, so its sandboxes have no cgroups: a bot's busy "
-            "processes take CPU from the other bots' thinking, and its processes' memory "
-            "adds up (docs/security.md, 'What stays outside')"
+            "the referee is not root, so its sandboxes have no cgroups: their memory is "
+            "capped per process, not per sandbox, and their CPU share rests on the kernel's "
+            "autogroup (docs/security.md, 'What stays outside')"
         )
     for name, mode in modes.items():
         if mode == "remote" and duplicate:

@@ -116,13 +116,16 @@ def bwrap_argv(
     *,
     block_fd: int | None = None,
     info_fd: int | None = None,
+    seccomp_fd: int | None = None,
 ) -> list[str]:
     """The whole command line that runs ``command`` confined: bwrap, then prlimit, then the bot.
 
     ``env`` is the bot's entire environment; ``read_only`` the host paths it may read, bound
     at the same paths; ``socket_path`` its socket, which appears inside at
     :data:`SOCKET_INSIDE`. With ``block_fd`` and ``info_fd``, bwrap says its child's pid and
-    waits for a byte before the bot starts (a root referee moves it into a pids cgroup).
+    waits for a byte before the bot starts (a root referee moves it into its cgroups).
+    ``seccomp_fd`` holds a seccomp program for bwrap to load (a normal user's sandboxes:
+    :mod:`referee.sandbox_seccomp`).
     """
     bwrap = bwrap_path()
     prlimit = shutil.which("prlimit")
@@ -151,6 +154,8 @@ def bwrap_argv(
         args += ["--dir", "/run/tavolo", "--bind", socket_path, SOCKET_INSIDE]
     if block_fd is not None and info_fd is not None:
         args += ["--info-fd", str(info_fd), "--block-fd", str(block_fd)]
+    if seccomp_fd is not None:
+        args += ["--seccomp", str(seccomp_fd)]
     # The sandbox's root is bwrap's own tmpfs, uncapped: nothing may be written there.
     args += ["--remount-ro", "/", "--chdir", WORK_INSIDE, "--clearenv"]
     for key, value in env.items():

@@ -23,7 +23,7 @@ import pytest
 from referee.engine.rules import preset
 from referee.entries import Entry, load_manifest, parse_entry
 from referee.match import Limits, Match, MatchConfig, MatchResult
-from referee.sandbox import SandboxMode
+from referee.sandbox import SandboxMode, sandbox_problem
 from referee.sandbox_cgroups import CGROUP_ROOT, CONTROLLERS, GROUP
 from referee.service import start_referee
 from tests.bots.harness import run
@@ -277,19 +277,59 @@ def test_busy_loops_slow_only_their_own_sandbox(tmp_path: Path) -> None:
     busy sandboxes on 2 cores, median 0.38 (2026-12-02, this machine).
     """
     before = _sandbox_cgroups()
+    setsid, shares = _hogs_against_a_thinker(tmp_path)
+    assert setsid == {"ok"}
+    assert shares[len(shares) // 2] > 0.2, shares
+    # The loops ended with their sandboxes, and so did the sandboxes' cgroups.
+    assert _sandbox_cgroups() - before == set()
+    assert not [p for p in os.listdir("/proc") if p.isdigit() and _spins(p)]
+
+
+def _autogroup() -> bool:
+    try:
+        return Path("/proc/sys/kernel/sched_autogroup_enabled").read_text().strip() == "1"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not _autogroup(), reason="the kernel's autogroup is off here")
+def test_a_normal_users_sandbox_cannot_leave_its_session(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A referee that is not root makes no cgroups; its sandboxes refuse setsid instead, so
+    the kernel's autogroup schedules each, one session, as one group, and the same forty
+    loops per process still leave the thinker its share. (Without the filter the loops'
+    sessions took all but 0.02 of a core, as without the cgroup above.)"""
+    if os.geteuid() == 0:
+        # The kernel's answer, not ours: the referee takes a normal user's road.
+        monkeypatch.setattr(os, "geteuid", lambda: 1000)
+        sandbox_problem.cache_clear()
+    before = _sandbox_cgroups()
+    try:
+        setsid, shares = _hogs_against_a_thinker(tmp_path)
+    finally:
+        monkeypatch.undo()
+        sandbox_problem.cache_clear()
+    assert setsid == {"EPERM"}
+    assert shares[len(shares) // 2] > 0.2, shares
+    assert _sandbox_cgroups() == before  # none made
+
+
+def _hogs_against_a_thinker(tmp_path: Path) -> tuple[set[str], list[float]]:
+    """A match of a hostile entry running forty busy loops per process (each trying a
+    session of its own) against a thinking bot: what setsid said, and the thinker's shares
+    of a core, one per decision, sorted."""
     hog = hostile(tmp_path / "bot", "cpu-hog", "--count", "40")
     thinker = _manifest(
         tmp_path / "thinker" / "thinker.toml", "thinker", [sys.executable, str(THINKER)]
     )
     played = play((hog, thinker), tmp_path)
     played.assert_played_out()
-    assert {r["loops"] for r in played.all_reports()} == {40}
+    reports = played.all_reports()
+    assert {r["loops"] for r in reports if r["attack"] == "cpu-hog"} == {40}
     shares = sorted(t["share"] for t in _lines(played.work, "THINK"))
     assert len(shares) >= 40  # 2 games, 20 cards each (and declarations), 150 ms a decision
-    assert shares[len(shares) // 2] > 0.2, shares
-    # The loops ended with their sandboxes, and so did the sandboxes' cgroups.
-    assert _sandbox_cgroups() - before == set()
-    assert not [p for p in os.listdir("/proc") if p.isdigit() and _spins(p)]
+    return {r["result"] for r in reports if r["attack"] == "setsid"}, shares
 
 
 def _sandbox_cgroups() -> set[Path]:

@@ -130,9 +130,9 @@ def test_the_record_says_what_each_seat_ran_under(tmp_path: Path) -> None:
 
 
 NOT_ROOT = (
-    "warning: the referee is not root, so its sandboxes have no cgroups: a bot's busy "
-    "processes take CPU from the other bots' thinking, and its processes' memory adds up "
-    "(docs/security.md, 'What stays outside')"
+    "warning: the referee is not root, so its sandboxes have no cgroups: their memory is "
+    "capped per process, not per sandbox, and their CPU share rests on the kernel's "
+    "autogroup (docs/security.md, 'What stays outside')"
 )
 
 

@@ -26,8 +26,9 @@ Attacks (made when each ``GameStarted`` arrives, unless said otherwise):
 - ``remember``: writes each hand it is dealt to its work folder, and at each game start
   reports what it finds there from earlier games;
 - ``cpu-hog``: at its first game, ``--count`` busy loops, one process each, that spin
-  until the sandbox ends (a bot that starves its opponents' thinking); each loop leads a
-  session of its own, which the kernel's autogroup would schedule as a group of its own;
+  until the sandbox ends (a bot that starves its opponents' thinking); each loop tries to
+  lead a session of its own, which the kernel's autogroup would schedule as a group of its
+  own, and the first says how that went (``setsid``: ``ok`` or the error);
 - ``memory-hog``: at its first game, ``--count`` processes that each fill ``--megabytes``
   of memory and wait; once each has filled it or died, how many are alive and how many
   the kernel killed (SIGKILL); with ``--then-exit``, the bot then exits with status 3.
@@ -316,11 +317,20 @@ class HostileBot(Bot):
         if not self._first_attack():
             return
         spin = (
-            "import os\n"
+            "import errno, json, os, sys\n"
+            "first = True\n"
             f"for _ in range({ARGS.count} - 1):\n"
             "    if os.fork() == 0:\n"
+            "        first = False\n"
             "        break\n"
-            "os.setsid()\n"
+            "try:\n"
+            "    os.setsid()\n"
+            "    said = 'ok'\n"
+            "except OSError as exc:\n"
+            "    said = errno.errorcode[exc.errno]\n"
+            "if first:\n"
+            "    line = json.dumps({'attack': 'setsid', 'result': said})\n"
+            "    print('ATTACK ' + line, file=sys.stderr, flush=True)\n"
             "while True:\n"
             "    pass\n"
         )
