@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from referee.records import verify_lines
+from referee.sandbox import sandbox_problem
 from tests.sandboxing import require_sandbox
 from tests.test_cli import tavolo
 from tournaments.storage import Store
@@ -90,6 +91,27 @@ def test_example_bot_conforms(lang: str) -> None:
     result = tavolo("conformance", str(manifest_of(lang)), "--sandbox", sandbox)
     assert result.exit_code == 0, result.output
     assert "the bot conforms" in result.output
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_example_bot_plays_in_a_normal_users_sandbox(
+    lang: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Under a referee that is not root, where ``setsid`` is refused in the sandbox."""
+    require(lang)
+    require_sandbox()
+    if os.geteuid() == 0:
+        # The kernel's answer, not ours: the referee takes a normal user's road.
+        monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    try:
+        sandbox_problem.cache_clear()
+        args = ["--seed", "user", "--deals", "1", "--quiet"]
+        result = tavolo("play", str(manifest_of(lang)), "random", *args)
+    finally:
+        monkeypatch.undo()
+        sandbox_problem.cache_clear()
+    assert result.exit_code == 0, result.output
+    assert "deals_played" in result.stdout and "faulted" not in result.output, result.output
 
 
 def test_mixed_tournament(tmp_path: Path) -> None:
