@@ -14,6 +14,7 @@ import os
 import shutil
 import signal
 import sqlite3
+import ssl
 import subprocess
 import sys
 import time
@@ -619,3 +620,23 @@ def test_a_cluster_run_with_a_remote_entrant_gives_the_local_table(tmp_path: Pat
     for match in (2, 3):
         names = {p.name for p in (logs / f"match-{match}").iterdir()}
         assert names and not any(name.startswith("set-") for name in names), names
+
+
+def test_a_tls_failure_is_known_by_its_error_or_by_the_text_dask_passes_on() -> None:
+    from tournaments.cluster import _tls_failure
+
+    # As CI saw it: Dask passed on only the TLS error's text, chained to nothing.
+    said = (
+        "in <TLS (closed)  local=tls://127.0.0.1:36748 remote=tls://127.0.0.1:37637>: "
+        "SSLError: [SSL: TLSV1_ALERT_UNKNOWN_CA] tlsv1 alert unknown ca (_ssl.c:2580)"
+    )
+    assert _tls_failure(OSError(said))
+    try:
+        try:
+            raise ssl.SSLEOFError(8, "EOF occurred in violation of protocol")
+        except ssl.SSLError as tls:
+            raise OSError("in <TLS (closed)>: Stream is closed") from tls
+    except OSError as wrapped:
+        assert _tls_failure(wrapped)
+    assert not _tls_failure(OSError("Timed out trying to connect to tcp://127.0.0.1:1"))
+    assert not _tls_failure(TimeoutError("the scheduler did not answer"))

@@ -386,10 +386,12 @@ class ClusterTables:
 
 
 def _tls_failure(exc: BaseException) -> bool:
-    """Whether ``exc``, or an error it was raised from, is a TLS error."""
+    """Whether ``exc``, or an error it was raised from, is a TLS error, or says it is one:
+    Dask sometimes passes on only the TLS error's text (``in <TLS (closed) …>: SSLError: …``).
+    """
     seen: BaseException | None = exc
     while seen is not None:
-        if isinstance(seen, ssl.SSLError):
+        if isinstance(seen, ssl.SSLError) or re.search(r"\bSSL\w*Error\b|\[SSL", str(seen)):
             return True
         seen = seen.__cause__ or seen.__context__
     return False
