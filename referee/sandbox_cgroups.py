@@ -65,9 +65,12 @@ def _enable(folder: Path, controller: str) -> None:
         control.write_text(f"+{controller}")
 
 
-def cgroups_problem() -> str | None:
-    """Why a root referee cannot give its sandboxes their cgroups here (one line), or None."""
-    missing = [c for c in CONTROLLERS if _hierarchy(c) is None]
+def _hierarchies() -> dict[str, _Hierarchy | None]:
+    return {controller: _hierarchy(controller) for controller in CONTROLLERS}
+
+
+def _problem(found: dict[str, _Hierarchy | None]) -> str | None:
+    missing = [c for c, where in found.items() if where is None]
     if not missing:
         return None
     return (
@@ -75,6 +78,11 @@ def cgroups_problem() -> str | None:
         f"{', '.join(missing)} controller under {CGROUP_ROOT} (cgroup v1 hierarchies, or "
         "cgroup v2 with them); or run tavolo as a normal user"
     )
+
+
+def cgroups_problem() -> str | None:
+    """Why a root referee cannot give its sandboxes their cgroups here (one line), or None."""
+    return _problem(_hierarchies())
 
 
 def _cpu_weight_of_all(v2: bool) -> str:
@@ -93,26 +101,26 @@ class SandboxCgroups:
     """
 
     def __init__(self, pids_max: int, memory_bytes: int) -> None:
-        problem = cgroups_problem()
+        found = _hierarchies()
+        problem = _problem(found)
         if problem is not None:
             raise SandboxError(problem)
         self.name = secrets.token_hex(8)
         self.memory_bytes = memory_bytes
         self.paths: dict[str, Path] = {}
         self._oom_kills = 0
-        self._v2: dict[str, bool] = {}
+        self._memory_v2 = False
         try:
-            for controller in CONTROLLERS:
-                self._make(controller, pids_max, memory_bytes)
+            for controller, hierarchy in found.items():
+                assert hierarchy is not None  # _problem() said so
+                self._make(controller, hierarchy, pids_max, memory_bytes)
         except OSError as exc:
             where = exc.filename or CGROUP_ROOT
             self.remove()
             why = exc.strerror
             raise SandboxError(f"cannot make the sandbox's cgroup {where}: {why}") from None
 
-    def _make(self, controller: str, pids_max: int, memory_bytes: int) -> None:
-        found = _hierarchy(controller)
-        assert found is not None  # checked by cgroups_problem()
+    def _make(self, controller: str, found: _Hierarchy, pids_max: int, memory_bytes: int) -> None:
         parent = found.root / GROUP
         if found.v2:
             _enable(found.root, controller)
@@ -123,7 +131,6 @@ class SandboxCgroups:
         # v2 has one folder for every controller: made once, written for each.
         path.mkdir(exist_ok=found.v2)
         self.paths[controller] = path
-        self._v2[controller] = found.v2
         if controller == "pids":
             (path / "pids.max").write_text(str(pids_max))
         elif controller == "cpu":
@@ -131,6 +138,7 @@ class SandboxCgroups:
             weight = "cpu.weight" if found.v2 else "cpu.shares"
             (parent / weight).write_text(_cpu_weight_of_all(found.v2))
         else:
+            self._memory_v2 = found.v2
             if found.v2:
                 (path / "memory.max").write_text(str(memory_bytes))
                 swap = path / "memory.swap.max"
@@ -161,7 +169,7 @@ class SandboxCgroups:
         path = self.paths.get("memory")
         if path is None:
             return self._oom_kills
-        name = "memory.events" if self._v2["memory"] else "memory.oom_control"
+        name = "memory.events" if self._memory_v2 else "memory.oom_control"
         try:
             lines = (path / name).read_text().splitlines()
         except FileNotFoundError:  # removed: what was seen before is kept
