@@ -16,8 +16,7 @@ from pathlib import Path
 import pytest
 
 from referee.records import verify_lines
-from referee.sandbox import sandbox_problem
-from tests.sandboxing import require_sandbox
+from tests.sandboxing import as_a_normal_user, require_sandbox
 from tests.test_cli import tavolo
 from tournaments.storage import Store
 
@@ -100,16 +99,9 @@ def test_example_bot_plays_in_a_normal_users_sandbox(
     """Under a referee that is not root, where ``setsid`` is refused in the sandbox."""
     require(lang)
     require_sandbox()
-    if os.geteuid() == 0:
-        # The kernel's answer, not ours: the referee takes a normal user's road.
-        monkeypatch.setattr(os, "geteuid", lambda: 1000)
-    try:
-        sandbox_problem.cache_clear()
+    with as_a_normal_user(monkeypatch):
         args = ["--seed", "user", "--deals", "1", "--quiet"]
         result = tavolo("play", str(manifest_of(lang)), "random", *args)
-    finally:
-        monkeypatch.undo()
-        sandbox_problem.cache_clear()
     assert result.exit_code == 0, result.output
     assert "deals_played" in result.stdout and "faulted" not in result.output, result.output
 

@@ -23,11 +23,11 @@ import pytest
 from referee.engine.rules import preset
 from referee.entries import Entry, load_manifest, parse_entry
 from referee.match import Limits, Match, MatchConfig, MatchResult
-from referee.sandbox import SandboxMode, sandbox_problem
+from referee.sandbox import SandboxMode
 from referee.sandbox_cgroups import CGROUP_ROOT, CONTROLLERS, GROUP
 from referee.service import start_referee
 from tests.bots.harness import run
-from tests.sandboxing import require_sandbox
+from tests.sandboxing import as_a_normal_user, require_sandbox
 from tests.test_cli import tavolo
 from tournaments.storage import Store
 
@@ -300,16 +300,9 @@ def test_a_normal_users_sandbox_cannot_leave_its_session(
     the kernel's autogroup schedules each, one session, as one group, and the same forty
     loops per process still leave the thinker its share. (Without the filter the loops'
     sessions took all but 0.02 of a core, as without the cgroup above.)"""
-    if os.geteuid() == 0:
-        # The kernel's answer, not ours: the referee takes a normal user's road.
-        monkeypatch.setattr(os, "geteuid", lambda: 1000)
-        sandbox_problem.cache_clear()
     before = _sandbox_cgroups()
-    try:
+    with as_a_normal_user(monkeypatch):
         setsid, shares = _hogs_against_a_thinker(tmp_path)
-    finally:
-        monkeypatch.undo()
-        sandbox_problem.cache_clear()
     assert setsid == {"EPERM"}
     assert shares[len(shares) // 2] > 0.2, shares
     assert _sandbox_cgroups() == before  # none made

@@ -16,7 +16,7 @@ import pytest
 
 from referee.records import RecordError, verify_lines
 from referee.sandbox import sandbox_problem
-from tests.sandboxing import require_sandbox
+from tests.sandboxing import as_a_normal_user, require_sandbox
 from tests.test_cli import assert_one_error, tavolo
 
 COMMAND = f"cmd:{sys.executable} -m tavolo_bot.bots.random"
@@ -144,10 +144,8 @@ def test_a_referee_that_is_not_root_says_its_sandboxes_have_no_cgroups(
     if os.geteuid() == 0:
         as_root = tavolo("play", "random", COMMAND, *args)
         assert as_root.exit_code == 0 and as_root.stderr == "", as_root.output
-    # The kernel's answer, not ours: the referee then makes no cgroups, as a user's would.
-    monkeypatch.setattr(os, "geteuid", lambda: 1000)
-    sandbox_problem.cache_clear()
-    try:
+    # The referee then makes no cgroups, as a user's would.
+    with as_a_normal_user(monkeypatch):
         result = tavolo("play", "random", COMMAND, *args)
         assert result.exit_code == 0, result.output
         assert result.stderr.splitlines() == [NOT_ROOT]
@@ -158,6 +156,3 @@ def test_a_referee_that_is_not_root_says_its_sandboxes_have_no_cgroups(
         run = tavolo("tournament", "run", file, "--db", tmp_path / "t.db", "--quiet")
         assert run.exit_code == 0, run.output
         assert NOT_ROOT in run.stderr.splitlines(), run.stderr
-    finally:
-        monkeypatch.undo()
-        sandbox_problem.cache_clear()
