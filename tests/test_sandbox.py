@@ -277,12 +277,14 @@ def test_busy_loops_slow_only_their_own_sandbox(tmp_path: Path) -> None:
     busy sandboxes on 2 cores, median 0.38 (2026-12-02, this machine).
     """
     before = _sandbox_cgroups()
-    setsid, shares = _hogs_against_a_thinker(tmp_path)
+    assert before is not None, "no cgroup hierarchy for the sandboxes here"
+    marker = f"tavolo-spin-{secrets.token_hex(4)}"
+    setsid, shares = _hogs_against_a_thinker(tmp_path, marker)
     assert setsid == {"ok"}
     assert shares[len(shares) // 2] > 0.2, shares
     # The loops ended with their sandboxes, and so did the sandboxes' cgroups.
-    assert _sandbox_cgroups() - before == set()
-    assert not [p for p in os.listdir("/proc") if p.isdigit() and _spins(p)]
+    assert _sandbox_cgroups() == before
+    assert _spinning(marker) == []
 
 
 def _autogroup() -> bool:
@@ -301,18 +303,20 @@ def test_a_normal_users_sandbox_cannot_leave_its_session(
     loops per process still leave the thinker its share. (Without the filter the loops'
     sessions took all but 0.02 of a core, as without the cgroup above.)"""
     before = _sandbox_cgroups()
+    marker = f"tavolo-spin-{secrets.token_hex(4)}"
     with as_a_normal_user(monkeypatch):
-        setsid, shares = _hogs_against_a_thinker(tmp_path)
+        setsid, shares = _hogs_against_a_thinker(tmp_path, marker)
     assert setsid == {"EPERM"}
     assert shares[len(shares) // 2] > 0.2, shares
     assert _sandbox_cgroups() == before  # none made
+    assert _spinning(marker) == []
 
 
-def _hogs_against_a_thinker(tmp_path: Path) -> tuple[set[str], list[float]]:
+def _hogs_against_a_thinker(tmp_path: Path, marker: str) -> tuple[set[str], list[float]]:
     """A match of a hostile entry running forty busy loops per process (each trying a
     session of its own) against a thinking bot: what setsid said, and the thinker's shares
     of a core, one per decision, sorted."""
-    hog = hostile(tmp_path / "bot", "cpu-hog", "--count", "40")
+    hog = hostile(tmp_path / "bot", "cpu-hog", "--count", "40", "--marker", marker)
     thinker = _manifest(
         tmp_path / "thinker" / "thinker.toml", "thinker", [sys.executable, str(THINKER)]
     )
@@ -325,15 +329,29 @@ def _hogs_against_a_thinker(tmp_path: Path) -> tuple[set[str], list[float]]:
     return {r["result"] for r in reports if r["attack"] == "setsid"}, shares
 
 
-def _sandbox_cgroups() -> set[Path]:
-    return {p for c in CONTROLLERS for p in (CGROUP_ROOT / c / GROUP).glob("*") if p.is_dir()}
+def _sandbox_cgroups() -> set[Path] | None:
+    """The sandboxes' cgroup folders now, in v1 hierarchies or v2; None if neither is here."""
+    parents = [CGROUP_ROOT / c / GROUP for c in CONTROLLERS if (CGROUP_ROOT / c).is_dir()]
+    if (CGROUP_ROOT / "cgroup.controllers").exists():
+        parents.append(CGROUP_ROOT / GROUP)
+    if not parents:
+        return None
+    return {p for parent in parents for p in parent.glob("*") if p.is_dir()}
 
 
-def _spins(pid: str) -> bool:
-    try:
-        return b"while True" in Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return False
+def _spinning(marker: str) -> list[str]:
+    """This test's busy loops still alive: pid, state and cgroups of each (the command
+    line carries ``marker``, so no other program on the machine is counted)."""
+    found = []
+    for pid in os.listdir("/proc"):
+        try:
+            if pid.isdigit() and marker.encode() in Path(f"/proc/{pid}/cmdline").read_bytes():
+                status = Path(f"/proc/{pid}/status").read_text().splitlines()
+                cgroups = Path(f"/proc/{pid}/cgroup").read_text().split()
+                found.append(f"{pid} {[s for s in status if s.startswith('State')]} {cgroups}")
+        except OSError:
+            continue
+    return found
 
 
 @root_only

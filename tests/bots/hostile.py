@@ -26,7 +26,8 @@ Attacks (made when each ``GameStarted`` arrives, unless said otherwise):
 - ``remember``: writes each hand it is dealt to its work folder, and at each game start
   reports what it finds there from earlier games;
 - ``cpu-hog``: at its first game, ``--count`` busy loops, one process each, that spin
-  until the sandbox ends (a bot that starves its opponents' thinking); each loop tries to
+  until the sandbox ends (a bot that starves its opponents' thinking), with ``--marker``
+  in their command line; each loop tries to
   lead a session of its own, which the kernel's autogroup would schedule as a group of its
   own, and the first says how that went (``setsid``: ``ok`` or the error);
 - ``memory-hog``: at its first game, ``--count`` processes that each fill ``--megabytes``
@@ -317,6 +318,7 @@ class HostileBot(Bot):
         if not self._first_attack():
             return
         spin = (
+            f"# {ARGS.marker}\n"
             "import errno, json, os, sys\n"
             "first = True\n"
             f"for _ in range({ARGS.count} - 1):\n"
