@@ -147,7 +147,7 @@ class BotProcess:
                     self.cgroup.kill_all()
                 await self.exited()
         if self.cgroup is not None:
-            self.cgroup.remove()
+            await self.cgroup.remove()
         await self._drain(_DRAIN_AFTER_EXIT)
 
 
@@ -359,7 +359,7 @@ async def _launch_confined(
                 await exit_status(process)
         finally:
             if cgroup is not None:
-                cgroup.remove()
+                await cgroup.remove()
         raise
     finally:
         for fd in (info_r, info_w, block_r, block_w, seccomp_r):

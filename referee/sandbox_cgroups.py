@@ -13,12 +13,20 @@ referee gets a cgroup of its own in each of three controllers:
 
 cgroup v1 (a hierarchy per controller under ``/sys/fs/cgroup/NAME``) and v2 (one under
 ``/sys/fs/cgroup``) are both handled; docs/security.md says what each stops.
+
+A cgroup is named after its referee's pid, so that a referee killed before it could
+remove its cgroups (SIGKILL) has them removed by the next one: its bots died with it
+(bwrap's ``--die-with-parent``), which leaves the folders empty.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import errno
+import logging
 import os
+import re
 import secrets
 import signal
 import time
@@ -37,6 +45,14 @@ _V1_SHARES = 1024
 _V2_WEIGHT = 100
 """cgroup v2's default ``cpu.weight``."""
 _V2_WEIGHT_MAX = 10_000
+
+_NAME = re.compile(r"(\d+)-[0-9a-f]{12}")
+"""A sandbox's cgroup: its referee's pid, then its own random part."""
+
+REMOVE_SECONDS = 5.0
+"""How long :meth:`SandboxCgroups.remove` kills and retries before it gives up, and says so."""
+
+LOG = logging.getLogger("tavolo.sandbox")
 
 
 @dataclass(frozen=True)
@@ -105,7 +121,7 @@ class SandboxCgroups:
         problem = _problem(found)
         if problem is not None:
             raise SandboxError(problem)
-        self.name = secrets.token_hex(8)
+        self.name = f"{os.getpid()}-{secrets.token_hex(6)}"
         self.memory_bytes = memory_bytes
         self.paths: dict[str, Path] = {}
         self._oom_kills = 0
@@ -116,7 +132,9 @@ class SandboxCgroups:
                 self._make(controller, hierarchy, pids_max, memory_bytes)
         except OSError as exc:
             where = exc.filename or CGROUP_ROOT
-            self.remove()
+            for path in dict.fromkeys(self.paths.values()):  # none holds a process yet
+                with contextlib.suppress(FileNotFoundError):
+                    path.rmdir()
             why = exc.strerror
             raise SandboxError(f"cannot make the sandbox's cgroup {where}: {why}") from None
 
@@ -127,6 +145,7 @@ class SandboxCgroups:
         parent.mkdir(exist_ok=True)
         if found.v2:
             _enable(parent, controller)
+        sweep_left_over(parent)
         path = parent / self.name
         # v2 has one folder for every controller: made once, written for each.
         path.mkdir(exist_ok=found.v2)
@@ -156,12 +175,7 @@ class SandboxCgroups:
     def pids(self) -> list[int]:
         """The processes in the sandbox now."""
         path = self.paths.get("pids")
-        if path is None:
-            return []
-        try:
-            return [int(p) for p in (path / "cgroup.procs").read_text().split()]
-        except OSError:
-            return []
+        return [] if path is None else _procs(path)
 
     def oom_kills(self) -> int:
         """How many of its processes the kernel killed for the memory cap (as last seen,
@@ -186,16 +200,51 @@ class SandboxCgroups:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
 
-    def remove(self) -> None:
-        """Kill what is left and remove the cgroups."""
+    async def remove(self, patience: float = REMOVE_SECONDS) -> None:
+        """Kill what is left and remove the cgroups. One that still cannot be removed after
+        ``patience`` seconds is left in place, with a warning that names it."""
         self.oom_kills()
+        deadline = time.monotonic() + patience
         for path in dict.fromkeys(self.paths.values()):
-            for _ in range(50):
+            while True:
                 self.kill_all()
                 try:
                     path.rmdir()
                     break
                 except FileNotFoundError:
                     break
-                except OSError:
-                    time.sleep(0.01)
+                except OSError as exc:
+                    if time.monotonic() >= deadline:
+                        LOG.warning(
+                            "the sandbox's cgroup %s cannot be removed (%s) %g s after its "
+                            "processes were killed; it holds %s: left in place",
+                            path,
+                            exc.strerror,
+                            patience,
+                            _procs(path) or "no process",
+                        )
+                        break
+                    await asyncio.sleep(0.01)
+
+
+def _procs(path: Path) -> list[int]:
+    try:
+        return [int(p) for p in (path / "cgroup.procs").read_text().split()]
+    except OSError:
+        return []
+
+
+def sweep_left_over(parent: Path) -> None:
+    """Remove the empty cgroups in ``parent`` of referees no longer running."""
+    for name in os.listdir(parent):
+        found = _NAME.fullmatch(name)
+        if found is None or Path(f"/proc/{found[1]}").exists():
+            continue
+        try:
+            (parent / name).rmdir()
+        except FileNotFoundError:  # another referee swept it first
+            continue
+        except OSError as exc:
+            # Still holding a process: not left over, and not ours to kill.
+            if exc.errno != errno.EBUSY:
+                raise
