@@ -15,8 +15,9 @@ cgroup v1 (a hierarchy per controller under ``/sys/fs/cgroup/NAME``) and v2 (one
 ``/sys/fs/cgroup``) are both handled; docs/security.md says what each stops.
 
 A cgroup is named after its referee's pid, so that a referee killed before it could
-remove its cgroups (SIGKILL) has them removed by the next one: its bots died with it
-(bwrap's ``--die-with-parent``), which leaves the folders empty.
+remove its cgroups (SIGKILL) has them removed by the next one, which also kills any bot
+still in them: bwrap's ``--die-with-parent`` kills the others with their referee, but not
+one whose sandbox was starting when it died.
 """
 
 from __future__ import annotations
@@ -235,16 +236,22 @@ def _procs(path: Path) -> list[int]:
 
 
 def sweep_left_over(parent: Path) -> None:
-    """Remove the empty cgroups in ``parent`` of referees no longer running."""
+    """Kill what is left in ``parent``'s cgroups of referees no longer running, and remove
+    those that are empty (one whose processes are still dying goes at the next sweep)."""
     for name in os.listdir(parent):
         found = _NAME.fullmatch(name)
         if found is None or Path(f"/proc/{found[1]}").exists():
             continue
+        path = parent / name
+        # Nothing a bot started may outlive its referee; bwrap's --die-with-parent misses
+        # a sandbox that was starting when the referee died.
+        for pid in _procs(path):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
         try:
-            (parent / name).rmdir()
+            path.rmdir()
         except FileNotFoundError:  # another referee swept it first
             continue
         except OSError as exc:
-            # Still holding a process: not left over, and not ours to kill.
             if exc.errno != errno.EBUSY:
                 raise
