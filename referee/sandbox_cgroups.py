@@ -131,6 +131,9 @@ class SandboxCgroups:
             for controller, hierarchy in found.items():
                 assert hierarchy is not None  # _problem() said so
                 self._make(controller, hierarchy, pids_max, memory_bytes)
+            # v2's one folder holds every controller's cgroups: swept once.
+            for parent in dict.fromkeys(path.parent for path in self.paths.values()):
+                sweep_left_over(parent)
         except OSError as exc:
             where = exc.filename or CGROUP_ROOT
             for path in dict.fromkeys(self.paths.values()):  # none holds a process yet
@@ -146,7 +149,6 @@ class SandboxCgroups:
         parent.mkdir(exist_ok=True)
         if found.v2:
             _enable(parent, controller)
-        sweep_left_over(parent)
         path = parent / self.name
         # v2 has one folder for every controller: made once, written for each.
         path.mkdir(exist_ok=found.v2)
@@ -197,9 +199,9 @@ class SandboxCgroups:
 
     def kill_all(self) -> None:
         """SIGKILL everything in the sandbox (nothing a bot started may outlive it)."""
-        for pid in self.pids():
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
+        path = self.paths.get("pids")
+        if path is not None:
+            _kill(path)
 
     async def remove(self, patience: float = REMOVE_SECONDS) -> None:
         """Kill what is left and remove the cgroups. One that still cannot be removed after
@@ -235,6 +237,13 @@ def _procs(path: Path) -> list[int]:
         return []
 
 
+def _kill(path: Path) -> None:
+    """SIGKILL every process in cgroup ``path``."""
+    for pid in _procs(path):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
 def sweep_left_over(parent: Path) -> None:
     """Kill what is left in ``parent``'s cgroups of referees no longer running, and remove
     those that are empty (one whose processes are still dying goes at the next sweep)."""
@@ -245,9 +254,7 @@ def sweep_left_over(parent: Path) -> None:
         path = parent / name
         # Nothing a bot started may outlive its referee; bwrap's --die-with-parent misses
         # a sandbox that was starting when the referee died.
-        for pid in _procs(path):
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
+        _kill(path)
         try:
             path.rmdir()
         except FileNotFoundError:  # another referee swept it first

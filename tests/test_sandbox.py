@@ -278,13 +278,11 @@ def test_busy_loops_slow_only_their_own_sandbox(tmp_path: Path) -> None:
     """
     before = _sandbox_cgroups()
     assert before is not None, "no cgroup hierarchy for the sandboxes here"
-    marker = f"tavolo-spin-{secrets.token_hex(4)}"
-    setsid, shares = _hogs_against_a_thinker(tmp_path, marker)
+    setsid, shares = _hogs_against_a_thinker(tmp_path)
     assert setsid == {"ok"}
     assert shares[len(shares) // 2] > 0.2, shares
     # The loops ended with their sandboxes, and so did the sandboxes' cgroups.
     assert _sandbox_cgroups() == before
-    assert _spinning(marker) == []
 
 
 def _autogroup() -> bool:
@@ -303,19 +301,18 @@ def test_a_normal_users_sandbox_cannot_leave_its_session(
     loops per process still leave the thinker its share. (Without the filter the loops'
     sessions took all but 0.02 of a core, as without the cgroup above.)"""
     before = _sandbox_cgroups()
-    marker = f"tavolo-spin-{secrets.token_hex(4)}"
     with as_a_normal_user(monkeypatch):
-        setsid, shares = _hogs_against_a_thinker(tmp_path, marker)
+        setsid, shares = _hogs_against_a_thinker(tmp_path)
     assert setsid == {"EPERM"}
     assert shares[len(shares) // 2] > 0.2, shares
     assert _sandbox_cgroups() == before  # none made
-    assert _spinning(marker) == []
 
 
-def _hogs_against_a_thinker(tmp_path: Path, marker: str) -> tuple[set[str], list[float]]:
+def _hogs_against_a_thinker(tmp_path: Path) -> tuple[set[str], list[float]]:
     """A match of a hostile entry running forty busy loops per process (each trying a
     session of its own) against a thinking bot: what setsid said, and the thinker's shares
-    of a core, one per decision, sorted."""
+    of a core, one per decision, sorted. No loop outlives the match."""
+    marker = f"tavolo-spin-{secrets.token_hex(4)}"
     hog = hostile(tmp_path / "bot", "cpu-hog", "--count", "40", "--marker", marker)
     thinker = _manifest(
         tmp_path / "thinker" / "thinker.toml", "thinker", [sys.executable, str(THINKER)]
@@ -326,6 +323,7 @@ def _hogs_against_a_thinker(tmp_path: Path, marker: str) -> tuple[set[str], list
     assert {r["loops"] for r in reports if r["attack"] == "cpu-hog"} == {40}
     shares = sorted(t["share"] for t in _lines(played.work, "THINK"))
     assert len(shares) >= 40  # 2 games, 20 cards each (and declarations), 150 ms a decision
+    assert _spinning(marker) == []
     return {r["result"] for r in reports if r["attack"] == "setsid"}, shares
 
 
