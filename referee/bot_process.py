@@ -27,6 +27,7 @@ from referee.sandbox import (
 )
 from referee.sandbox_cgroups import SandboxCgroups
 from referee.sandbox_seccomp import setsid_filter
+from referee.sandbox_uids import UidLease, lease_uid, map_user_namespace
 
 STDERR_TAIL_LINES = 20
 _TAIL_BYTES = 8 * 1024
@@ -77,6 +78,8 @@ class BotProcess:
     process: asyncio.subprocess.Process
     sandbox: SandboxMode
     cgroup: SandboxCgroups | None = None
+    uid: UidLease | None = None
+    """A root referee's sandbox: the host uid its bot runs as, leased until it is reaped."""
     exit_note: str | None = None
     """Set once the process has exited: how, where its stderr is kept, and its end,
     e.g. ``exit status 1; log /x/0-0/stderr.log; stderr ends:\n...`` (see :meth:`watch`)."""
@@ -148,6 +151,9 @@ class BotProcess:
                 await self.exited()
         if self.cgroup is not None:
             await self.cgroup.remove()
+        if self.uid is not None:
+            # Only once nothing of the sandbox runs as it (its cgroup is empty, or gone).
+            self.uid.release()
         await self._drain(_DRAIN_AFTER_EXIT)
 
 
@@ -305,21 +311,27 @@ async def _launch_confined(
         memory_mb=entry.memory_mb,
         file_mb=entry.file_mb,
     )
-    cgroup = None
+    cgroup = lease = None
     if running_as_root():
         memory = (entry.memory_mb + entry.disk_mb) * 1024 * 1024
         cgroup = SandboxCgroups(process_cap(entry.processes), memory)
-    info_r = info_w = block_r = block_w = seccomp_r = -1
+        lease = lease_uid()
+    info_r = info_w = block_r = block_w = users_r = users_w = seccomp_r = -1
     process = None
     try:
-        if cgroup is not None:
+        # Every sandbox: the filter of referee.sandbox_seccomp (no session, lock or key
+        # of its own can reach another sandbox).
+        seccomp_r, seccomp_w = os.pipe()
+        os.write(seccomp_w, setsid_filter())  # far less than a pipe holds
+        os.close(seccomp_w)
+        if lease is not None and cgroup is not None:
             info_r, info_w = os.pipe()
             block_r, block_w = os.pipe()
-        else:
-            # No cgroups: the sandbox stays one session, which autogroup schedules as one.
-            seccomp_r, seccomp_w = os.pipe()
-            os.write(seccomp_w, setsid_filter())  # far less than a pipe holds
-            os.close(seccomp_w)
+            users_r, users_w = os.pipe()
+            if socket is not None:
+                # Only the sandbox's own uid may connect to its socket.
+                os.chown(socket, lease.uid, lease.uid)
+                os.chmod(socket, 0o600)
         argv = bwrap_argv(
             confinement,
             entry.command,
@@ -328,8 +340,10 @@ async def _launch_confined(
             None if socket is None else str(socket),
             block_fd=block_r if cgroup else None,
             info_fd=info_w if cgroup else None,
-            seccomp_fd=None if cgroup else seccomp_r,
+            seccomp_fd=seccomp_r,
+            userns_block_fd=users_r if lease else None,
         )
+        passed = (seccomp_r,) if lease is None else (seccomp_r, info_w, block_r, users_r)
         process = await asyncio.create_subprocess_exec(
             *argv,
             cwd="/",
@@ -338,15 +352,15 @@ async def _launch_confined(
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             start_new_session=True,
-            pass_fds=(info_w, block_r) if cgroup else (seccomp_r,),
+            pass_fds=passed,
         )
-        bot = BotProcess(label, workdir, process, SandboxMode.BWRAP, cgroup)
+        bot = BotProcess(label, workdir, process, SandboxMode.BWRAP, cgroup, lease)
         _keep_logs(bot, entry.log_mb, budget)
-        if cgroup is not None:
-            os.close(info_w)
-            os.close(block_r)
-            info_w = block_r = -1
-            await _admit(cgroup, info_r, block_w)
+        if cgroup is not None and lease is not None:
+            for fd in (info_w, block_r, users_r):
+                os.close(fd)
+            info_w = block_r = users_r = -1
+            await _admit(cgroup, lease, info_r, users_w, block_w)
         return bot
     except BaseException:
         try:
@@ -360,17 +374,25 @@ async def _launch_confined(
         finally:
             if cgroup is not None:
                 await cgroup.remove()
+            if lease is not None:
+                lease.release()
         raise
     finally:
-        for fd in (info_r, info_w, block_r, block_w, seccomp_r):
+        for fd in (info_r, info_w, block_r, block_w, users_r, users_w, seccomp_r):
             if fd >= 0:
                 os.close(fd)
 
 
-async def _admit(cgroup: SandboxCgroups, info_r: int, block_w: int) -> None:
-    """Put the sandbox's process into ``cgroup``, then let bwrap start the bot."""
+async def _admit(
+    cgroup: SandboxCgroups, lease: UidLease, info_r: int, users_w: int, block_w: int
+) -> None:
+    """Map the sandbox's user namespace to ``lease``'s uid, put its process into
+    ``cgroup``, then let bwrap start the bot."""
     child = await asyncio.get_running_loop().run_in_executor(None, _child_pid, info_r)
     if child is not None:
+        map_user_namespace(child, lease.uid)
+        with contextlib.suppress(BrokenPipeError):  # bwrap failed: its log says why
+            os.write(users_w, b"1")
         # Before the bot runs: everything it starts is counted against pids.max.
         # If the sandbox is gone already, bwrap's stderr in the log says why.
         with contextlib.suppress(ProcessLookupError):

@@ -14,13 +14,16 @@ docs/security.md says what each layer stops.
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import json
 import os
 import shutil
 import subprocess
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from pathlib import PurePosixPath
 
 
 class SandboxMode(StrEnum):
@@ -48,7 +51,14 @@ RUNTIME_DIRS = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/l
 """The system's runtime folders, read-only in every sandbox (symlinks stay symlinks)."""
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
 UID_INSIDE = 65534
-"""A root referee's bots are ``nobody`` inside their namespace (and hold no capability)."""
+"""A root referee's bots are ``nobody`` inside their namespace (and hold no capability);
+that is a host uid of their own outside it (:mod:`referee.sandbox_uids`)."""
+DROP_ROOT = (
+    "setpriv", f"--reuid={UID_INSIDE}", f"--regid={UID_INSIDE}", "--clear-groups",
+    "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs",
+)  # fmt: skip
+"""A root referee's sandbox leaves its root for ``nobody`` (a host uid of its own) and every
+capability for good, before anything of the bot's runs."""
 _SANDBOX_OVERHEAD_PROCESSES = 1
 """bwrap's own init (PID 1 in the sandbox) counts against the process cap."""
 
@@ -117,6 +127,7 @@ def bwrap_argv(
     block_fd: int | None = None,
     info_fd: int | None = None,
     seccomp_fd: int | None = None,
+    userns_block_fd: int | None = None,
 ) -> list[str]:
     """The whole command line that runs ``command`` confined: bwrap, then prlimit, then the bot.
 
@@ -124,18 +135,26 @@ def bwrap_argv(
     at the same paths; ``socket_path`` its socket, which appears inside at
     :data:`SOCKET_INSIDE`. With ``block_fd`` and ``info_fd``, bwrap says its child's pid and
     waits for a byte before the bot starts (a root referee moves it into its cgroups).
-    ``seccomp_fd`` holds a seccomp program for bwrap to load (a normal user's sandboxes:
-    :mod:`referee.sandbox_seccomp`).
+    ``seccomp_fd`` holds a seccomp program for bwrap to load (:mod:`referee.sandbox_seccomp`).
+    With ``userns_block_fd`` (a root referee), bwrap waits for a byte on it while the
+    referee maps the sandbox's user namespace (:func:`referee.sandbox_uids.map_user_namespace`);
+    the sandbox then drops its root (:data:`DROP_ROOT`) before the bot starts.
     """
     bwrap = bwrap_path()
     prlimit = shutil.which("prlimit")
-    if bwrap is None or prlimit is None:
-        raise SandboxError(sandbox_problem() or "bwrap or prlimit not found")
+    setpriv = shutil.which("setpriv")
+    if bwrap is None or prlimit is None or setpriv is None:
+        raise SandboxError(sandbox_problem() or "bwrap, prlimit or setpriv not found")
+    if userns_block_fd is None:
+        users = ["--disable-userns", "--cap-drop", "ALL"]
+        drop: list[str] = []
+    else:
+        users = ["--userns-block-fd", str(userns_block_fd)]
+        drop = [setpriv, *DROP_ROOT[1:]]
     args = [
         bwrap,
-        "--unshare-all", "--unshare-user", "--disable-userns",
-        *(["--uid", str(UID_INSIDE), "--gid", str(UID_INSIDE)] if running_as_root() else []),
-        "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--hostname", "tavolo",
+        "--unshare-all", "--unshare-user", *users,
+        "--die-with-parent", "--new-session", "--hostname", "tavolo",
         *_runtime_args(),
         "--proc", "/proc",
         "--dir", "/dev",
@@ -146,14 +165,23 @@ def bwrap_argv(
         args += ["--symlink", f"/proc/self/fd/{n}", f"/dev/{name}"]
     args += ["--symlink", "/proc/self/fd", "/dev/fd"]
     # One tmpfs for everything the bot may write, so disk_mb caps the whole of it.
-    args += ["--size", str(confinement.disk_mb * 1024 * 1024), "--tmpfs", TMP_INSIDE]
-    args += ["--dir", WORK_INSIDE, "--dir", SHM_INSIDE, "--symlink", SHM_INSIDE, "/dev/shm"]
-    for path in _dedupe(read_only):
+    # Made by the sandbox's root, written by its nobody: open to all, as no one else is there.
+    tmp_size = ["--size", str(confinement.disk_mb * 1024 * 1024)]
+    args += ["--perms", "1777", *tmp_size, "--tmpfs", TMP_INSIDE]
+    args += ["--perms", "0777", "--dir", WORK_INSIDE, "--perms", "0777", "--dir", SHM_INSIDE]
+    args += ["--symlink", SHM_INSIDE, "/dev/shm"]
+    bound = _dedupe(read_only)
+    # bwrap makes a bound path's missing parents 0700, root's: nobody could not pass.
+    for parent in _parents([*bound, *([SOCKET_INSIDE] if socket_path is not None else [])]):
+        args += ["--perms", "0755", "--dir", parent]
+    for path in bound:
         args += ["--ro-bind", path, path]
     if socket_path is not None:
-        args += ["--dir", "/run/tavolo", "--bind", socket_path, SOCKET_INSIDE]
-    if block_fd is not None and info_fd is not None:
-        args += ["--info-fd", str(info_fd), "--block-fd", str(block_fd)]
+        args += ["--bind", socket_path, SOCKET_INSIDE]
+    if info_fd is not None:
+        args += ["--info-fd", str(info_fd)]
+    if block_fd is not None:
+        args += ["--block-fd", str(block_fd)]
     if seccomp_fd is not None:
         args += ["--seccomp", str(seccomp_fd)]
     # The sandbox's root is bwrap's own tmpfs, uncapped: nothing may be written there.
@@ -165,13 +193,23 @@ def bwrap_argv(
     # Root does not count against RLIMIT_NPROC (a root referee uses a pids cgroup too).
     nproc = process_cap(confinement.processes)
     args += [
-        "--", prlimit,
+        "--", *drop, prlimit,
         f"--cpu={confinement.cpu_seconds}:{confinement.cpu_seconds + 1}",
         f"--as={memory}:{memory}", f"--fsize={size}:{size}", f"--nproc={nproc}:{nproc}",
         "--core=0:0",
         "--", *command,
     ]  # fmt: skip
     return args
+
+
+def _parents(paths: Iterable[str]) -> list[str]:
+    """The folders above ``paths`` that the sandbox does not have already, outermost first."""
+    have = {"/", TMP_INSIDE, WORK_INSIDE, SHM_INSIDE, "/dev", "/proc", *RUNTIME_DIRS}
+    out: list[str] = []
+    for path in paths:
+        parents = [str(p) for p in reversed(PurePosixPath(path).parents)]
+        out += [p for p in parents if p not in have and p not in out]
+    return out
 
 
 def _dedupe(paths: Iterable[str]) -> list[str]:
@@ -210,17 +248,17 @@ def sandbox_problem() -> str | None:
         return f"bubblewrap (bwrap) is not installed: {INSTALL_HINT}"
     if shutil.which("prlimit") is None:
         return "prlimit (util-linux) is not installed: install util-linux"
+    if shutil.which("setpriv") is None:
+        return "setpriv (util-linux) is not installed: install util-linux"
     probe = Confinement(disk_mb=1, processes=8, cpu_seconds=5, memory_mb=256, file_mb=1)
-    argv = bwrap_argv(
-        probe, ["/bin/sh", "-c", "echo ok > /tmp/probe && cat /tmp/probe"], {}, (), None
-    )
+    command = ["/bin/sh", "-c", "echo ok > /tmp/probe && cat /tmp/probe"]
     if running_as_root():
         from referee.sandbox_cgroups import cgroups_problem  # it imports this module
 
         if problem := cgroups_problem():
             return problem
     try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=20, check=False)
+        done = _probe(probe, command)
     except (OSError, subprocess.SubprocessError) as exc:
         return f"bubblewrap cannot start: {exc}"
     if done.returncode == 0 and done.stdout.strip() == "ok":
@@ -236,6 +274,40 @@ def sandbox_problem() -> str | None:
             "docs/security.md"
         )
     return f"bubblewrap cannot make a sandbox here: {said}{hint}"
+
+
+def _probe(probe: Confinement, command: list[str]) -> subprocess.CompletedProcess[str]:
+    """Run ``command`` in a sandbox made as a bot's is: as root, on a host uid of its own."""
+    if not running_as_root():
+        argv = bwrap_argv(probe, command, {}, (), None)
+        return subprocess.run(argv, capture_output=True, text=True, timeout=20, check=False)
+    from referee.sandbox_uids import lease_uid, map_user_namespace  # it names this module
+
+    lease = lease_uid()
+    info_r, info_w = os.pipe()
+    users_r, users_w = os.pipe()
+    try:
+        argv = bwrap_argv(probe, command, {}, (), None, userns_block_fd=users_r, info_fd=info_w)
+        with subprocess.Popen(
+            argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            pass_fds=(users_r, info_w),
+        ) as process:  # fmt: skip
+            os.close(info_w)
+            info_w = -1
+            data = b""
+            while not data.rstrip().endswith(b"}") and (chunk := os.read(info_r, 4096)):
+                data += chunk
+            if data:
+                map_user_namespace(int(json.loads(data)["child-pid"]), lease.uid)
+                with contextlib.suppress(BrokenPipeError):
+                    os.write(users_w, b"1")
+            out, err = process.communicate(timeout=20)
+            return subprocess.CompletedProcess(argv, process.returncode, out, err)
+    finally:
+        for fd in (info_r, info_w, users_r, users_w):
+            if fd >= 0:
+                os.close(fd)
+        lease.release()
 
 
 def bwrap_version() -> str:

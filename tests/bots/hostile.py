@@ -20,9 +20,13 @@ Attacks (made when each ``GameStarted`` arrives, unless said otherwise):
 - ``ptrace``: PTRACE_ATTACH to every process it can see but its own;
 - ``records``: open each ``--target`` path (the records folder and a record);
 - ``fork-bomb``: a child forks up to 10,000 sleeping processes; how many it made;
-- ``double-fork``: a grandchild in a session of its own, named ``--marker``, sleeping
-  for ten minutes;
+- ``double-fork``: a grandchild in a session of its own (if setsid is allowed), named
+  ``--marker``, sleeping for ten minutes;
 - ``disk``: 1 MB files into the work folder, ``/tmp`` and ``/dev/shm`` until refused;
+- ``host``: what a bot could do to the host: the ``/proc/sys`` files it may write, writes
+  to ``core_pattern``, ``file-max`` and ``panic`` (each its own value back), reads of
+  ``/etc/shadow``, ``/etc/gshadow`` and ``/etc/ssl/private/*``; its uid map and
+  capabilities;
 - ``remember``: writes each hand it is dealt to its work folder, and at each game start
   reports what it finds there from earlier games;
 - ``cpu-hog``: at its first game, ``--count`` busy loops, one process each, that spin
@@ -38,6 +42,7 @@ Attacks (made when each ``GameStarted`` arrives, unless said otherwise):
 from __future__ import annotations
 
 import argparse
+import contextlib
 import ctypes
 import errno
 import json
@@ -284,7 +289,9 @@ class HostileBot(Bot):
 
     def attack_double_fork(self) -> None:
         if os.fork() == 0:
-            os.setsid()
+            # Every sandbox refuses it: the grandchild stays in the bot's session.
+            with contextlib.suppress(OSError):
+                os.setsid()
             if os.fork() == 0:
                 libc = ctypes.CDLL(None)
                 libc.prctl(15, ARGS.marker.encode()[:15], 0, 0, 0)  # PR_SET_NAME
@@ -383,6 +390,39 @@ class HostileBot(Bot):
         report("memory-hog", megabytes=ARGS.megabytes, **facts)
         if ARGS.then_exit:
             os._exit(3)
+
+    def attack_host(self) -> None:
+        writable, written = [], {}
+        for root, _, files in os.walk("/proc/sys"):
+            for name in files:
+                if os.access(os.path.join(root, name), os.W_OK):
+                    writable.append(os.path.join(root, name))
+        # Each knob gets its own value back: were the write let through, nothing changes.
+        for knob in ("kernel/core_pattern", "fs/file-max", "kernel/panic"):
+            path = Path("/proc/sys") / knob
+            try:
+                path.write_text(path.read_text())
+                written[knob] = "ok"
+            except OSError as exc:
+                written[knob] = _error(exc)
+        secrets_read = {}
+        for path in ("/etc/shadow", "/etc/gshadow", *map(str, Path("/etc/ssl/private").glob("*"))):
+            try:
+                Path(path).read_bytes()
+                secrets_read[path] = "ok"
+            except OSError as exc:
+                secrets_read[path] = _error(exc)
+        status = Path("/proc/self/status").read_text().splitlines()
+        report(
+            "host",
+            uid_map=Path("/proc/self/uid_map").read_text().split(),
+            uid=os.getuid(),
+            cap_eff=next(x.split()[1] for x in status if x.startswith("CapEff:")),
+            no_new_privs=next(x.split()[1] for x in status if x.startswith("NoNewPrivs:")),
+            writable=writable,
+            written=written,
+            secrets=secrets_read,
+        )
 
     def attack_remember(self) -> None:
         found = []
