@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import PurePosixPath
 
+from referee.sandbox_proc import proc_args
+
 
 class SandboxMode(StrEnum):
     """How a bot process is confined."""
@@ -157,6 +159,7 @@ def bwrap_argv(
         "--die-with-parent", "--new-session", "--hostname", "tavolo",
         *_runtime_args(),
         "--proc", "/proc",
+        *proc_args(confinement.memory_mb),
         "--dir", "/dev",
     ]  # fmt: skip
     for device in DEVICES:

@@ -18,12 +18,18 @@ from referee.entries import parse_entry
 from referee.match import MatchResult
 from referee.sandbox_uids import UID_RANGE
 from tests.bots.harness import run
+from tests.sandboxing import require_sandbox
 from tests.test_sandbox import _play, hostile
 
-pytestmark = pytest.mark.skipif(
+root_only = pytest.mark.skipif(
     os.geteuid() != 0, reason="the host-uid mapping is a root referee's (a normal user's bots "
     "are that user, who cannot map others)"
 )  # fmt: skip
+
+
+@pytest.fixture(autouse=True)
+def _sandbox_needed() -> None:
+    require_sandbox()
 
 
 def _host_uids(marker: str) -> dict[int, int]:
@@ -40,6 +46,7 @@ def _host_uids(marker: str) -> dict[int, int]:
     return out
 
 
+@root_only
 def test_a_root_referees_bots_are_strangers_to_the_host(tmp_path: Path) -> None:
     core_pattern = Path("/proc/sys/kernel/core_pattern").read_text()
     seen: dict[int, int] = {}
@@ -72,3 +79,30 @@ def test_a_root_referees_bots_are_strangers_to_the_host(tmp_path: Path) -> None:
     bots = {uid for pid, uid in seen.items() if uid != 0}
     assert bots and bots <= mapped, (seen, mapped)
     assert Path("/proc/sys/kernel/core_pattern").read_text() == core_pattern
+
+
+def test_the_machines_counters_do_not_move_inside(tmp_path: Path) -> None:
+    """A sender that opens and closes thousands of descriptors moves the machine's
+    ``file-nr`` (the channel measured at 50 bit/s); inside, every counter stands still."""
+    host_file_nr: set[str] = set()
+
+    async def churn(task: asyncio.Future[MatchResult]) -> None:
+        while not task.done():
+            fds = [os.open("/dev/null", os.O_RDONLY) for _ in range(2000)]
+            host_file_nr.add(Path("/proc/sys/fs/file-nr").read_text())
+            await asyncio.sleep(0.02)
+            for fd in fds:
+                os.close(fd)
+            host_file_nr.add(Path("/proc/sys/fs/file-nr").read_text())
+            await asyncio.sleep(0.02)
+
+    entry = hostile(tmp_path / "bot", "counters")
+    played = run(_play((entry, parse_entry("random")), tmp_path, during=churn), timeout=240)
+    played.assert_played_out()
+    reports = played.all_reports()
+    assert reports
+    for r in reports:
+        assert set(r["distinct"].values()) == {1}, r
+        assert r["pressure"] in (None, []), r
+    # The channel was there to be read: outside, the count moved.
+    assert len(host_file_nr) > 1

@@ -27,6 +27,9 @@ Attacks (made when each ``GameStarted`` arrives, unless said otherwise):
   to ``core_pattern``, ``file-max`` and ``panic`` (each its own value back), reads of
   ``/etc/shadow``, ``/etc/gshadow`` and ``/etc/ssl/private/*``; its uid map and
   capabilities;
+- ``counters``: at its first game, reads the machine's counters (``/proc/loadavg``,
+  ``stat``, ``meminfo``, ``sys/fs/file-nr``, ``inode-nr``) for 1.5 s, and says how many
+  different contents each showed, and what ``/proc/pressure`` holds;
 - ``remember``: writes each hand it is dealt to its work folder, and at each game start
   reports what it finds there from earlier games;
 - ``cpu-hog``: at its first game, ``--count`` busy loops, one process each, that spin
@@ -422,6 +425,28 @@ class HostileBot(Bot):
             writable=writable,
             written=written,
             secrets=secrets_read,
+        )
+
+    def attack_counters(self) -> None:
+        if not self._first_attack():
+            return
+        seen: dict[str, set[str]] = {}
+        names = ("loadavg", "stat", "meminfo", "sys/fs/file-nr", "sys/fs/inode-nr")
+        until = time.monotonic() + 1.5
+        while time.monotonic() < until:
+            for name in names:
+                try:
+                    text = Path("/proc", name).read_text()
+                except OSError as exc:
+                    text = _error(exc)
+                seen.setdefault(name, set()).add(text)
+            time.sleep(0.01)
+        report(
+            "counters",
+            distinct={name: len(texts) for name, texts in seen.items()},
+            pressure=sorted(os.listdir("/proc/pressure"))
+            if os.path.isdir("/proc/pressure")
+            else None,
         )
 
     def attack_remember(self) -> None:
