@@ -21,7 +21,7 @@ import pytest
 from referee.records import verify_lines
 from tests.helpers import record_games
 from tests.sandboxing import require_sandbox
-from tests.test_cli import tavolo
+from tests.test_cli import assert_one_error, tavolo
 from tournaments.storage import Store
 
 RAISES = '''
@@ -314,3 +314,24 @@ def test_the_logs_cap_cuts_logs_but_not_the_fault_line(tmp_path: Path, shards: s
         "tournament", "run", path, "--db", db, "--quiet", "--logs-mb", "1", "--shards", shards
     )
     assert "take their --logs-mb (1 MB) already" in again.stderr
+
+
+def test_play_caps_its_logs_in_total(tmp_path: Path) -> None:
+    """A bot that writes 1.5 MB and crashes, started again before every game with fresh
+    log files: ``tavolo play``'s bots' logs stay within ``--logs-mb`` all the same."""
+    require_sandbox()
+    loud = bot(tmp_path, "loud", LOUD)
+    logs = tmp_path / "logs"
+    result = tavolo(
+        "play", loud, "random", "--seed", "s", "--deals", "1", "--sets", "2",
+        "--logs-mb", "1", "--workdir", logs, "--quiet",
+    )  # fmt: skip
+    files = list(logs.rglob("*.log"))
+    # Four processes wrote 1.5 MB each: uncapped, 6 MB.
+    assert len([f for f in files if f.name == "stdout.log"]) >= 4
+    kept = sum(f.stat().st_size for f in files)
+    assert kept <= 2**20 + 200 * len(files), kept
+    assert any("reached their total cap, 1 MB" in f.read_text(errors="replace") for f in files)
+    assert "my last words, after the logs were full" in result.output
+    bad = tavolo("play", "random", "random", "--seed", "s", "--logs-mb", "0")
+    assert_one_error(bad, "--logs-mb must be 1 or more, got 0")

@@ -14,6 +14,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from tabulate import tabulate
 
+from referee.bot_process import LogBudget
 from referee.engine.deals import SeedError, check_seed
 from referee.engine.rules import Rules
 from referee.entries import Entry, EntryError, parse_entry
@@ -57,6 +58,7 @@ from tournaments.cli.common import (
     run_interruptible,
 )
 from tournaments.results import always_faulted
+from tournaments.runner import DEFAULT_LOGS_MB
 from tournaments.storage import GameRow
 
 
@@ -127,6 +129,13 @@ def play(
         ),
     ] = False,
     sandbox: Annotated[SandboxMode | None, typer.Option(help=SANDBOX_HELP)] = None,
+    logs_mb: Annotated[
+        int,
+        typer.Option(
+            help="What the bots' logs of this match may take together (restarted processes' "
+            "included); beyond it each log is cut with a line saying so."
+        ),
+    ] = DEFAULT_LOGS_MB,
     quiet: Annotated[bool, typer.Option(help="No progress bar.")] = False,
 ) -> None:
     """Play a match between entries and print the result table.
@@ -186,13 +195,15 @@ def play(
         allow_unconfined=True,
         book=dealt,
     )
+    if logs_mb < 1:
+        fail(f"--logs-mb must be 1 or more, got {logs_mb}")
     reports: list[GameReport] = []
     logs = workdir or Path(tempfile.mkdtemp(prefix="tavolo-play-"))
     with contextlib.ExitStack() as stack:
         stream = _open_record(stack, record)
         try:
             result = run_interruptible(
-                _run(config, (listen, tls), stream, logs, quiet, reports.append)
+                _run(config, (listen, tls), stream, logs, quiet, reports.append, logs_mb)
             )
         except (Interrupted, KeyboardInterrupt):
             # The bots were stopped on the way out; every finished line is in the record.
@@ -251,6 +262,7 @@ async def _run(
     workdir: Path | None,
     quiet: bool,
     on_game: Callable[[GameReport], None],
+    logs_mb: int,
 ) -> MatchResult:
     listen, tls = server
     try:
@@ -287,6 +299,8 @@ async def _run(
             on_deal=on_deal,
             on_ticket=on_ticket,
             on_game_recorded=on_game,
+            # Every process's logs together, however often a crashing bot is started again.
+            log_budget=LogBudget(logs_mb),
         )
         for line in match.warnings:
             typer.echo(f"warning: {line}", err=True)
