@@ -27,7 +27,12 @@ from referee.sandbox import (
 )
 from referee.sandbox_cgroups import SandboxCgroups
 from referee.sandbox_seccomp import setsid_filter
-from referee.sandbox_uids import UidLease, lease_uid, map_user_namespace
+from referee.sandbox_uids import (
+    UidLease,
+    forbid_user_namespaces,
+    lease_uid,
+    map_user_namespace,
+)
 
 STDERR_TAIL_LINES = 20
 _TAIL_BYTES = 8 * 1024
@@ -388,9 +393,14 @@ async def _admit(
 ) -> None:
     """Map the sandbox's user namespace to ``lease``'s uid, put its process into
     ``cgroup``, then let bwrap start the bot."""
-    child = await asyncio.get_running_loop().run_in_executor(None, _child_pid, info_r)
+    loop = asyncio.get_running_loop()
+    child = await loop.run_in_executor(None, _child_pid, info_r)
     if child is not None:
         map_user_namespace(child, lease.uid)
+        try:
+            await loop.run_in_executor(None, forbid_user_namespaces, child)
+        except OSError as exc:
+            raise SandboxError(str(exc)) from None
         with contextlib.suppress(BrokenPipeError):  # bwrap failed: its log says why
             os.write(users_w, b"1")
         # Before the bot runs: everything it starts is counted against pids.max.

@@ -284,7 +284,11 @@ def _probe(probe: Confinement, command: list[str]) -> subprocess.CompletedProces
     if not running_as_root():
         argv = bwrap_argv(probe, command, {}, (), None)
         return subprocess.run(argv, capture_output=True, text=True, timeout=20, check=False)
-    from referee.sandbox_uids import lease_uid, map_user_namespace  # it names this module
+    from referee.sandbox_uids import (  # it names this module
+        forbid_user_namespaces,
+        lease_uid,
+        map_user_namespace,
+    )
 
     lease = lease_uid()
     info_r, info_w = os.pipe()
@@ -301,7 +305,9 @@ def _probe(probe: Confinement, command: list[str]) -> subprocess.CompletedProces
             while not data.rstrip().endswith(b"}") and (chunk := os.read(info_r, 4096)):
                 data += chunk
             if data:
-                map_user_namespace(int(json.loads(data)["child-pid"]), lease.uid)
+                child = int(json.loads(data)["child-pid"])
+                map_user_namespace(child, lease.uid)
+                forbid_user_namespaces(child)
                 with contextlib.suppress(BrokenPipeError):
                     os.write(users_w, b"1")
             out, err = process.communicate(timeout=20)

@@ -15,6 +15,8 @@ import contextlib
 import fcntl
 import os
 import secrets
+import shutil
+import subprocess
 from dataclasses import dataclass
 
 UID_RANGE = range(0x6F000000, 0x6F000000 + 65536)
@@ -73,3 +75,20 @@ def map_user_namespace(child: int, uid: int) -> None:
             open(f"/proc/{child}/{name}", "w", encoding="ascii") as file,
         ):
             file.write(line)
+
+
+def forbid_user_namespaces(child: int) -> None:
+    """Set the user namespace of sandbox process ``child`` to allow no user namespace below
+    it, as bwrap's ``--disable-userns`` would (which does not go with a namespace mapped
+    from outside). Only its root may change that, and the bot runs as its ``nobody``."""
+    nsenter = shutil.which("nsenter")
+    if nsenter is None:
+        raise OSError("nsenter (util-linux) is not installed: install util-linux")
+    done = subprocess.run(
+        [nsenter, "--user", "--target", str(child), "--", "/bin/sh", "-c",
+         "echo 0 > /proc/sys/user/max_user_namespaces"],
+        capture_output=True, text=True, timeout=10, check=False,
+    )  # fmt: skip
+    if done.returncode != 0 and os.path.exists(f"/proc/{child}"):
+        said = " ".join(done.stderr.split()) or f"exit status {done.returncode}"
+        raise OSError(f"cannot forbid user namespaces in the sandbox: {said}")

@@ -74,6 +74,8 @@ def test_a_root_referees_bots_are_strangers_to_the_host(tmp_path: Path) -> None:
         assert set(r["writable"]) <= {"/proc/sys/kernel/ns_last_pid"}, r
         assert set(r["written"].values()) <= {"EACCES", "EROFS", "EPERM"}, r
         assert r["secrets"] and set(r["secrets"].values()) == {"EACCES"}, r
+        # No user namespace below the sandbox's: its limit is 0 (or the filter says no).
+        assert r["user_namespace"] in ("ENOSPC", "EPERM"), r
     # A uid of its own per sandbox (two processes of each of two seats' slots).
     assert len(mapped) == 4
     bots = {uid for pid, uid in seen.items() if uid != 0}

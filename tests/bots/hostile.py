@@ -25,8 +25,8 @@ Attacks (made when each ``GameStarted`` arrives, unless said otherwise):
 - ``disk``: 1 MB files into the work folder, ``/tmp`` and ``/dev/shm`` until refused;
 - ``host``: what a bot could do to the host: the ``/proc/sys`` files it may write, writes
   to ``core_pattern``, ``file-max`` and ``panic`` (each its own value back), reads of
-  ``/etc/shadow``, ``/etc/gshadow`` and ``/etc/ssl/private/*``; its uid map and
-  capabilities;
+  ``/etc/shadow``, ``/etc/gshadow`` and ``/etc/ssl/private/*``; making a user namespace;
+  its uid map and capabilities;
 - ``counters``: at its first game, reads the machine's counters (``/proc/loadavg``,
   ``stat``, ``meminfo``, ``sys/fs/file-nr``, ``inode-nr``) for 1.5 s, and says how many
   different contents each showed, and what ``/proc/pressure`` holds;
@@ -415,9 +415,18 @@ class HostileBot(Bot):
                 secrets_read[path] = "ok"
             except OSError as exc:
                 secrets_read[path] = _error(exc)
+        # A user namespace of its own, from a process with one thread (the kernel says
+        # EINVAL to a process that shares its memory, whatever else holds).
+        probe = (
+            "import ctypes, errno, sys; libc = ctypes.CDLL(None, use_errno=True); "
+            "failed = libc.unshare(0x10000000); "  # CLONE_NEWUSER
+            "print(errno.errorcode[ctypes.get_errno()] if failed else 'ok')"
+        )
+        userns = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
         status = Path("/proc/self/status").read_text().splitlines()
         report(
             "host",
+            user_namespace=userns.stdout.strip() or userns.stderr.strip(),
             uid_map=Path("/proc/self/uid_map").read_text().split(),
             uid=os.getuid(),
             cap_eff=next(x.split()[1] for x in status if x.startswith("CapEff:")),
