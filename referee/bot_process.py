@@ -396,6 +396,12 @@ async def _admit(
     loop = asyncio.get_running_loop()
     child = await loop.run_in_executor(None, _child_pid, info_r)
     if child is not None:
+        # First: a referee killed from here on leaves the sandbox in its cgroup, which the
+        # next root referee empties (bwrap's child waits for us until then).
+        # Before the bot runs: everything it starts is counted against pids.max.
+        # If the sandbox is gone already, bwrap's stderr in the log says why.
+        with contextlib.suppress(ProcessLookupError):
+            cgroup.add(child)
         map_user_namespace(child, lease.uid)
         try:
             await loop.run_in_executor(None, forbid_user_namespaces, child)
@@ -403,10 +409,6 @@ async def _admit(
             raise SandboxError(str(exc)) from None
         with contextlib.suppress(BrokenPipeError):  # bwrap failed: its log says why
             os.write(users_w, b"1")
-        # Before the bot runs: everything it starts is counted against pids.max.
-        # If the sandbox is gone already, bwrap's stderr in the log says why.
-        with contextlib.suppress(ProcessLookupError):
-            cgroup.add(child)
     with contextlib.suppress(BrokenPipeError):  # bwrap failed: its log says why
         os.write(block_w, b"go")
 

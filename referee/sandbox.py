@@ -154,7 +154,9 @@ def bwrap_argv(
         users = ["--userns-block-fd", str(userns_block_fd)]
         drop = [setpriv, *DROP_ROOT[1:]]
     args = [
-        bwrap,
+        # bwrap's own --die-with-parent is its child's: bwrap itself, waiting for the
+        # referee's byte, would outlive a referee killed meanwhile, for good.
+        setpriv, "--pdeathsig", "KILL", "--", bwrap,
         "--unshare-all", "--unshare-user", *users,
         "--die-with-parent", "--new-session", "--hostname", "tavolo",
         *_runtime_args(),
