@@ -10,6 +10,7 @@ played out to its end.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import os
 import secrets
@@ -35,6 +36,9 @@ HOSTILE = Path(__file__).resolve().parent / "bots" / "hostile.py"
 THINKER = HOSTILE.with_name("thinker.py")
 NORMAL_ENDS = {"deals_played", "target_reached"}
 LIMITS = Limits(deadline_ms=5000, connect_timeout=20, grace=1, restart_crashed=False)
+# Filling and reclaiming a gigabyte under a cap takes seconds on a loaded machine; the
+# hog's own wait is 60 s, and the clock must not end the bot first.
+SLOW_LIMITS = dataclasses.replace(LIMITS, deadline_ms=90_000)
 
 
 @pytest.fixture(autouse=True)
@@ -99,6 +103,7 @@ async def _play(
     sets: int = 1,
     deals: int = 1,
     during: Any = None,
+    limits: Limits = LIMITS,
 ) -> Played:
     referee = await start_referee("127.0.0.1:0")
     records = tmp_path / "records"
@@ -107,7 +112,7 @@ async def _play(
     try:
         with record.open("w", encoding="utf-8") as stream:
             config = MatchConfig(
-                preset("tressette"), "sandbox", entries, deals, sets, LIMITS,
+                preset("tressette"), "sandbox", entries, deals, sets, limits,
                 sandbox=SandboxMode.BWRAP,
             )  # fmt: skip
             match = Match(referee, config, record=stream, workdir=tmp_path / "work")
@@ -359,21 +364,23 @@ def test_a_sandbox_cannot_take_more_memory_than_its_cap(tmp_path: Path) -> None:
     the kernel kills those past it, inside the sandbox, and the match plays on."""
     limits = "memory_mb = 1024\ndisk_mb = 16"
     entry = hostile(tmp_path / "bot", "memory-hog", "--count", "6", limits=limits)
-    played = play((entry, parse_entry("random")), tmp_path)
+    played = play((entry, parse_entry("random")), tmp_path, limits=SLOW_LIMITS)
     played.assert_played_out()
     reports = played.all_reports()
     assert len(reports) == 4
     for r in reports:
         # Each per-process rlimit (1,024 MB of address space) lets every child fill 300 MB.
         assert r["alive"] + r["killed"] == 6 and r["other"] == [], r
-        assert 1 <= r["alive"] <= 3 and r["killed"] >= 3 and r["filled"] >= r["alive"], r
+        # At most three fit. Six filling at once can all be killed before the first kill's
+        # memory is given back, so none alive is a result the cap can give too.
+        assert r["alive"] <= 3 and r["killed"] >= 3 and r["filled"] >= r["alive"], r
 
 
 @root_only
 def test_a_bot_killed_for_its_memory_is_told_so(tmp_path: Path) -> None:
     limits = "memory_mb = 1024\ndisk_mb = 16"
     entry = hostile(tmp_path / "bot", "memory-hog", "--count", "6", "--then-exit", limits=limits)
-    played = play((entry, parse_entry("random")), tmp_path)
+    played = play((entry, parse_entry("random")), tmp_path, limits=SLOW_LIMITS)
     forfeits = [line for line in played.lines if line["type"] == "forfeit"]
     assert len(forfeits) == 2 and {f["reason"] for f in forfeits} == {"crash"}, forfeits
     for forfeit in forfeits:
