@@ -26,7 +26,7 @@ from referee.sandbox import (
     running_as_root,
 )
 from referee.sandbox_cgroups import SandboxCgroups
-from referee.sandbox_seccomp import setsid_filter
+from referee.sandbox_seccomp import seccomp_program
 from referee.sandbox_uids import (
     UidLease,
     forbid_user_namespaces,
@@ -70,6 +70,10 @@ class LogBudget:
         """:meth:`take`, awaited: a budget borrowed from elsewhere (a shard's from its head)
         may have to ask for more first."""
         return self.take(wanted)
+
+
+GLIBC_FUTEX_ABORT = "The futex facility returned an unexpected error code."
+"""What the C library prints as it aborts on a refused futex call (referee.sandbox_seccomp)."""
 
 
 @dataclass
@@ -124,7 +128,13 @@ class BotProcess:
                 f"; its sandbox reached its memory cap ({cap} MB: memory_mb + disk_mb) and "
                 f"the kernel killed {kills} of its processes"
             )
-        self.exit_note = exit_note(how, self.stderr_path, self.stderr_tail())
+        tail = self.stderr_tail()
+        if self.sandbox is SandboxMode.BWRAP and GLIBC_FUTEX_ABORT in tail:
+            how += (
+                "; a process-shared lock or semaphore (Python's multiprocessing among them) "
+                "needed a futex wake, which the sandbox refuses (docs/writing-a-bot.md)"
+            )
+        self.exit_note = exit_note(how, self.stderr_path, tail)
         return self.exit_note
 
     async def _drain(self, timeout: float) -> None:
@@ -327,7 +337,7 @@ async def _launch_confined(
         # Every sandbox: the filter of referee.sandbox_seccomp (no session, lock or key
         # of its own can reach another sandbox).
         seccomp_r, seccomp_w = os.pipe()
-        os.write(seccomp_w, setsid_filter())  # far less than a pipe holds
+        os.write(seccomp_w, seccomp_program())  # far less than a pipe holds
         os.close(seccomp_w)
         if lease is not None and cgroup is not None:
             info_r, info_w = os.pipe()

@@ -8,7 +8,7 @@ writes: the ``sandbox`` field of its ``game`` lines and the think time (``ms``) 
 answer. Nothing is timed here, so a seed gives the same record file every time. Each entry
 has one player per slot for the whole match, like an unconfined bot process; the built-in
 players remember nothing from one game to the next, so a sandboxed match (a process of its
-own per arrangement) plays the same.
+own per game) plays the same.
 """
 
 from __future__ import annotations

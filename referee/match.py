@@ -515,10 +515,14 @@ class Match:
         self._banks = {link.slot: config.limits.time_bank_ms for row in self.links for link in row}
         """Slot -> what is left of its time bank (shared by the slot's processes)."""
         self._fresh: dict[tuple[int, int], SlotLink] = {}
-        """(slot, arrangement) -> the link of the process that plays that arrangement of
-        every duplicate set, for sandboxed entries (arrangement 0 is ``links``)."""
+        """(slot, game number) -> the link of the process that plays that game alone, for
+        sandboxed entries in duplicate play (the first game played is ``links``')."""
+        self._first_game: int | None = None
+        self._killed: set[int] = set()
+        """id(link) of the processes killed after their one game."""
         self._socket_dir: Path | None = None
         self._servers: list[Any] = []
+        self._server_of: dict[int, Any] = {}
         self.warnings = self._warnings()
         """One line each about what this match cannot confine (remote entries in duplicate
         play, unconfined bots), for the caller to show."""
@@ -596,7 +600,9 @@ class Match:
 
     def all_alive(self) -> bool:
         """Whether no process of this match has exited (each slot's newest process)."""
-        return all(link.process_exit is None for link in self._all_links())
+        return all(
+            link.process_exit is None for link in self._all_links() if id(link) not in self._killed
+        )
 
     async def _open(self, root: Path) -> None:
         self._root = root
@@ -606,34 +612,38 @@ class Match:
 
     async def play(self, games: Iterable[int] | None = None, *, keep: bool = False) -> None:
         """Play every game, or the game numbers ``games``, on the processes started so far
-        and those each arrangement needs.
+        and those each game needs.
 
-        With ``keep``, every process stays for a later call (none hears MatchOver after
-        its arrangement's last game), and each slot's time bank is full again: each call
-        is a match of its own to the bots' clocks, as a match played apart would be.
+        A sandboxed entry in duplicate play has a process of its own for each game, killed
+        (not told MatchOver) once the game is over, before a game dealt from the same deals
+        begins; the next set's processes start while a set's last game is played, never
+        while a game of their own deals is.
+
+        With ``keep``, every other process stays for a later call (none hears MatchOver),
+        and each slot's time bank is full again: each call is a match of its own to the
+        bots' clocks, as a match played apart would be.
         """
         numbers = range(1, self.total_games + 1) if games is None else sorted(set(games))
         plans = [(n, self.config.game_plan(n)) for n in numbers]
         if keep:
             self._banks = dict.fromkeys(self._banks, self.config.limits.time_bank_ms)
-        # A process of its own arrangement is done after that arrangement's last game.
-        last_game = {rotation: i for i, (_, (_, _, rotation)) in enumerate(plans)}
+        if self._first_game is None and plans:
+            self._first_game = plans[0][0]
         for i, (number, (set_number, seed, rotation)) in enumerate(plans):
             if i and self._before_game is not None:
                 await self._before_game()
             # A set cut short pairs nothing: once stopped, the set being played ends.
             if self._stop_requested and (i == 0 or plans[i - 1][1][0] != set_number):
                 break
-            await self._prepare(rotation, wait=True)
-            if i + 1 < len(plans):
-                # The next game's processes start while this one is played.
-                await self._prepare(plans[i + 1][1][2], wait=False)
-            seats = self.seating(rotation)
+            await self._prepare(number, rotation, wait=True)
+            if i + 1 < len(plans) and plans[i + 1][1][0] != set_number:
+                # The next set's processes start while this game is played: other deals.
+                await self._prepare(plans[i + 1][0], plans[i + 1][1][2], wait=False)
+            seats = self.seating(number, rotation)
             await self._play_game(number, set_number, seed, rotation)
-            if not keep and last_game[rotation] == i:
-                for link in seats:
-                    if self._fresh.get((link.slot, rotation)) is link:
-                        await self._release(link)
+            for link in seats:
+                if self._fresh_per_game(link.slot // self.slots_per_entry):
+                    await self._kill(link)
 
     async def _start_processes(self, root: Path) -> None:
         root.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -645,17 +655,20 @@ class Match:
                     if self._on_ticket is not None:
                         self._on_ticket(link.label, link.ticket)
                     continue
-                await self._launch_link(link, e, k, 0)
+                await self._launch_link(link, e, k, None)
 
-    async def _launch_link(self, link: SlotLink, e: int, k: int, rotation: int) -> None:
-        """Give ``link`` a socket of its own and start its process (arrangement ``rotation``)."""
+    async def _launch_link(self, link: SlotLink, e: int, k: int, number: int | None) -> None:
+        """Give ``link`` a socket of its own and start its process (for game ``number``
+        alone, or for the match)."""
         if self._socket_dir is None:
             # Short, so socket paths stay within the 108 bytes of sun_path.
             self._socket_dir = Path(tempfile.mkdtemp(prefix="tavolo-"))
         path = self._socket_dir / f"{len(self._servers)}.sock"
-        self._servers.append(await open_slot_socket(self.referee.book, link, path))
+        server = await open_slot_socket(self.referee.book, link, path)
+        self._servers.append(server)
+        self._server_of[id(link)] = server
         env = {"TAVOLO_SEED": bot_seed(self.config.seed, self.names[e], k)}
-        folder = f"{e}-{k}" if rotation == 0 else f"{e}-{k}-arrangement-{rotation}"
+        folder = f"{e}-{k}" if number is None else f"{e}-{k}-game-{number}"
         self._launch[id(link)] = (self.config.entries[e], folder, env)
         assert self._root is not None
         await self._spawn(link, self._root / folder)
@@ -728,6 +741,18 @@ class Match:
     def _all_links(self) -> list[SlotLink]:
         return [link for row in self.links for link in row] + list(self._fresh.values())
 
+    async def _kill(self, link: SlotLink) -> None:
+        """``link``'s process played its game: kill it, close its ticket and its socket."""
+        self.referee.book.retire([link])
+        self._killed.add(id(link))
+        process = self._process_of.get(id(link))
+        if process is not None:
+            await process.stop(grace=0)
+        server = self._server_of.pop(id(link), None)
+        if server is not None:
+            self._servers.remove(server)
+            await server.stop(0)
+
     async def _release(self, link: SlotLink) -> None:
         """The match is over for ``link``'s process: MatchOver, and its ticket is closed."""
         if link.closed:
@@ -761,45 +786,46 @@ class Match:
 
     # -- one game --------------------------------------------------------------------------
 
-    def seating(self, rotation: int) -> list[SlotLink]:
-        """The slot at each seat for arrangement ``rotation`` of :func:`arrangements`.
+    def seating(self, number: int, rotation: int) -> list[SlotLink]:
+        """The slot at each seat for game ``number``, in arrangement ``rotation`` of
+        :func:`arrangements`.
 
-        A sandboxed entry plays each arrangement of a duplicate set with processes of
-        its own, so no process plays two games dealt from the same seed.
+        A sandboxed entry in duplicate play has a process of its own for each game, so
+        no process plays, or outlives, a game dealt from the same seed as its own.
         """
         return [
-            self._link_for(e, k, rotation)
+            self._link_for(e, k, number)
             for e, k in seat_slots(self.rules, self._arrangements[rotation])
         ]
 
-    def _fresh_per_arrangement(self, e: int) -> bool:
+    def _fresh_per_game(self, e: int) -> bool:
         # Unconfined and remote bots can remember anyway: one process per slot for them.
         return self.config.duplicate and self.sandboxes[e] == SandboxMode.BWRAP
 
-    def _link_for(self, e: int, k: int, rotation: int) -> SlotLink:
+    def _link_for(self, e: int, k: int, number: int) -> SlotLink:
         primary = self.links[e][k]
-        if rotation == 0 or not self._fresh_per_arrangement(e):
+        if number == self._first_game or not self._fresh_per_game(e):
             return primary
-        key = (primary.slot, rotation)
+        key = (primary.slot, number)
         if key not in self._fresh:
             self._fresh[key] = self.referee.book.issue(self.match_id, primary.slot, primary.label)
         return self._fresh[key]
 
-    async def _prepare(self, rotation: int, *, wait: bool) -> None:
-        """Start the processes of arrangement ``rotation`` not started yet; with ``wait``,
-        wait for them to connect."""
+    async def _prepare(self, number: int, rotation: int, *, wait: bool) -> None:
+        """Start the processes of game ``number`` not started yet; with ``wait``, wait for
+        them to connect."""
         started = []
         for e, row in enumerate(self.links):
             for k in range(len(row)):
-                link = self._link_for(e, k, rotation)
+                link = self._link_for(e, k, number)
                 if id(link) in self._launch or self.config.entries[e].remote:
                     continue
                 link.outbox.append(self._match_started())
-                await self._launch_link(link, e, k, rotation)
+                await self._launch_link(link, e, k, number)
                 started.append(link)
         if wait:
             timeout = self.config.limits.connect_timeout
-            links = [link for link in self.seating(rotation) if id(link) in self._launch]
+            links = [link for link in self.seating(number, rotation) if id(link) in self._launch]
             oks = await asyncio.gather(*(link.wait_connected(timeout) for link in links))
             for link, ok in zip(links, oks, strict=True):
                 if not ok and not link.ever_connected and not link.incidents:
@@ -807,7 +833,7 @@ class Match:
                     link.incidents.append(Incident("never_connected", why))
 
     async def _play_game(self, game: int, set_number: int, seed: str, rotation: int) -> None:
-        seats = self.seating(rotation)
+        seats = self.seating(game, rotation)
         entry_of_seat = [link.slot // self.slots_per_entry for link in seats]
         state = self.config.new_game(game, seed, [self.names[e] for e in entry_of_seat])
         self.feed.game = game

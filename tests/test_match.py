@@ -60,7 +60,7 @@ def test_play_over_grpc_plays_a_duplicate_set(tmp_path: Path) -> None:
     folders = sorted(p.name for p in (tmp_path / "w").iterdir())
     seats = ["0-0", "0-1", "1-0", "1-1"]
     if sandbox_problem() is None:
-        seats = sorted(seats + [f"{s}-arrangement-1" for s in seats])
+        seats = sorted(seats + [f"{s}-game-2" for s in seats])
     assert folders == seats
     for folder in folders:
         assert (tmp_path / "w" / folder / "stderr.log").exists()

@@ -432,22 +432,38 @@ def test_the_disk_cap_counts_the_whole_folder(tmp_path: Path) -> None:
 
 
 def test_a_duplicate_set_cannot_be_remembered(tmp_path: Path) -> None:
-    """A bot writes each hand to its folder: it finds it again only in other sets' games."""
+    """A bot writes each hand to its folder: every process plays one game, and finds none."""
     played = play((hostile(tmp_path / "bot", "remember"), parse_entry("random")), tmp_path, sets=2)
     played.assert_played_out()
-    set_of = {1: 1, 2: 1, 3: 2, 4: 2}
     seeds = {line["seed"] for line in played.lines if line["type"] == "game"}
     assert len(seeds) == 2
-    remembered = 0
+    games = sorted(r["game"] for reports in played.reports.values() for r in reports)
+    # Two processes (the entry's two seats) for each of the four games.
+    assert games == [1, 1, 2, 2, 3, 3, 4, 4], played.reports
     for process, reports in played.reports.items():
-        games = [r["game"] for r in reports]
-        assert len({set_of[g] for g in games}) == len(games), (process, games)
-        for r in reports:
-            for memory in r["found"]:
-                assert set_of[memory["game"]] != set_of[r["game"]], (process, r)
-                remembered += 1
-    # The same process does remember across sets (so the test could fail).
-    assert remembered > 0
+        assert len(reports) == 1 and reports[0]["found"] == [], (process, reports)
+
+
+def test_no_process_outlives_its_game_into_another_of_the_same_deals(tmp_path: Path) -> None:
+    """Each process says it still runs every 20 ms: none of a set's first game is heard
+    once the second game (the same deals, the sides swapped) deals its first hand."""
+    played = play((hostile(tmp_path / "bot", "linger"), parse_entry("random")), tmp_path, sets=2)
+    played.assert_played_out()
+    reports = played.all_reports()
+    beats: dict[int, list[float]] = {}
+    for r in reports:
+        if r["attack"] == "heartbeat":
+            beats.setdefault(r["game"], []).append(r["t"])
+    dealt = {}
+    for r in reports:
+        if r["attack"] == "dealt":
+            dealt[r["game"]] = min(dealt.get(r["game"], r["t"]), r["t"])
+    assert sorted(beats) == sorted(dealt) == [1, 2, 3, 4], (sorted(beats), dealt)
+    for first, second in ((1, 2), (3, 4)):
+        assert max(beats[first]) < dealt[second], (first, max(beats[first]), dealt[second])
+    # A process that outlived its game would be heard here: the last game's are, until
+    # the match ends and kills them too.
+    assert max(beats[4]) > dealt[4]
 
 
 def test_records_and_their_folders_are_private(tmp_path: Path) -> None:

@@ -37,6 +37,20 @@ Attacks (made when each ``GameStarted`` arrives, unless said otherwise):
   in their command line; each loop tries to
   lead a session of its own, which the kernel's autogroup would schedule as a group of its
   own, and the first says how that went (``setsid``: ``ok`` or the error);
+- ``kernel-objects``: when its first hand arrives, publishes it through every kernel
+  object another sandbox might reach (POSIX and OFD byte-range locks and a ``flock`` on
+  ``/etc/passwd``, keys in the session and user keyrings, a System V shared memory
+  segment, a futex in a shared mapping of ``/etc/passwd``), then reads every other slot's
+  from each; and says what each further call that might cross sandboxes answered
+  (inotify, fanotify, ``mincore``, ``POSIX_FADV_DONTNEED``, io_uring, userfaultfd, bpf,
+  ``unshare``, ``clone3``);
+- ``linger``: from its first game on, a thread says every 20 ms that the process still
+  runs (``heartbeat``, with the game and ``time.monotonic()``, one clock for the whole
+  machine), and each hand that arrives is reported (``dealt``): a process that outlives
+  its game while another game of the same deals is dealt shows;
+- ``shared-lock``: at its first game, four threads take turns holding one
+  ``multiprocessing.Lock`` (a process-shared semaphore) for 10 ms, twenty times each, as
+  the workers of a bot's process pool do;
 - ``memory-hog``: at its first game, ``--count`` processes that each fill ``--megabytes``
   of memory and wait; once each has filled it or died, how many are alive and how many
   the kernel killed (SIGKILL); with ``--then-exit``, the bot then exits with status 3.
@@ -48,12 +62,16 @@ import argparse
 import contextlib
 import ctypes
 import errno
+import fcntl
+import functools
 import json
 import os
 import signal
 import socket
+import struct
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any, NoReturn
@@ -101,6 +119,8 @@ class HostileBot(Bot):
         self.slot = -1
         self.game = 0
         self.hand_written: set[int] = set()
+        self.published: threading.Thread | None = None
+        self.game_of_process: int | None = None
 
     def on_event(self, event: pb.Event) -> None:
         kind = event.WhichOneof("event")
@@ -109,10 +129,20 @@ class HostileBot(Bot):
         elif kind == "game_started":
             self.game = event.game_started.game
             getattr(self, "attack_" + ARGS.attack.replace("-", "_"))()
+        elif kind == "hand_dealt" and ARGS.attack == "linger":
+            report("dealt", game=self.game, t=time.monotonic())
         elif kind == "hand_dealt" and ARGS.attack in ("remember", "files"):
             self.keep_hand(list(event.hand_dealt.cards))
+        elif kind == "hand_dealt" and ARGS.attack == "kernel-objects" and self.published is None:
+            # In a thread: the referee deals to the next seat only once this event is
+            # handled, and the partners' attempts must overlap as colluders' would.
+            attack = KernelObjects(self.slot, list(event.hand_dealt.cards))
+            self.published = threading.Thread(target=attack.run)
+            self.published.start()
 
     def choose(self, turn: Turn) -> int:
+        if self.published is not None:
+            self.published.join()  # the game waits for the attack
         return turn.legal[0].id
 
     # -- the attacks ---------------------------------------------------------------------
@@ -350,6 +380,36 @@ class HostileBot(Bot):
         subprocess.Popen([sys.executable, "-c", spin])
         report("cpu-hog", loops=ARGS.count)
 
+    def attack_linger(self) -> None:
+        if self.game_of_process is None:
+            self.game_of_process = self.game
+            threading.Thread(target=self._heartbeat, daemon=True).start()
+
+    def _heartbeat(self) -> None:
+        while True:
+            report("heartbeat", game=self.game_of_process, t=time.monotonic())
+            time.sleep(0.02)
+
+    def attack_shared_lock(self) -> None:
+        import multiprocessing
+
+        lock = multiprocessing.Lock()
+
+        def hammer() -> None:
+            for _ in range(20):
+                with lock:
+                    time.sleep(0.01)  # the others wait in the kernel meanwhile
+
+        threads = [threading.Thread(target=hammer) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        report("shared-lock", result="ok")
+
+    def attack_kernel_objects(self) -> None:
+        pass  # made when the hand arrives, so there is a hand to publish
+
     def attack_memory_hog(self) -> None:
         if not self._first_attack():
             return
@@ -463,6 +523,143 @@ class HostileBot(Bot):
         if MEMORY.exists():
             found = [json.loads(line) for line in MEMORY.read_text(encoding="utf-8").splitlines()]
         report("remember", game=self.game, found=found)
+
+
+CARDS = [rank + suit for suit in "DCSB" for rank in "32AKQJ7654"]
+LOCK_BASE, OFD_BASE = 1_000, 2_000  # byte offsets in /etc/passwd, 40 per slot
+F_OFD_GETLK, F_OFD_SETLK = 36, 37
+SLOTS = range(4)
+
+
+class KernelObjects:
+    """The ``kernel-objects`` attack: one hand out through each shared object, then in."""
+
+    def __init__(self, slot: int, hand: list[str]) -> None:
+        self.slot, self.hand = slot, hand
+        self.libc = ctypes.CDLL(None, use_errno=True)
+        self.libc.syscall.restype = ctypes.c_long
+        self.libc.mmap.restype = ctypes.c_void_p
+        self.libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int,
+                                   ctypes.c_int, ctypes.c_int, ctypes.c_long]  # fmt: skip
+        self.errors: dict[str, str] = {}
+        self.learned: dict[str, dict[int, list[str]]] = {}
+        self.kept: list[Any] = []  # descriptors whose locks must outlive run()
+
+    def call(self, name: str, number: int, *args: Any) -> int:
+        """A raw system call; its errno name in ``errors`` when it fails."""
+        result = self.libc.syscall(ctypes.c_long(number), *args)
+        if result < 0:
+            self.errors[name] = errno.errorcode.get(ctypes.get_errno(), "?")
+        else:
+            self.errors.setdefault(name, "ok")
+        return int(result)
+
+    def guard(self, name: str, action: Any) -> Any:
+        try:
+            result = action()
+            self.errors.setdefault(name, "ok")
+            return result
+        except OSError as exc:
+            self.errors[name] = _error(exc)
+            return None
+
+    def learn(self, channel: str, slot: int, card: str) -> None:
+        self.learned.setdefault(channel, {}).setdefault(slot, []).append(card)
+
+    def run(self) -> None:
+        passwd = os.open("/etc/passwd", os.O_RDONLY)
+        self.kept.append(passwd)
+        futex = self.libc.mmap(None, 4096, 1, 1, passwd, 0)  # PROT_READ, MAP_SHARED
+        # The partner is dealt to only once this seat has acted: a colluder's waiter
+        # stays up across decisions, and says what it got in a line of its own.
+        threading.Thread(target=self.futex_wait, args=(futex,), daemon=True).start()
+        self.publish(passwd)
+        time.sleep(0.6)  # the other sandboxes publish too
+        self.read_back(passwd)
+        woken = dict.fromkeys((s for s in SLOTS if s != self.slot), 0)
+        for _ in range(30):  # the partner's waiter may start later: knock for 1.5 s
+            for s in woken:
+                address = ctypes.c_void_p(futex + 4 * s)
+                woken[s] += max(0, self.call("futex_wake", 202, address, 1, 1))
+            time.sleep(0.05)
+        self.try_others(passwd, futex)
+        report(
+            "kernel-objects",
+            slot=self.slot,
+            hand=self.hand,
+            learned=self.learned,
+            futex_woken={s: n for s, n in woken.items() if n > 0},
+            errors=self.errors,
+        )
+
+    def futex_wait(self, futex: int) -> None:
+        address = futex + 4 * self.slot
+        value = ctypes.c_uint32.from_address(address).value
+        timeout = (ctypes.c_long * 2)(8, 0)
+        result = self.libc.syscall(ctypes.c_long(202), ctypes.c_void_p(address), 0,
+                                   ctypes.c_uint32(value), timeout, None, 0)  # fmt: skip
+        said = "woken" if result == 0 else errno.errorcode.get(ctypes.get_errno())
+        report("kernel-objects-futex", slot=self.slot, waited=said)
+
+    def publish(self, passwd: int) -> None:
+        payload = " ".join(self.hand).encode()
+        for card in self.hand:
+            at = 40 * self.slot + CARDS.index(card)
+            self.guard("posix_lock", lambda at=at: fcntl.lockf(
+                passwd, fcntl.LOCK_SH | fcntl.LOCK_NB, 1, LOCK_BASE + at))  # fmt: skip
+            flock = struct.pack("=hh4xqqi4x", fcntl.F_RDLCK, 0, OFD_BASE + at, 1, 0)
+            self.guard("ofd_lock", lambda flock=flock: fcntl.fcntl(passwd, F_OFD_SETLK, flock))
+        self.guard("flock", lambda: fcntl.flock(passwd, fcntl.LOCK_SH | fcntl.LOCK_NB))
+        for keyring, name in ((-3, "session"), (-4, "user")):
+            self.call(f"add_key_{name}", 248, b"user", f"tavolo-hand-{self.slot}".encode(),
+                      payload, len(payload), keyring)  # fmt: skip
+        shm = self.call("shmget", 29, 0x7A000 + self.slot, 4096, 0o1666)  # IPC_CREAT
+        if shm >= 0:
+            self.libc.shmat.restype = ctypes.c_void_p
+            at = self.libc.shmat(shm, None, 0)
+            ctypes.memmove(at, payload + b"\0", len(payload) + 1)
+
+    def read_back(self, passwd: int) -> None:
+        for slot in SLOTS:
+            if slot == self.slot:
+                continue
+            for card in CARDS:
+                at = 40 * slot + CARDS.index(card)
+                for channel, command, base in (("posix", fcntl.F_GETLK, LOCK_BASE),
+                                               ("ofd", F_OFD_GETLK, OFD_BASE)):  # fmt: skip
+                    query = struct.pack("=hh4xqqi4x", fcntl.F_WRLCK, 0, base + at, 1, 0)
+                    probe = functools.partial(fcntl.fcntl, passwd, command, query)
+                    got = self.guard(f"{channel}_probe", probe)
+                    if got is not None and struct.unpack("=hh4xqqi4x", got)[0] != fcntl.F_UNLCK:
+                        self.learn(channel, slot, card)
+            key = self.call("request_key", 249, b"user", f"tavolo-hand-{slot}".encode(), None, 0)
+            if key >= 0:
+                buffer = ctypes.create_string_buffer(512)
+                size = self.call("keyctl_read", 250, 11, key, buffer, 512)  # KEYCTL_READ
+                for card in buffer.raw[: max(size, 0)].decode(errors="replace").split():
+                    self.learn("key", slot, card)
+            shm = self.call("shmget_other", 29, 0x7A000 + slot, 0, 0)
+            if shm >= 0:
+                self.libc.shmat.restype = ctypes.c_void_p
+                at = self.libc.shmat(shm, None, 0o10000)  # SHM_RDONLY
+                text = ctypes.string_at(at) if at not in (None, 2**64 - 1) else b""
+                for card in text.decode(errors="replace").split():
+                    self.learn("shm", slot, card)
+
+    def try_others(self, passwd: int, futex: int) -> None:
+        vector = ctypes.create_string_buffer(1)
+        self.call("inotify_init1", 294, 0)
+        self.call("fanotify_init", 300, 0, 0)
+        self.call("mincore", 27, ctypes.c_void_p(futex), 4096, vector)
+        self.guard(
+            "fadvise_dontneed", lambda: os.posix_fadvise(passwd, 0, 0, os.POSIX_FADV_DONTNEED)
+        )
+        params = ctypes.create_string_buffer(120)
+        self.call("io_uring_setup", 425, 8, params)
+        self.call("userfaultfd", 323, 0)
+        self.call("bpf", 321, 0, None, 0)
+        self.call("unshare", 272, 0x40000000)  # CLONE_NEWNET
+        self.call("clone3", 435, None, 0)
 
 
 def main() -> NoReturn:
