@@ -380,7 +380,9 @@ def test_unfinished_game_restarts_from_its_seeds(tmp_path: Path) -> None:
     config = load_config(path)
     with open_store(db, config) as store:
         first = planned_pairings(config)[0]
-        row = store.add_match(first.round, first.entries, match_seed(config.seed, first.round), 2)
+        row = store.add_match(
+            first.round, first.entries, match_seed(config, first.round, first.entries), 2
+        )
         store.add_deal(row.id, 1, 1, 1, ['{"type":"deal"}', '{"type":"score","points":[1,2]}'])
     result = tavolo("tournament", "run", path, "--db", db, "--quiet")
     assert result.exit_code == 0, result.output
@@ -451,3 +453,44 @@ def test_bench_ratings_and_tournament(tmp_path: Path) -> None:
     assert figures["shards"] == 1 and figures["games"] == 6
     assert "overhead_per_game" not in figures
     assert_one_error(tavolo("bench", "tournament", tmp_path / "none.toml"), "none.toml")
+
+
+FOUR = ENTRIES + '\n[[entry]]\nname = "random-c"\nbot = "random"\n'
+
+
+def _first_hands_by_round(db: Path) -> dict[int, list[str]]:
+    """Each round's matches: the four hands of each match's first deal, as recorded."""
+    with Store.open_for_reading(db) as store:
+        round_of = {m.id: m.round for m in store.matches()}
+        hands: dict[int, list[str]] = {}
+        for match_id, number, text in store.records():
+            if number != 1:
+                continue
+            deal = next(json.loads(x) for x in text.splitlines() if '"type":"deal"' in x)
+            hands.setdefault(round_of[match_id], []).append(json.dumps(deal["hands"]))
+    return hands
+
+
+@pytest.mark.parametrize("same", [False, True])
+def test_each_match_of_a_round_deals_its_own_cards_unless_the_file_says(
+    tmp_path: Path, same: bool
+) -> None:
+    """Four entries, three rounds of two tables: by default no two tables of a round deal
+    the same cards (a colluder at one table would know another's hands); with
+    ``same_deals_per_round`` both do, and the database's fingerprint says which."""
+    extra = "same_deals_per_round = true\n" if same else ""
+    path = tournament(tmp_path, entries=FOUR, extra="")
+    path.write_text(path.read_text().replace("[match]\n", "[match]\n" + extra), encoding="utf-8")
+    db = tmp_path / "t.db"
+    result = tavolo("tournament", "run", path, "--db", db, "--quiet")
+    assert result.exit_code == 0, result.output
+    hands = _first_hands_by_round(db)
+    assert sorted(hands) == [1, 2, 3] and all(len(h) == 2 for h in hands.values()), hands
+    for round_, tables in hands.items():
+        assert (tables[0] == tables[1]) is same, round_
+    with Store.open_for_reading(db) as store:
+        seeds = [m.seed for m in store.matches()]
+    assert len(set(seeds)) == (3 if same else 6), seeds
+    config = load_config(path)
+    other = load_config(tournament(tmp_path, entries=FOUR, name="other.toml"))
+    assert (config.fingerprint() == other.fingerprint()) is not same

@@ -84,6 +84,9 @@ class TournamentConfig:
     """Games per match."""
     duplicate: bool = True
     """Each duplicate set replays its seeded deals once per rotation of the sides."""
+    same_deals_per_round: bool = False
+    """``[match] same_deals_per_round``: every table of a round deals the same cards (a
+    colluder at one table learns another's hands); by default each match has its own."""
     deals: int | None = None
     """Deals per game; None plays every game to the target."""
     rounds: int | None = None
@@ -131,6 +134,8 @@ class TournamentConfig:
                 **({} if self.limits.restart_crashed else {"restart_crashed": False}),
             },
             "entries": [[e.name, e.bot] for e in self.entries],
+            # Own deals per match decide other cards than a database of round seeds holds.
+            **({} if self.same_deals_per_round else {"match_seeds": "own"}),
             # Only with a book: a database made before books existed keeps its fingerprint.
             **({"book": self.book.sha256} if self.book is not None else {}),
         }
@@ -153,7 +158,7 @@ _TOP_KEYS = {
 _GAME_KEYS = {"preset", "deals", "rules", "book"}
 _MATCH_KEYS = {
     "games", "duplicate", "deadline_ms", "time_bank_ms", "max_attempts", "on_fault",
-    "connect_timeout", "grace", "restart_crashed", "sandbox",
+    "connect_timeout", "grace", "restart_crashed", "sandbox", "same_deals_per_round",
 }  # fmt: skip
 _RATING_KEYS = {"anchor", "elo", "prior_draws", "bootstrap", "seed"}
 _ENTRY_KEYS = {"name", "bot"}
@@ -265,6 +270,7 @@ def _parse(path: Path, text: str, data: dict[str, Any]) -> TournamentConfig:
         entries=tuple(entries),
         games=games,
         duplicate=duplicate,
+        same_deals_per_round=_get(src, match, "match", "same_deals_per_round", bool, False),
         deals=deals,
         rounds=rounds,
         candidate=candidate,

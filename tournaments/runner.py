@@ -283,9 +283,14 @@ def _key_lines(path: Path) -> dict[str, str]:
     return out
 
 
-def match_seed(seed: str, round_: int) -> str:
-    """The deal seed of every match of round ``round_``: a round's tables play the same deals."""
-    return f"{seed}/round-{round_}"
+def match_seed(config: TournamentConfig, round_: int, entries: Sequence[str]) -> str:
+    """The deal seed of the match of ``entries`` in round ``round_``: its own, or with
+    ``same_deals_per_round`` the round's (every table of the round deals the same cards).
+
+    Entry names hold no ``/`` (tournaments.config), so no two matches share a seed."""
+    if config.same_deals_per_round:
+        return f"{config.seed}/round-{round_}"
+    return f"{config.seed}/round-{round_}/" + "/".join(entries)
 
 
 def match_config(
@@ -545,7 +550,7 @@ class TournamentRun:
         return self.store.add_match(
             pairing.round,
             pairing.entries,
-            match_seed(self.config.seed, pairing.round),
+            match_seed(self.config, pairing.round, pairing.entries),
             self.config.games,
         )
 

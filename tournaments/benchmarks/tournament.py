@@ -157,7 +157,7 @@ def bench_in_process(config: TournamentConfig) -> InProcessBench:
     cpu = time.process_time()
     start = time.perf_counter()
     for pairing in planned_pairings(config):
-        seed = match_seed(config.seed, pairing.round)
+        seed = match_seed(config, pairing.round, pairing.entries)
         result = play_match(
             match_config(config, pairing.entries, seed, config.games), record=io.StringIO()
         )
