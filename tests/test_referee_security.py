@@ -395,7 +395,7 @@ def test_a_ticket_authorises_its_own_seat_only(matches: list[Played]) -> None:
                 assert request.observation.seat == seat_by_game[request.observation.game]
         # Every action the record gives a seat is one the slot seated there decided.
         for number, game in enumerate(games, 1):
-            seats = [link.slot for link in table.match.seating(number - 1)]
+            seats = [link.slot for link in table.match.seating(number, number - 1)]
             for seat, slot in enumerate(seats):
                 assert sorted(record_actions(game, seat)) == sorted(
                     accepted_decisions(played.logs[slot], number)

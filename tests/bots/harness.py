@@ -114,7 +114,7 @@ class Table:
 
     def seat_of(self, slot: int, game: int) -> int:
         """The seat ``slot`` had in game ``game`` (from 1) of a one-set match."""
-        seats = [link.slot for link in self.match.seating(game - 1)]
+        seats = [link.slot for link in self.match.seating(game, game - 1)]
         return seats.index(slot)
 
     def verify(self) -> None:
