@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from referee import grpc_transport
-from referee.entries import Entry
+from referee.entries import Entry, printable
 from referee.sandbox import (
     SOCKET_INSIDE,
     Confinement,
@@ -102,11 +102,12 @@ class BotProcess:
         return self.workdir / "stderr.log"
 
     def stderr_tail(self, lines: int = STDERR_TAIL_LINES) -> str:
-        """The last lines of the process's stderr, as read so far."""
+        """The last lines of the process's stderr, as read so far, each with its control
+        characters escaped (a bot's text must not drive the organiser's terminal)."""
         text = self._tail.decode("utf-8", errors="replace")
         if len(self._tail) >= _TAIL_BYTES:
             text = text.partition("\n")[2]  # the first line is likely cut: drop it
-        return "\n".join(text.splitlines()[-lines:])
+        return "\n".join(printable(line) for line in text.splitlines()[-lines:])
 
     async def exited(self) -> int:
         """The process's exit status, once it has exited (:func:`exit_status`)."""

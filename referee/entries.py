@@ -14,7 +14,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from referee.sandbox import SandboxMode
+from referee.sandbox import SandboxMode, under_runtime
 
 BUILT_IN_BOTS = {
     "random": "tavolo_bot.bots.random",
@@ -115,7 +115,8 @@ def parse_entry(text: str) -> Entry:
             raise EntryError(f"entry {text!r}: the command is empty")
         _check_program(argv[0], None, f"entry {text!r}")
         argv = absolute_paths(argv)
-        return Entry(Path(argv[0]).name, command=argv, read_only=tuple(program_paths(argv)))
+        name = check_name(Path(argv[0]).name, f"entry {printable(text)!r}")
+        return Entry(name, command=argv, read_only=tuple(program_paths(argv)))
     if text.endswith(".toml"):
         return load_manifest(Path(text))
     raise EntryError(
@@ -124,8 +125,41 @@ def parse_entry(text: str) -> Entry:
     )
 
 
-def load_manifest(path: Path) -> Entry:
-    """A bot manifest: ``name``, ``command``, optional ``workdir`` and ``[limits]``."""
+MAX_NAME = 64
+"""The longest entry name."""
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """``text`` with every control character (C0, DEL, C1, so ESC sequences too) escaped as
+    ``\\xNN``, for showing bot-supplied text (names, stderr tails) on a terminal."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def check_name(name: str, where: str) -> str:
+    """``name`` if it is printable text of 1 to :data:`MAX_NAME` characters."""
+    if not name or len(name) > MAX_NAME or _CONTROL.search(name) or not name.isprintable():
+        raise EntryError(
+            f"{where}: name '{printable(name)}' must be 1 to {MAX_NAME} printable characters"
+        )
+    return name
+
+
+def _inside(path: str, folders: tuple[str, ...]) -> bool:
+    real = os.path.realpath(path)
+    return any(real == f or real.startswith(f.rstrip("/") + "/") for f in folders)
+
+
+def load_manifest(path: Path, *, allow: tuple[str | Path, ...] = ()) -> Entry:
+    """A bot manifest: ``name``, ``command``, optional ``workdir`` and ``[limits]``.
+
+    Every path it names (the program, arguments naming files, ``workdir``, ``read_only``)
+    must stay inside the manifest's folder once links are followed, or inside a folder of
+    ``allow`` (the organiser's, never the entrant's). The program may also be a system
+    runtime (found on PATH, or under the sandbox's runtime folders) or this Python. A
+    manifest with ``sandbox = "off"`` is not held to its folder: nothing is bound for it.
+    """
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
@@ -138,6 +172,7 @@ def load_manifest(path: Path) -> Entry:
     name = data.get("name")
     if not isinstance(name, str) or not name:
         raise EntryError(f"{path}: key 'name' must be a non-empty string")
+    check_name(name, f"{path}: key 'name'")
     command = data.get("command")
     if isinstance(command, str):
         try:
@@ -151,10 +186,24 @@ def load_manifest(path: Path) -> Entry:
     if not argv:
         raise EntryError(f"{path}: key 'command' is empty")
     base = path.resolve().parent
+    folders = (str(base), *(os.path.realpath(a) for a in allow))
+
+    # Paths are what a sandbox binds: a manifest that asks for none (refused in a
+    # tournament unless its organiser runs every bot unconfined) reads what it likes anyway.
+    confined = data.get("sandbox") != SandboxMode.OFF.value
+
+    def contain(key: str, item: str, full: str) -> None:
+        if confined and not _inside(full, folders):
+            raise EntryError(
+                f"{path}: key {key!r}: {printable(item)!r} leads out of the manifest's "
+                f"folder {base}"
+            )
+
     workdir = data.get("workdir", ".")
     if not isinstance(workdir, str):
         raise EntryError(f"{path}: key 'workdir' must be a string")
     cwd = (base / workdir).resolve()
+    contain("workdir", workdir, str(cwd))
     if not cwd.is_dir():
         raise EntryError(f"{path}: key 'workdir': {cwd} is not a folder")
     limits = data.get("limits", {})
@@ -171,13 +220,20 @@ def load_manifest(path: Path) -> Entry:
         values[key] = value
     # Paths start from the manifest's folder, as a cmd: line's start where it was typed.
     program = _check_program(argv[0], base, f"{path}: key 'command'")
+    if "/" in program and not under_runtime(program) and not _same_file(program, sys.executable):
+        contain("command", argv[0], program)
+    written = argv
     argv = (program, *(_from_folder(arg, base) for arg in argv[1:]))
+    for arg, full in zip(written[1:], argv[1:], strict=True):
+        if os.path.isabs(full) and os.path.exists(full) and not under_runtime(full):
+            contain("command", arg, full)
     read_only = data.get("read_only", [])
     if not isinstance(read_only, list) or not all(isinstance(p, str) for p in read_only):
         raise EntryError(f"{path}: key 'read_only' must be a list of paths")
     extra = []
     for item in read_only:
         full = (base / item).resolve()
+        contain("read_only", item, str(full))
         if not full.exists():
             raise EntryError(f"{path}: key 'read_only': {item!r} ({full}) does not exist")
         extra.append(str(full))
@@ -199,6 +255,11 @@ def load_manifest(path: Path) -> Entry:
         sandbox=None if sandbox is None else SandboxMode(sandbox),
         manifest=str(path.resolve()),
     )
+
+
+def _same_file(a: str, b: str) -> bool:
+    """Whether ``a`` is ``b`` (this Python), as named or once links are followed."""
+    return os.path.abspath(a) == os.path.abspath(b) or os.path.realpath(a) == os.path.realpath(b)
 
 
 def _from_folder(arg: str, base: Path) -> str:

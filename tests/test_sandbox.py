@@ -59,7 +59,7 @@ def _manifest(path: Path, name: str, command: list[str], limits: str = "") -> En
         + (f"[limits]\n{limits}\n" if limits else ""),
         encoding="utf-8",
     )
-    return load_manifest(path)
+    return load_manifest(path, allow=(HOSTILE.parent,))
 
 
 def _lines(work: Path, tag: str) -> list[dict[str, Any]]:

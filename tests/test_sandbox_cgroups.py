@@ -10,6 +10,7 @@ import json
 import logging
 import os
 import secrets
+import shutil
 import signal
 import subprocess
 import sys
@@ -62,7 +63,9 @@ def test_a_killed_referees_cgroups_are_removed_by_the_next_referee(tmp_path: Pat
     require_sandbox()
     manifest = tmp_path / "thinker" / "thinker.toml"
     manifest.parent.mkdir()
-    command = [sys.executable, str(THINKER)]
+    # The script inside the manifest's folder: a manifest reaches nothing outside it.
+    shutil.copy(THINKER, manifest.parent / "thinker.py")
+    command = [sys.executable, "thinker.py"]
     manifest.write_text(f'name = "thinker"\ncommand = {json.dumps(command)}\n')
     referee = subprocess.Popen(
         [str(TAVOLO), "play", str(manifest), "random", "--seed", "killed", "--deals", "40"],

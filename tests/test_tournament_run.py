@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -15,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from referee.engine.deals import seed_commitment
 from referee.records import verify_lines, without_think_times
 from tests.test_cli import assert_one_error, tavolo
 from tournaments.config import load_config
@@ -494,3 +496,36 @@ def test_each_match_of_a_round_deals_its_own_cards_unless_the_file_says(
     config = load_config(path)
     other = load_config(tournament(tmp_path, entries=FOUR, name="other.toml"))
     assert (config.fingerprint() == other.fingerprint()) is not same
+
+
+def test_a_file_without_a_seed_gets_a_strong_one_committed_then_revealed(tmp_path: Path) -> None:
+    """No ``seed``: the run makes 128 random bits (never the name, which a bot can guess),
+    prints their commitment before play and the seed once every game is stored; a resumed
+    run deals from the same seed, and another database gets another."""
+    path = tournament(tmp_path)
+    path.write_text(path.read_text().replace('seed = "seed-1"\n', ""), encoding="utf-8")
+    assert "seed" not in path.read_text().split("[game]")[0]
+    seeds = []
+    for db in (tmp_path / "a.db", tmp_path / "b.db"):
+        result = tavolo("tournament", "run", path, "--db", db, "--quiet")
+        assert result.exit_code == 0, result.output
+        commitment = re.search(r"its commitment, to publish now: ([0-9a-f]{64})", result.output)
+        revealed = re.search(
+            r"^seed: ([0-9a-f]{32}) \(check: tavolo seed check", result.output, re.M
+        )
+        assert commitment and revealed, result.output
+        assert result.output.index(commitment.group(0)) < result.output.index(revealed.group(0))
+        seed = revealed.group(1)
+        assert seed_commitment(seed) == commitment.group(1)
+        with Store.open_for_reading(db) as store:
+            assert all(m.seed.startswith(f"{seed}/round-") for m in store.matches())
+        seeds.append(seed)
+    assert seeds[0] != seeds[1] and "test" not in seeds[0]
+    # The report's fairness page shows it with the command that checks it.
+    site = tmp_path / "site"
+    assert tavolo("tournament", "report", site, "--db", tmp_path / "a.db").exit_code == 0
+    fairness = (site / "fairness.html").read_text(encoding="utf-8")
+    assert f"tavolo seed check {seeds[0]} {seed_commitment(seeds[0])}" in fairness
+    # Resumed (nothing left to play): the same seed, committed to again.
+    again = tavolo("tournament", "run", path, "--db", tmp_path / "a.db", "--quiet")
+    assert again.exit_code == 0 and f"seed: {seeds[0]} (check:" in again.output, again.output

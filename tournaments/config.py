@@ -84,6 +84,9 @@ class TournamentConfig:
     """Games per match."""
     duplicate: bool = True
     """Each duplicate set replays its seeded deals once per rotation of the sides."""
+    seed_given: bool = True
+    """Whether the file names ``seed``; without one, each database's run makes a strong
+    random seed (:func:`tournaments.runner.settle_seed`), never one from the name."""
     same_deals_per_round: bool = False
     """``[match] same_deals_per_round``: every table of a round deals the same cards (a
     colluder at one table learns another's hands); by default each match has its own."""
@@ -117,7 +120,8 @@ class TournamentConfig:
         """
         data = {
             "name": self.name,
-            "seed": self.seed,
+            # A seed the run made is the database's, not the file's.
+            "seed": self.seed if self.seed_given else None,
             "format": self.format.value,
             "rounds": self.rounds,
             "candidate": self.candidate,
@@ -152,7 +156,7 @@ class TournamentConfig:
 
 
 _TOP_KEYS = {
-    "name", "seed", "format", "rounds", "candidate", "concurrency",
+    "name", "seed", "format", "rounds", "candidate", "concurrency", "allow_paths",
     "game", "match", "ratings", "entry",
 }  # fmt: skip
 _GAME_KEYS = {"preset", "deals", "rules", "book"}
@@ -230,11 +234,12 @@ def _parse(path: Path, text: str, data: dict[str, Any]) -> TournamentConfig:
     src = _Source(path, text)
     _known(src, data, _TOP_KEYS, "")
     name = _get(src, data, "", "name", str, path.stem)
-    seed = _get(src, data, "", "seed", str, name)
-    try:
-        check_seed(seed)
-    except SeedError as exc:
-        raise src.error(str(exc), "", "seed") from None
+    seed = _get(src, data, "", "seed", str, None)
+    if seed is not None:
+        try:
+            check_seed(seed)
+        except SeedError as exc:
+            raise src.error(str(exc), "", "seed") from None
     format_text = _get(src, data, "", "format", str, Format.ROUND_ROBIN.value)
     try:
         format_ = Format(format_text)
@@ -264,7 +269,8 @@ def _parse(path: Path, text: str, data: dict[str, Any]) -> TournamentConfig:
     return TournamentConfig(
         path=path,
         name=name,
-        seed=seed,
+        seed=seed or "",
+        seed_given=seed is not None,
         format=format_,
         rules=rules,
         entries=tuple(entries),
@@ -414,12 +420,27 @@ def _limits(src: _Source, match: dict[str, Any]) -> Limits:
     return Limits(deadline, bank, attempts, connect, grace, on_fault, restart)
 
 
+def _allowed(src: _Source, data: dict[str, Any]) -> tuple[Path, ...]:
+    """``allow_paths``: folders outside their own that the organiser lets manifests name."""
+    items = _get(src, data, "", "allow_paths", list, [])
+    out = []
+    for item in items:
+        if not isinstance(item, str) or not item:
+            raise src.error("must be a list of folder paths", "", "allow_paths")
+        folder = (src.path.parent / item).resolve()
+        if not folder.is_dir():
+            raise src.error(f"{item!r} ({folder}) is not a folder", "", "allow_paths")
+        out.append(folder)
+    return tuple(out)
+
+
 def _entries(src: _Source, data: dict[str, Any]) -> list[EntrySpec]:
     raw = data.get("entry", [])
     if not isinstance(raw, list) or not all(isinstance(e, dict) for e in raw):
         raise src.error("write each entry as an [[entry]] table", "entry")
     out: list[EntrySpec] = []
     seen: dict[str, int] = {}
+    allow = _allowed(src, data)
     for index, item in enumerate(raw):
         unknown = sorted(set(item) - _ENTRY_KEYS)
         if unknown:
@@ -457,7 +478,7 @@ def _entries(src: _Source, data: dict[str, Any]) -> list[EntrySpec]:
                 manifest = Path(bot)
                 if not manifest.is_absolute():
                     manifest = src.path.parent / manifest
-                entry = load_manifest(manifest)
+                entry = load_manifest(manifest, allow=allow)
             else:
                 entry = parse_entry(bot)
             programs = tuple(program_hashes(entry).items())

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import os
+import secrets
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,7 +36,7 @@ from tournaments.config import Format, TournamentConfig
 from tournaments.results import match_points, pair_results
 from tournaments.schedule import Pairing, gauntlet, round_robin, swiss_round
 from tournaments.sprt import SprtState, pentanomial, sprt
-from tournaments.storage import GameRow, MatchRow, StorageError, Store, ThinkRow
+from tournaments.storage import MADE_SEED, GameRow, MatchRow, StorageError, Store, ThinkRow
 
 
 @dataclass(frozen=True)
@@ -281,6 +283,19 @@ def _key_lines(path: Path) -> dict[str, str]:
         if name and not name.startswith("#") and key:
             out[name] = key.strip()
     return out
+
+
+def settle_seed(store: Store, config: TournamentConfig) -> tuple[TournamentConfig, str | None]:
+    """``config`` with its deal seed, and the seed if the run made it (or made it before
+    in this database): a file without ``seed`` gets 128 random bits, kept in the database
+    so that a resumed run deals as the first did."""
+    if config.seed_given:
+        return config, None
+    made = store.meta().get(MADE_SEED)
+    seed = json.loads(made) if made is not None else secrets.token_hex(16)
+    if made is None:
+        store.set_fact(MADE_SEED, seed)
+    return dataclasses.replace(config, seed=seed), seed
 
 
 def match_seed(config: TournamentConfig, round_: int, entries: Sequence[str]) -> str:

@@ -24,6 +24,8 @@ from typing import Any
 from referee.match import Faults
 
 SCHEMA_VERSION = 1
+MADE_SEED = "made_seed"
+"""The ``meta`` fact holding the seed a run made for a tournament file without one."""
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS matches (

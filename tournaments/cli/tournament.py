@@ -26,6 +26,7 @@ from rich.progress import (
 from rich.table import Column
 from rich.text import Text
 
+from referee.engine.deals import seed_commitment
 from referee.records import RecordError, verify_lines
 from referee.sandbox import SandboxError
 from referee.service import WILDCARD_HOSTS
@@ -66,6 +67,7 @@ from tournaments.runner import (
     open_logs,
     open_store,
     remote_names,
+    settle_seed,
     total_games,
     tournament_warnings,
 )
@@ -228,6 +230,7 @@ def run(
         fail(str(exc))
     with store:
         try:
+            config, made = settle_seed(store, config)
             note_confinements(store, modes)
             if bounds is not None:
                 # The report shows the test's state; its bounds are not in the tournament file.
@@ -236,6 +239,11 @@ def run(
             fail(str(exc))
         if store.moved_aside is not None:
             typer.echo(f"the other tournament's database was moved to {store.moved_aside}")
+        if made is not None:
+            typer.echo(
+                f"seed: {file} names none, so the run made one and keeps it in {path}; "
+                f"its commitment, to publish now: {seed_commitment(made)}"
+            )
         for line in tournament_warnings(config, modes):
             typer.echo(f"warning: {line}", err=True)
         already = store.game_count()
@@ -288,6 +296,9 @@ def run(
         typer.echo(f"bot logs: {logs}{cut}")
         if summary.sprt is not None and bounds is not None:
             typer.echo(sprt_sentence(summary.sprt, bounds))
+        if made is not None and store.game_count() == summary.games_total:
+            # Only once every game is played: the seed tells every deal.
+            typer.echo(f"seed: {made} (check: tavolo seed check {made} {seed_commitment(made)})")
         typer.echo("")
         facts = _facts(store)
         typer.echo(render(_standings(store, facts), TableFormat.PLAIN, wide=wide))
@@ -790,6 +801,7 @@ def rerun(
     except StorageError as exc:
         fail(str(exc))
     with store:
+        config, _ = settle_seed(store, config)
         facts = _facts(store)
         doomed = _faulted(store.games(), facts.seats, kinds, set(entry) if entry else None)
         try:

@@ -24,7 +24,7 @@ from tournaments.ratings import PairResult, Ratings, rate
 from tournaments.record_export import export_records
 from tournaments.results import pair_results
 from tournaments.sprt import SprtState, pentanomial, sprt
-from tournaments.storage import GameRow, MatchRow, Store, ThinkRow
+from tournaments.storage import MADE_SEED, GameRow, MatchRow, Store, ThinkRow
 from tournaments.tables import (
     Row,
     Standings,
@@ -89,6 +89,8 @@ class _Site:
     slugs: dict[str, str]
     sprt_bounds: tuple[float, float] | None = None
     """``--sprt ELO0,ELO1`` of the run, when it had one."""
+    made_seed: str | None = None
+    """The seed the run made, for a tournament file without one."""
 
     def games_of(self, match_id: int) -> list[GameRow]:
         return self._by_match.get(match_id, [])
@@ -185,6 +187,8 @@ def write_report(store: Store, out: Path, *, think_times: bool = True) -> Report
         exported.digests,
         _slugs(facts.names),
     )
+    if MADE_SEED in meta:
+        site.made_seed = json.loads(meta[MADE_SEED])
     if "sprt" in meta:
         elo0, elo1 = json.loads(meta["sprt"])
         site.sprt_bounds = (float(elo0), float(elo1))
@@ -447,6 +451,7 @@ def _fairness_page(site: _Site) -> str:
         seed = value if isinstance(value, str) else None
     except tomllib.TOMLDecodeError:
         seed = None
+    seed = seed or site.made_seed
     commitment = None
     if seed is not None:
         try:
