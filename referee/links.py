@@ -29,6 +29,9 @@ if TYPE_CHECKING:
     from referee.entrant_keys import EntrantKeys
 
 FLOOD_LIMIT = 32
+FLUSH_LIMIT = 10.0
+"""Seconds a write of events (no request) may wait on a bot that does not read its stream
+before the stream is ended: a request's write waits as long as the decision's clock."""
 """Messages a bot may send between two requests beyond its one answer before it is cut off."""
 
 
@@ -121,6 +124,10 @@ class SlotLink:
     _timer: asyncio.TimerHandle | None = None
     """The clock's wake-up of the wait, kept from one request to the next until it fires."""
     _serve_task: asyncio.Task[Any] | None = None
+    _stream_task: asyncio.Task[Any] | None = None
+    """The task of the current stream's handler, to end a stream whose bot does not read."""
+    stalled: bool = False
+    """A write to the current stream waited out its time: the bot does not read it."""
     _finishing: bool = False
     _connected: asyncio.Event = field(default_factory=asyncio.Event)
     _unsolicited: int = 0
@@ -187,6 +194,8 @@ class SlotLink:
         # Under the write lock, so the table's first message cannot overtake the welcome.
         async with self._write_lock:
             self._context = context
+            self._stream_task = asyncio.current_task()
+            self.stalled = False
             self._compact = compact
             self._sent = None
             self.ever_connected = True
@@ -270,9 +279,14 @@ class SlotLink:
 
     # -- the table's side ---------------------------------------------------------------
 
-    async def send_request(self, events: list[pb.Event], request: Request) -> None:
+    async def send_request(
+        self, events: list[pb.Event], request: Request, *, within: float = FLUSH_LIMIT
+    ) -> None:
         """Send ``events`` and ``request`` to the slot if it is connected, its observation
-        compact if the stream asked for it; if not, it hears the request on reconnection."""
+        compact if the stream asked for it; if not, it hears the request on reconnection.
+
+        A write the bot does not take within ``within`` seconds (its decision's clock,
+        which runs from :attr:`sent_at`) ends the stream and sets :attr:`stalled`."""
         async with self._write_lock:
             context = self._context
             # Encoded under the lock, for the stream it is written to: a reconnection
@@ -285,7 +299,7 @@ class SlotLink:
             self._unsolicited = 0
             self.sent_at = time.monotonic()
             if context is not None:
-                await self._write_now(context, self.pending)
+                await self._write_now(context, self.pending, within)
 
     def _encode(self, events: list[pb.Event], request: Request, since: Sent | None) -> bytes:
         """The response's bytes; what they hold becomes what the stream was sent last."""
@@ -313,9 +327,24 @@ class SlotLink:
             if context is not None:
                 await self._write_now(context, response)
 
-    async def _write_now(self, context: Any, response: pb.PlayResponse | bytes) -> None:
+    async def _write_now(
+        self, context: Any, response: pb.PlayResponse | bytes, within: float = FLUSH_LIMIT
+    ) -> None:
         try:
-            await context.write(response)
+            # HTTP/2 flow control holds a write until the bot reads: unbounded, a bot that
+            # never reads would hold its table, and with it the tournament, for ever.
+            await asyncio.wait_for(context.write(response), within)
+        except TimeoutError:
+            self.stalled = True
+            self.incidents.append(
+                Incident(
+                    "not_reading",
+                    f"a write waited {within * 1000:.0f} ms: the bot does not read its stream",
+                )
+            )
+            self.detach(context)
+            if self._stream_task is not None and not self._stream_task.done():
+                self._stream_task.cancel()  # ends the RPC, and with it the connection's hold
         except (
             asyncio.InvalidStateError,
             grpc.aio.AioRpcError,

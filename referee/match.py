@@ -992,8 +992,11 @@ class Match:
 
         limits = self.config.limits
         bank = self._banks[link.slot]
+        # The clock runs from the write's start: a bot that does not read spends its own time.
         await link.send_request(
-            events, Request(request_id, limits.deadline_ms, bank, attempts, fill)
+            events,
+            Request(request_id, limits.deadline_ms, bank, attempts, fill),
+            within=(limits.deadline_ms + bank) / 1000,
         )
         # The round trip is timed from the send, as a bare echo stream would be.
         return request_id, link.sent_at
@@ -1007,7 +1010,12 @@ class Match:
         deadline_ms = self.config.limits.deadline_ms
         while True:
             budget = (deadline_ms + self._banks[link.slot]) / 1000
-            how, decision = await link.next_decision(request_id, budget)
+            if link.stalled:
+                # The request's own write waited out the clock: the bot never read it.
+                how, decision = Wait.TIMEOUT, None
+            else:
+                left = budget - (time.monotonic() - started)
+                how, decision = await link.next_decision(request_id, max(0.0, left))
             game.answer_ms = self._charge(link, how, started)
             self._note_link_incidents(game, seat, link)
             if how is Wait.DECISION:
@@ -1015,9 +1023,10 @@ class Match:
             if how is Wait.TIMEOUT:
                 link.close_request()
                 self._stat(link).timeouts += 1
+                unread = "; the bot did not read its stream" if link.stalled else ""
                 await self._fault(
                     game, seat, Termination.TIMEOUT,
-                    f"no answer to request {request_id} within {budget * 1000:.0f} ms",
+                    f"no answer to request {request_id} within {budget * 1000:.0f} ms{unread}",
                 )  # fmt: skip
                 return None
             if not await self._reconnected(game, seat, link):

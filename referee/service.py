@@ -39,6 +39,10 @@ WILDCARD_HOSTS = ("0.0.0.0", "[::]", "")
 MAX_MESSAGE_BYTES = 64 * 1024
 """Largest message a bot may send; a Decision is a few bytes."""
 HELLO_TIMEOUT = 10.0
+SLOT_CONNECTIONS = 1
+"""Connections a slot's own socket holds at once; gRPC core closes any further one."""
+SLOT_STREAMS = 2
+"""Streams at once on a slot's connection: its stream, and one taking over from it."""
 PENDING_STREAMS = 20_000
 """Streams gRPC core may hold before the referee has taken them, past which it starts
 refusing new ones at random (its defaults, 1,000 and 3,000, refuse a round of 500 tables
@@ -299,7 +303,15 @@ async def open_slot_socket(book: TicketBook, link: SlotLink, path: Path) -> grpc
     Each bot process the referee starts gets a socket of its own (bound into its sandbox),
     so a ticket read elsewhere opens nothing on it.
     """
-    server = grpc.aio.server(options=[("grpc.max_receive_message_length", MAX_MESSAGE_BYTES)])
+    server = grpc.aio.server(
+        options=[
+            ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+            # One bot, one connection, one stream (and one more while it reconnects): a bot
+            # opening thousands holds no descriptor and no memory of the referee's.
+            ("grpc.max_allowed_incoming_connections", SLOT_CONNECTIONS),
+            ("grpc.max_concurrent_streams", SLOT_STREAMS),
+        ]
+    )
     server.add_generic_rpc_handlers(
         (
             grpc.method_handlers_generic_handler(

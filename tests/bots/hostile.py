@@ -51,6 +51,8 @@ Attacks (made when each ``GameStarted`` arrives, unless said otherwise):
 - ``shared-lock``: at its first game, four threads take turns holding one
   ``multiprocessing.Lock`` (a process-shared semaphore) for 10 ms, twenty times each, as
   the workers of a bot's process pool do;
+- ``connections``: at its first game, 2,000 connections to its own referee socket, each
+  held open; how many the referee kept (a connection it refuses is closed at once);
 - ``memory-hog``: at its first game, ``--count`` processes that each fill ``--megabytes``
   of memory and wait; once each has filled it or died, how many are alive and how many
   the kernel killed (SIGKILL); with ``--then-exit``, the bot then exits with status 3.
@@ -389,6 +391,33 @@ class HostileBot(Bot):
         while True:
             report("heartbeat", game=self.game_of_process, t=time.monotonic())
             time.sleep(0.02)
+
+    def attack_connections(self) -> None:
+        if not self._first_attack():
+            return
+        path = os.environ["TAVOLO_REFEREE"].removeprefix("unix:")
+        held, refused = [], 0
+        for _ in range(2000):
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                s.connect(path)
+            except OSError:
+                refused += 1
+                s.close()
+                continue
+            held.append(s)
+        time.sleep(1.0)  # the referee closes what it refuses
+        kept = 0
+        for s in held:
+            s.setblocking(False)
+            try:
+                kept += s.recv(1) != b""  # data: an HTTP/2 greeting, so kept
+            except BlockingIOError:
+                kept += 1  # open, nothing said yet
+            except OSError:
+                pass
+        report("connections", tried=2000, refused=refused, kept=kept)
+        time.sleep(2.0)  # held while the test counts the referee's descriptors
 
     def attack_shared_lock(self) -> None:
         import multiprocessing
