@@ -81,6 +81,28 @@ class Limits:
     The game it crashed in is lost all the same; without a restart every later game of
     the match would be lost too. A process that never connected is not started again.
     """
+    tempo_ms: int = 0
+    """0: ``free``, each action is shown when it comes. Otherwise ``fixed:MS``: no action is
+    shown to the other seats sooner than MS after its request, so that how long a bot
+    thought tells its partner nothing up to MS (MS at the deadline: nothing at all)."""
+
+
+TEMPO_FREE = "free"
+
+
+def parse_tempo(text: str) -> int:
+    """``free`` (0) or ``fixed:MS`` (MS, 1 or more); ValueError naming the problem."""
+    if text == TEMPO_FREE:
+        return 0
+    kind, _, ms = text.partition(":")
+    if kind != "fixed" or not ms.isdigit() or int(ms) < 1:
+        raise ValueError(f"tempo must be 'free' or 'fixed:MS' with MS 1 or more, got {text!r}")
+    return int(ms)
+
+
+def tempo_text(tempo_ms: int) -> str:
+    """The knob as written: ``free`` or ``fixed:MS``."""
+    return TEMPO_FREE if tempo_ms == 0 else f"fixed:{tempo_ms}"
 
 
 @dataclass(frozen=True)
@@ -968,6 +990,10 @@ class Match:
             if decision is None:
                 return  # a timeout or a lost slot: the fault policy has been applied
             if decision.action_id in legal:
+                tempo = self.config.limits.tempo_ms
+                if tempo:
+                    # Outside the turnstile: a wait for the clock, not work of the loop's.
+                    await asyncio.sleep(max(0.0, started + tempo / 1000 - time.monotonic()))
                 line = len(game.events)
                 game.state.apply_action(decision.action_id)
                 game.time_answer(seat, line)  # the engine wrote the action's line first

@@ -137,6 +137,10 @@ def test_manifest_is_found_beside_the_file(tmp_path: Path) -> None:
         (("[match]", "[game.rules]\ncolour = 1\n[match]"), ["colour"]),
         (("games = 2", 'games = 2\non_fault = "panic"'), [":11:", "forfeit, random"]),
         (("games = 2", 'games = 2\nrestart_crashed = "yes"'), [":11:", "true or false"]),
+        (("games = 2", 'games = 2\ntempo = "fixed:0"'), [":11:", "'match.tempo'", "fixed:MS"]),
+        (("games = 2", 'games = 2\ntempo = "slow"'), [":11:", "'match.tempo'", "'slow'"]),
+        (("games = 2", "games = 2\nsame_deals_per_round = 1"), [":11:", "true or false"]),
+        (('name = "t"', 'name = "t"\nallow_paths = "x"'), [":2:", "'allow_paths'"]),
         (("[match]", '[ratings]\nanchor = "zed"\n[match]'), ["'ratings.anchor'", "'zed'"]),
         (('\n[[entry]]\nname = "r"\nbot = "random"\n', ""), ["seats 2 entries", "has 1"]),
         (('name = "r"\nbot = "random"\n', ""), [":16:", "'entry[2].bot'", "must be"]),
@@ -220,3 +224,14 @@ def test_not_a_database(tmp_path: Path) -> None:
     bad = write(tmp_path, "hello, not sqlite\n" * 50, "x.db")
     assert_one_error(tavolo("tournament", "table", "--db", bad), str(bad), "not a tournament")
     assert_one_error(tavolo("tournament", "table", "--db", tmp_path / "no.db"), "no such database")
+
+
+def test_tempo_reads_as_the_match_limit_and_changes_the_fingerprint(tmp_path: Path) -> None:
+    free = load_config(write(tmp_path, GOOD))
+    fixed = load_config(
+        write(tmp_path, GOOD.replace("games = 2", 'games = 2\ntempo = "fixed:250"'))
+    )
+    assert (free.limits.tempo_ms, fixed.limits.tempo_ms) == (0, 250)
+    assert free.fingerprint() != fixed.fingerprint()
+    said = load_config(write(tmp_path, GOOD.replace("games = 2", 'games = 2\ntempo = "free"')))
+    assert said.fingerprint() == free.fingerprint()

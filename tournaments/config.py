@@ -21,7 +21,7 @@ from referee.engine.deal_book import BookError, DealBook
 from referee.engine.deals import SeedError, check_seed
 from referee.engine.rules import Rules, RulesError, preset
 from referee.entries import Entry, EntryError, load_manifest, parse_entry, program_hashes
-from referee.match import FaultPolicy, Limits, book_problem, rotations
+from referee.match import TEMPO_FREE, FaultPolicy, Limits, book_problem, parse_tempo, rotations
 from referee.sandbox import SandboxMode
 
 
@@ -136,6 +136,8 @@ class TournamentConfig:
                 "on_fault": self.limits.on_fault.value,
                 # Only when off: a database made before the key existed keeps its fingerprint.
                 **({} if self.limits.restart_crashed else {"restart_crashed": False}),
+                # Only when fixed: it changes no card, but it is a rule of the event.
+                **({"tempo_ms": self.limits.tempo_ms} if self.limits.tempo_ms else {}),
             },
             "entries": [[e.name, e.bot] for e in self.entries],
             # Own deals per match decide other cards than a database of round seeds holds.
@@ -162,7 +164,7 @@ _TOP_KEYS = {
 _GAME_KEYS = {"preset", "deals", "rules", "book"}
 _MATCH_KEYS = {
     "games", "duplicate", "deadline_ms", "time_bank_ms", "max_attempts", "on_fault",
-    "connect_timeout", "grace", "restart_crashed", "sandbox", "same_deals_per_round",
+    "connect_timeout", "grace", "restart_crashed", "sandbox", "same_deals_per_round", "tempo",
 }  # fmt: skip
 _RATING_KEYS = {"anchor", "elo", "prior_draws", "bootstrap", "seed"}
 _ENTRY_KEYS = {"name", "bot"}
@@ -417,7 +419,11 @@ def _limits(src: _Source, match: dict[str, Any]) -> Limits:
         key = "connect_timeout" if connect <= 0 else "grace"
         raise src.error("must be seconds above 0 (grace: 0 or more)", "match", key)
     restart = _get(src, match, "match", "restart_crashed", bool, base.restart_crashed)
-    return Limits(deadline, bank, attempts, connect, grace, on_fault, restart)
+    try:
+        tempo = parse_tempo(_get(src, match, "match", "tempo", str, TEMPO_FREE))
+    except ValueError as exc:
+        raise src.error(str(exc), "match", "tempo") from None
+    return Limits(deadline, bank, attempts, connect, grace, on_fault, restart, tempo)
 
 
 def _allowed(src: _Source, data: dict[str, Any]) -> tuple[Path, ...]:

@@ -53,6 +53,10 @@ Attacks (made when each ``GameStarted`` arrives, unless said otherwise):
   the workers of a bot's process pool do;
 - ``connections``: at its first game, 2,000 connections to its own referee socket, each
   held open; how many the referee kept (a connection it refuses is closed at once);
+- ``tempo``: a colluder's think-time channel. Before each answer it sleeps 5 ms for a 0
+  and 65 ms for a 1 (the bits of a hash of its slot and decision number), and says which
+  bit it sent and when it answered; it also says when each request arrived, so the test
+  can read the partner's bits off the time between its own answer and its next request;
 - ``memory-hog``: at its first game, ``--count`` processes that each fill ``--megabytes``
   of memory and wait; once each has filled it or died, how many are alive and how many
   the kernel killed (SIGKILL); with ``--then-exit``, the bot then exits with status 3.
@@ -66,6 +70,7 @@ import ctypes
 import errno
 import fcntl
 import functools
+import hashlib
 import json
 import os
 import signal
@@ -123,6 +128,7 @@ class HostileBot(Bot):
         self.hand_written: set[int] = set()
         self.published: threading.Thread | None = None
         self.game_of_process: int | None = None
+        self.decisions = 0
 
     def on_event(self, event: pb.Event) -> None:
         kind = event.WhichOneof("event")
@@ -143,6 +149,8 @@ class HostileBot(Bot):
             self.published.start()
 
     def choose(self, turn: Turn) -> int:
+        if ARGS.attack == "tempo":
+            return self.tempo(turn)
         if self.published is not None:
             self.published.join()  # the game waits for the attack
         return turn.legal[0].id
@@ -381,6 +389,18 @@ class HostileBot(Bot):
         # Not waited for: the loops end only with the sandbox.
         subprocess.Popen([sys.executable, "-c", spin])
         report("cpu-hog", loops=ARGS.count)
+
+    def tempo(self, turn: Turn) -> int:
+        asked = time.monotonic()
+        self.decisions += 1
+        digest = hashlib.sha256(f"{self.slot}/{self.game}/{self.decisions}".encode()).digest()
+        bit = digest[0] & 1
+        time.sleep(0.065 if bit else 0.005)
+        report("tempo", game=self.game, slot=self.slot, bit=bit, asked=asked, t=time.monotonic())
+        return turn.legal[0].id
+
+    def attack_tempo(self) -> None:
+        pass  # made at each decision (tempo)
 
     def attack_linger(self) -> None:
         if self.game_of_process is None:

@@ -20,6 +20,7 @@ from referee.engine.rules import Rules
 from referee.entries import Entry, EntryError, parse_entry
 from referee.local_play import play_match
 from referee.match import (
+    TEMPO_FREE,
     FaultPolicy,
     GameReport,
     Limits,
@@ -28,6 +29,7 @@ from referee.match import (
     MatchResult,
     book_problem,
     book_reuse,
+    parse_tempo,
     rotations,
 )
 from referee.players import UnknownPlayerError, check_player
@@ -98,6 +100,13 @@ def play(
             help="On a timeout, illegal actions or a crash: forfeit the game or play at random."
         ),
     ] = FaultPolicy.FORFEIT,
+    tempo: Annotated[
+        str,
+        typer.Option(
+            help="free: each action is shown when it comes; fixed:MS: no sooner than MS "
+            "after its request (MS at the deadline hides every think time from the partner)."
+        ),
+    ] = TEMPO_FREE,
     connect_timeout: Annotated[
         float, typer.Option(help=CONNECT_HELP + " A remote bot's window opens when it does.")
     ] = DEFAULT_CONNECT_TIMEOUT,
@@ -172,6 +181,10 @@ def play(
     if deadline_ms < 1 or max_attempts < 1 or time_bank_ms < 0:
         fail("--deadline-ms and --max-attempts must be 1 or more, --time-bank-ms 0 or more")
     try:
+        tempo_ms = parse_tempo(tempo)
+    except ValueError as exc:
+        fail(f"--tempo: {exc}")
+    try:
         parsed = tuple(parse_entry(e) for e in entries)
     except EntryError as exc:
         fail(str(exc))
@@ -183,6 +196,7 @@ def play(
         grace=grace,
         on_fault=on_fault,
         restart_crashed=restart_crashed,
+        tempo_ms=tempo_ms,
     )
     config = MatchConfig(
         rules,
