@@ -87,6 +87,10 @@ class BotProcess:
     process: asyncio.subprocess.Process
     sandbox: SandboxMode
     cgroup: SandboxCgroups | None = None
+    sandbox_pid: int | None = None
+    """The host pid of the sandbox's first process (bwrap's ``--info-fd``): every process
+    of the bot descends from it."""
+    frozen: bool = False
     uid: UidLease | None = None
     """A root referee's sandbox: the host uid its bot runs as, leased until it is reaped."""
     exit_note: str | None = None
@@ -146,6 +150,32 @@ class BotProcess:
         for task in pending:
             task.cancel()
         await asyncio.gather(*self._copiers, return_exceptions=True)
+
+    def freeze(self) -> None:
+        """Stop every process of the sandbox (SIGSTOP) until :meth:`thaw`.
+
+        Walked from the sandbox's first process again until no process is new: one that
+        forked meanwhile is stopped with its child in the next round."""
+        self.frozen = True
+        self._signal_all(signal.SIGSTOP)
+
+    def thaw(self) -> None:
+        """Let every process of the sandbox run again (SIGCONT)."""
+        self.frozen = False
+        self._signal_all(signal.SIGCONT)
+
+    def _signal_all(self, sig: int) -> None:
+        if self.sandbox_pid is None or self.process.returncode is not None:
+            return
+        done: set[int] = set()
+        while True:
+            found = [p for p in _descendants(self.sandbox_pid) if p not in done]
+            if not found:
+                return
+            for pid in found:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, sig)
+                done.add(pid)
 
     async def stop(self, grace: float = 2.0) -> None:
         """Let the process exit within ``grace`` seconds, then kill its whole group; reap it.
@@ -340,8 +370,9 @@ async def _launch_confined(
         seccomp_r, seccomp_w = os.pipe()
         os.write(seccomp_w, seccomp_program())  # far less than a pipe holds
         os.close(seccomp_w)
+        # bwrap says its child's pid on every road: freezing finds the bot's processes by it.
+        info_r, info_w = os.pipe()
         if lease is not None and cgroup is not None:
-            info_r, info_w = os.pipe()
             block_r, block_w = os.pipe()
             users_r, users_w = os.pipe()
             if socket is not None:
@@ -355,11 +386,11 @@ async def _launch_confined(
             entry.read_only,
             None if socket is None else str(socket),
             block_fd=block_r if cgroup else None,
-            info_fd=info_w if cgroup else None,
+            info_fd=info_w,
             seccomp_fd=seccomp_r,
             userns_block_fd=users_r if lease else None,
         )
-        passed = (seccomp_r,) if lease is None else (seccomp_r, info_w, block_r, users_r)
+        passed = (seccomp_r, info_w) if lease is None else (seccomp_r, info_w, block_r, users_r)
         process = await asyncio.create_subprocess_exec(
             *argv,
             cwd="/",
@@ -370,13 +401,18 @@ async def _launch_confined(
             start_new_session=True,
             pass_fds=passed,
         )
-        bot = BotProcess(label, workdir, process, SandboxMode.BWRAP, cgroup, lease)
+        bot = BotProcess(label, workdir, process, SandboxMode.BWRAP, cgroup, uid=lease)
         _keep_logs(bot, entry.log_mb, budget)
+        os.close(info_w)
+        info_w = -1
+        loop = asyncio.get_running_loop()
+        child = await loop.run_in_executor(None, _child_pid, info_r)
+        bot.sandbox_pid = child
         if cgroup is not None and lease is not None:
-            for fd in (info_w, block_r, users_r):
+            for fd in (block_r, users_r):
                 os.close(fd)
-            info_w = block_r = users_r = -1
-            await _admit(cgroup, lease, info_r, users_w, block_w)
+            block_r = users_r = -1
+            await _admit(cgroup, lease, child, users_w, block_w)
         return bot
     except BaseException:
         try:
@@ -400,12 +436,11 @@ async def _launch_confined(
 
 
 async def _admit(
-    cgroup: SandboxCgroups, lease: UidLease, info_r: int, users_w: int, block_w: int
+    cgroup: SandboxCgroups, lease: UidLease, child: int | None, users_w: int, block_w: int
 ) -> None:
-    """Map the sandbox's user namespace to ``lease``'s uid, put its process into
-    ``cgroup``, then let bwrap start the bot."""
+    """Map the sandbox's user namespace (its first process ``child``) to ``lease``'s uid,
+    put it into ``cgroup``, then let bwrap start the bot."""
     loop = asyncio.get_running_loop()
-    child = await loop.run_in_executor(None, _child_pid, info_r)
     if child is not None:
         # First: a referee killed from here on leaves the sandbox in its cgroup, which the
         # next root referee empties (bwrap's child waits for us until then).
@@ -436,6 +471,25 @@ def _child_pid(fd: int) -> int | None:
         return int(json.loads(data)["child-pid"])
     except (ValueError, KeyError) as exc:
         raise SandboxError(f"bwrap said something unexpected on --info-fd: {data!r}") from exc
+
+
+def _descendants(root: int) -> list[int]:
+    """``root`` and every process below it, as ``/proc/PID/task/TID/children`` say now."""
+    out, queue = [], [root]
+    while queue:
+        pid = queue.pop()
+        out.append(pid)
+        try:
+            tasks = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue  # gone meanwhile
+        for tid in tasks:
+            try:
+                with open(f"/proc/{pid}/task/{tid}/children", encoding="ascii") as f:
+                    queue.extend(int(child) for child in f.read().split())
+            except OSError:
+                continue
+    return out
 
 
 def _keep_logs(bot: BotProcess, log_mb: int, budget: LogBudget | None) -> None:

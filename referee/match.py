@@ -81,6 +81,10 @@ class Limits:
     The game it crashed in is lost all the same; without a restart every later game of
     the match would be lost too. A process that never connected is not started again.
     """
+    ponder: bool = False
+    """False: a sandboxed bot's processes are stopped (SIGSTOP) whenever it is not asked
+    for a decision, so no two bots of a table run at once (docs/security.md). True: they
+    run all the time, and may think on the others' time."""
     tempo_ms: int = 0
     """0: ``free``, each action is shown when it comes. Otherwise ``fixed:MS``: no action is
     shown to the other seats sooner than MS after its request, so that how long a bot
@@ -784,6 +788,7 @@ class Match:
         self.referee.book.retire([link])
 
     async def _finish(self) -> None:
+        self._thaw_all()  # each must read MatchOver and exit
         for link in self._all_links():
             await self._release(link)
 
@@ -799,6 +804,7 @@ class Match:
             if not link.closed:
                 link.finish()
             self.result.incidents.extend((link.label, i.kind, i.detail) for i in link.incidents)
+        self._thaw_all()  # a stopped process cannot exit within its grace
         await asyncio.gather(*(p.stop() for p in self.processes))
         await asyncio.gather(*self._watchers)
         for server in self._servers:
@@ -866,6 +872,9 @@ class Match:
         state.events[0]["sandbox"] = [self.sandboxes[e] for e in entry_of_seat]
         game_ctx = _Game(game, state, seats)
         await self._restart_crashed(game_ctx)
+        for link in seats:
+            # Connected and idle: from here each runs only when asked.
+            self._freeze(link)
         for seat, link in enumerate(seats):
             link.outbox.append(pb.Event(game_started=pb.GameStarted(game=game, seat=seat)))
         faults_before = [(s.timeouts, s.illegal, s.crashes) for s in self.result.stats]
@@ -972,7 +981,35 @@ class Match:
     # -- one decision ------------------------------------------------------------------------
 
     async def _decide(self, game: _Game, seat: int) -> None:
-        """Ask ``seat`` until it answers a legal action, or apply the fault policy."""
+        """Ask ``seat`` until it answers a legal action, or apply the fault policy; its bot
+        runs only meanwhile, unless the match lets bots ponder."""
+        link = game.seats[seat]
+        self._thaw(link)
+        try:
+            await self._decide_thawed(game, seat)
+        finally:
+            self._freeze(link)
+
+    def _freezes(self, link: SlotLink) -> bool:
+        e = link.slot // self.slots_per_entry
+        return not self.config.limits.ponder and self.sandboxes[e] == SandboxMode.BWRAP
+
+    def _freeze(self, link: SlotLink) -> None:
+        process = self._process_of.get(id(link))
+        if process is not None and self._freezes(link):
+            process.freeze()
+
+    def _thaw(self, link: SlotLink) -> None:
+        process = self._process_of.get(id(link))
+        if process is not None and process.frozen:
+            process.thaw()
+
+    def _thaw_all(self) -> None:
+        for process in self.processes:
+            if process.frozen:
+                process.thaw()
+
+    async def _decide_thawed(self, game: _Game, seat: int) -> None:
         link = game.seats[seat]
         self._note_link_incidents(game, seat, link)
         if not link.connected and not await self._reconnected(game, seat, link):

@@ -24,6 +24,11 @@ def test_bench_sandbox_reports_start_ups_and_round_trips() -> None:
     trips = {(t["transport"], t["sandbox"]): t for t in out["round_trip_us"]}
     assert set(trips) == {("unix", "bwrap"), ("tcp", "off"), ("unix", "off")}
     assert all(t["decisions"] > 0 and t["p50"] > 0 for t in trips.values())
+    # The same table with its bots stopped off move, then pondering: the same decisions.
+    frozen, pondering = out["freezing"]
+    assert (frozen["bots"], pondering["bots"]) == ("stopped off move", "pondering")
+    assert frozen["decisions"] == pondering["decisions"] > 0
+    assert isinstance(out["freezing_ms_a_decision"], float)
 
 
 def test_bench_tournament_counts_the_processes_of_each_sandbox(tmp_path: Path) -> None:

@@ -240,6 +240,7 @@ def test_a_fork_bomb_is_capped_and_the_other_table_finishes(tmp_path: Path) -> N
     path = tmp_path / "t.toml"
     path.write_text(
         'name = "bomb"\nseed = "bomb-1"\nconcurrency = 2\n'
+        f'allow_paths = ["{HOSTILE.parent}"]  # the organiser lets the manifest name it\n'
         '[game]\npreset = "tressette"\ndeals = 2\n[match]\ngames = 2\ndeadline_ms = 5000\n'
         f'[[entry]]\nname = "bomber"\nbot = "{manifest}"\n'
         '[[entry]]\nname = "random-a"\nbot = "random"\n'
@@ -323,7 +324,10 @@ def _hogs_against_a_thinker(tmp_path: Path) -> tuple[set[str], list[float]]:
     thinker = _manifest(
         tmp_path / "thinker" / "thinker.toml", "thinker", [sys.executable, str(THINKER)]
     )
-    played = play((hog, thinker), tmp_path)
+    # With ponder on, the hogs run while the thinker thinks: the layer under test is the
+    # CPU share (cgroup, or autogroup), not freezing, which would stop them anyway.
+    pondering = dataclasses.replace(LIMITS, ponder=True)
+    played = play((hog, thinker), tmp_path, limits=pondering)
     played.assert_played_out()
     reports = played.all_reports()
     assert {r["loops"] for r in reports if r["attack"] == "cpu-hog"} == {40}

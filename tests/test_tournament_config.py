@@ -140,6 +140,7 @@ def test_manifest_is_found_beside_the_file(tmp_path: Path) -> None:
         (("games = 2", 'games = 2\ntempo = "fixed:0"'), [":11:", "'match.tempo'", "fixed:MS"]),
         (("games = 2", 'games = 2\ntempo = "slow"'), [":11:", "'match.tempo'", "'slow'"]),
         (("games = 2", "games = 2\nsame_deals_per_round = 1"), [":11:", "true or false"]),
+        (("games = 2", 'games = 2\nponder = "yes"'), [":11:", "'match.ponder'", "true or false"]),
         (('name = "t"', 'name = "t"\nallow_paths = "x"'), [":2:", "'allow_paths'"]),
         (("[match]", '[ratings]\nanchor = "zed"\n[match]'), ["'ratings.anchor'", "'zed'"]),
         (('\n[[entry]]\nname = "r"\nbot = "random"\n', ""), ["seats 2 entries", "has 1"]),

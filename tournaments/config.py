@@ -138,6 +138,7 @@ class TournamentConfig:
                 **({} if self.limits.restart_crashed else {"restart_crashed": False}),
                 # Only when fixed: it changes no card, but it is a rule of the event.
                 **({"tempo_ms": self.limits.tempo_ms} if self.limits.tempo_ms else {}),
+                **({"ponder": True} if self.limits.ponder else {}),
             },
             "entries": [[e.name, e.bot] for e in self.entries],
             # Own deals per match decide other cards than a database of round seeds holds.
@@ -165,6 +166,7 @@ _GAME_KEYS = {"preset", "deals", "rules", "book"}
 _MATCH_KEYS = {
     "games", "duplicate", "deadline_ms", "time_bank_ms", "max_attempts", "on_fault",
     "connect_timeout", "grace", "restart_crashed", "sandbox", "same_deals_per_round", "tempo",
+    "ponder",
 }  # fmt: skip
 _RATING_KEYS = {"anchor", "elo", "prior_draws", "bootstrap", "seed"}
 _ENTRY_KEYS = {"name", "bot"}
@@ -423,7 +425,8 @@ def _limits(src: _Source, match: dict[str, Any]) -> Limits:
         tempo = parse_tempo(_get(src, match, "match", "tempo", str, TEMPO_FREE))
     except ValueError as exc:
         raise src.error(str(exc), "match", "tempo") from None
-    return Limits(deadline, bank, attempts, connect, grace, on_fault, restart, tempo)
+    ponder = _get(src, match, "match", "ponder", bool, base.ponder)
+    return Limits(deadline, bank, attempts, connect, grace, on_fault, restart, ponder, tempo)
 
 
 def _allowed(src: _Source, data: dict[str, Any]) -> tuple[Path, ...]:

@@ -57,6 +57,8 @@ Attacks (made when each ``GameStarted`` arrives, unless said otherwise):
   and 65 ms for a 1 (the bits of a hash of its slot and decision number), and says which
   bit it sent and when it answered; it also says when each request arrived, so the test
   can read the partner's bits off the time between its own answer and its next request;
+- ``ponder``: ``linger``'s heartbeat, and each decision says when it was asked and when
+  it answered: a process that runs while another is on move shows;
 - ``memory-hog``: at its first game, ``--count`` processes that each fill ``--megabytes``
   of memory and wait; once each has filled it or died, how many are alive and how many
   the kernel killed (SIGKILL); with ``--then-exit``, the bot then exits with status 3.
@@ -151,6 +153,10 @@ class HostileBot(Bot):
     def choose(self, turn: Turn) -> int:
         if ARGS.attack == "tempo":
             return self.tempo(turn)
+        if ARGS.attack == "ponder":
+            asked = time.monotonic()
+            time.sleep(0.03)  # long enough for a heartbeat of its own
+            report("decision", game=self.game, asked=asked, t=time.monotonic())
         if self.published is not None:
             self.published.join()  # the game waits for the attack
         return turn.legal[0].id
@@ -398,6 +404,9 @@ class HostileBot(Bot):
         time.sleep(0.065 if bit else 0.005)
         report("tempo", game=self.game, slot=self.slot, bit=bit, asked=asked, t=time.monotonic())
         return turn.legal[0].id
+
+    def attack_ponder(self) -> None:
+        self.attack_linger()
 
     def attack_tempo(self) -> None:
         pass  # made at each decision (tempo)

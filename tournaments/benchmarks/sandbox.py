@@ -137,6 +137,48 @@ async def _local_table(deals: int, mode: SandboxMode) -> TransportRun:
     )
 
 
+@dataclass(frozen=True)
+class FreezeRun:
+    """One sandboxed table played with its bots stopped off move, or pondering."""
+
+    ponder: bool
+    decisions: int
+    seconds: float
+
+    @property
+    def ms_a_decision(self) -> float:
+        return self.seconds / self.decisions * 1000
+
+
+async def _timed_table(deals: int, ponder: bool) -> FreezeRun:
+    referee = await start_referee("127.0.0.1:0")
+    trips: list[float] = []
+    folder = tempfile.TemporaryDirectory(prefix="tavolo-bench-freeze-")
+    try:
+        entries = (parse_entry("random"), parse_entry("random"))
+        limits = Limits(deadline_ms=5000, restart_crashed=False, ponder=ponder)
+        config = MatchConfig(
+            preset("tressette"), "bench-freeze", entries, deals, limits=limits,
+            sandbox=SandboxMode.BWRAP,
+        )  # fmt: skip
+        match = Match(referee, config, on_decision=trips.append, workdir=Path(folder.name))
+        await match.open()  # the first processes start outside the timing, in both runs
+        start = time.perf_counter()
+        await match.play()
+        seconds = time.perf_counter() - start
+        await match.close()
+    finally:
+        await referee.stop(0)
+        folder.cleanup()
+    return FreezeRun(ponder, len(trips), seconds)
+
+
+def bench_freezing(deals: int) -> list[FreezeRun]:
+    """The same sandboxed table, its bots stopped off move (the default), then pondering:
+    the difference a decision is what stopping and starting a sandbox costs."""
+    return [asyncio.run(_timed_table(deals, ponder)) for ponder in (False, True)]
+
+
 def _tcp_figures(run: LatencyRun) -> TransportRun:
     return TransportRun("tcp", "off", run.decisions, run.p50_us, run.p99_us)
 

@@ -44,7 +44,7 @@ from tournaments.benchmarks.round_trips import (
     bench_referee,
     percentile,
 )
-from tournaments.benchmarks.sandbox import bench_startup, bench_transports
+from tournaments.benchmarks.sandbox import bench_freezing, bench_startup, bench_transports
 from tournaments.benchmarks.shards import (
     GENERATORS,
     STREAM_TABLES,
@@ -634,6 +634,13 @@ def sandbox_costs(
     startups = asyncio.run(bench_startup(runs, [SandboxMode.OFF, SandboxMode.BWRAP]))
     tables = bench_transports(deals, SandboxMode.BWRAP)
     tables += bench_transports(deals, SandboxMode.OFF)[:1]
+    freezing = bench_freezing(deals)
+    freeze_rows = [
+        ["pondering" if f.ponder else "stopped off move", f.decisions, round(f.seconds, 2),
+         round(f.ms_a_decision, 3)]
+        for f in freezing
+    ]  # fmt: skip
+    cost = freezing[0].ms_a_decision - freezing[1].ms_a_decision
     startup_rows = [
         [s.command, s.sandbox, round(s.median * 1000, 1), round(percentile(s.times, 90) * 1000, 1)]
         for s in startups
@@ -652,6 +659,11 @@ def sandbox_costs(
                 dict(zip(("transport", "sandbox", "decisions", "p50", "p99"), r, strict=True))
                 for r in table_rows
             ],
+            "freezing": [
+                dict(zip(("bots", "decisions", "seconds", "ms_a_decision"), r, strict=True))
+                for r in freeze_rows
+            ],
+            "freezing_ms_a_decision": round(cost, 3),
         }  # fmt: skip
         typer.echo(json.dumps(out))
         return
@@ -659,6 +671,10 @@ def sandbox_costs(
     typer.echo("")
     rows = table_rows
     typer.echo(tabulate(rows, headers=["one table", "sandbox", "decisions", "p50 µs", "p99 µs"]))
+    typer.echo("")
+    headers = ["one sandboxed table", "decisions", "seconds", "ms a decision"]
+    typer.echo(tabulate(freeze_rows, headers=headers))
+    typer.echo(f"stopping and starting the bots: {cost:.3f} ms a decision")
 
 
 @bench_app.command()

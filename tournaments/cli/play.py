@@ -107,6 +107,13 @@ def play(
             "after its request (MS at the deadline hides every think time from the partner)."
         ),
     ] = TEMPO_FREE,
+    ponder: Annotated[
+        bool,
+        typer.Option(
+            help="Let sandboxed bots run while others are on move; by default each is "
+            "stopped except for its own decisions (docs/security.md)."
+        ),
+    ] = False,
     connect_timeout: Annotated[
         float, typer.Option(help=CONNECT_HELP + " A remote bot's window opens when it does.")
     ] = DEFAULT_CONNECT_TIMEOUT,
@@ -197,6 +204,7 @@ def play(
         on_fault=on_fault,
         restart_crashed=restart_crashed,
         tempo_ms=tempo_ms,
+        ponder=ponder,
     )
     config = MatchConfig(
         rules,

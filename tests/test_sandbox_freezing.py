@@ -1,0 +1,60 @@
+"""Only the bot on move runs: every other sandboxed bot of the table is stopped.
+
+The hostile bot (``ponder``) says every 20 ms from a thread of its own that it runs, and
+says when each of its decisions was asked and answered. Frozen, no heartbeat falls
+outside its own decisions (give or take the moments the referee takes to freeze it once
+the answer is in); with ``ponder`` on, some do. Real sandboxes, real referee.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from referee.entries import parse_entry
+from tests.sandboxing import require_sandbox
+from tests.test_sandbox import LIMITS, hostile, play
+
+SLACK = 0.05
+"""Seconds around a decision a heartbeat may fall in: from the answer's write to the stop."""
+
+
+@pytest.fixture(autouse=True)
+def _sandbox_needed() -> None:
+    require_sandbox()
+
+
+def _outside(reports: list[dict[str, Any]]) -> tuple[int, int]:
+    """Heartbeats in all, and those of a process that fell outside its own decisions."""
+    beats = outside = 0
+    for process in reports:
+        lines = reports[process]  # type: ignore[index]
+        windows = [(r["asked"] - SLACK, r["t"] + SLACK) for r in lines if r["attack"] == "decision"]
+        first = min((r["asked"] for r in lines if r["attack"] == "decision"), default=None)
+        for r in lines:
+            if r["attack"] != "heartbeat" or first is None or r["t"] < first:
+                continue  # before its first request it may run: it is starting
+            beats += 1
+            outside += not any(start <= r["t"] <= end for start, end in windows)
+    return beats, outside
+
+
+def _play(tmp_path: Path, ponder: bool) -> tuple[int, int]:
+    limits = dataclasses.replace(LIMITS, ponder=ponder)
+    played = play((hostile(tmp_path / "bot", "ponder"), parse_entry("random")), tmp_path,
+                  deals=2, limits=limits)  # fmt: skip
+    played.assert_played_out()
+    return _outside(played.reports)  # type: ignore[arg-type]
+
+
+def test_a_bot_runs_only_on_its_own_decisions(tmp_path: Path) -> None:
+    beats, outside = _play(tmp_path / "frozen", ponder=False)
+    assert beats >= 20 and outside == 0, (beats, outside)
+
+
+def test_with_ponder_a_bot_runs_on_the_others_time(tmp_path: Path) -> None:
+    beats, outside = _play(tmp_path / "ponder", ponder=True)
+    assert outside >= 5, (beats, outside)
