@@ -12,8 +12,8 @@ from referee import grpc_transport  # noqa: F401 - it chooses gRPC's transport: 
 import asyncio
 import contextlib
 import gc
+import hmac
 import inspect
-import ipaddress
 import secrets
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
@@ -383,10 +383,12 @@ class TableFeed:
             listener.closed(self)
 
 
-LOCAL_SPECTATORS_ONLY = (
-    "spectators are served on this machine's loopback only while remote entrants play: "
-    "the tables of a round deal the same cards, so watching one shows another's deals "
-    "before they are played (docs/security.md)"
+SPECTATOR_TOKEN_KEY = "tavolo-spectator-token"
+"""The metadata key of a spectator's token (``tavolo watch --token-file``)."""
+SPECTATOR_TOKEN_NEEDED = (
+    "spectators need the tournament's spectator token while remote entrants play "
+    "(tavolo watch --token-file NAME.spectator): a table shows the deals that its duplicate "
+    "set's other game plays again (docs/security.md)"
 )
 
 
@@ -394,36 +396,25 @@ GC_YOUNG_THRESHOLD = 10_000
 """Allocations between young garbage collections in a referee process (700 by default)."""
 
 
-def loopback_peer(peer: str) -> bool:
-    """Whether a gRPC peer (``ipv4:127.0.0.1:5000``, ``ipv6:[::1]:5000``) is loopback."""
-    kind, _, rest = peer.partition(":")
-    if kind == "ipv4":
-        host = rest.rpartition(":")[0]
-    elif kind == "ipv6":
-        host = rest.rpartition(":")[0].strip("[]")
-    else:
-        return False
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 class SpectatorServicer(pb_grpc.SpectatorServiceServicer):
     """Public views of the tables."""
 
     def __init__(
-        self, feeds: dict[str, TableFeed], public_names: bool, local_only: bool = False
+        self, feeds: dict[str, TableFeed], public_names: bool, token: str | None = None
     ) -> None:
         self._feeds = feeds
         # Anyone may watch, bots included: entry names are shown only when the referee's
         # owner says so, since no bot may learn who it plays.
         self._public_names = public_names
-        self._local_only = local_only
+        self._token = token
 
     async def _refuse_outsiders(self, context: grpc.aio.ServicerContext[Any, Any]) -> None:
-        if self._local_only and not loopback_peer(context.peer()):
-            await context.abort(grpc.StatusCode.PERMISSION_DENIED, LOCAL_SPECTATORS_ONLY)
+        # Whatever the peer's address: a forwarder on this machine makes anyone loopback.
+        if self._token is None:
+            return
+        given = dict(context.invocation_metadata() or ()).get(SPECTATOR_TOKEN_KEY, "")
+        if not isinstance(given, str) or not hmac.compare_digest(given, self._token):
+            await context.abort(grpc.StatusCode.PERMISSION_DENIED, SPECTATOR_TOKEN_NEEDED)
 
     async def Watch(
         self, request: pb.WatchRequest, context: grpc.aio.ServicerContext[Any, Any]
@@ -566,13 +557,14 @@ async def start_referee(
     *,
     tls: tuple[bytes, bytes] | None = None,
     public_names: bool = False,
-    local_spectators: bool = False,
+    spectator_token: str | None = None,
     relay: Relay | None = None,
 ) -> Referee:
     """Start the services on ``listen`` (port 0 picks a free one), with TLS if given.
 
     ``public_names`` lets spectators see the entries' names in ListTables;
-    ``local_spectators`` refuses spectators that are not on loopback; ``relay`` serves
+    ``spectator_token``, if given, is what ListTables and Watch callers must send (metadata
+    ``tavolo-spectator-token``), wherever they connect from; ``relay`` serves
     RefereeService.Play by passing every stream on to the referee that holds its ticket.
     """
     server = grpc.aio.server(
@@ -593,7 +585,7 @@ async def start_referee(
             ),
         )
     )
-    spectators = SpectatorServicer(feeds, public_names, local_spectators)
+    spectators = SpectatorServicer(feeds, public_names, spectator_token)
     pb_grpc.add_SpectatorServiceServicer_to_server(spectators, server)  # type: ignore[no-untyped-call]
     matches = MatchServicer()
     pb_grpc.add_MatchServiceServicer_to_server(matches, server)  # type: ignore[no-untyped-call]

@@ -474,7 +474,9 @@ runpy.run_module("tavolo_bot.bots.heuristic", run_name="__main__")
 
 
 def test_a_remote_bot_cannot_watch_the_tables_of_its_round(tmp_path: Path) -> None:
-    """Every table of a round deals the same cards: a remote entrant may not spectate."""
+    """A table's deals come again in its set's other game: while remote entrants play,
+    spectators need the run's token, from loopback (a forwarder makes anyone loopback)
+    as from elsewhere."""
     import grpc
 
     from referee.proto import referee_pb2 as pb
@@ -487,13 +489,20 @@ def test_a_remote_bot_cannot_watch_the_tables_of_its_round(tmp_path: Path) -> No
     port = free_port()
     runner = Runner(path, tmp_path / "t.db", "--listen", f"0.0.0.0:{port}")
     key, _ = keys_of(runner)
-    # On loopback, spectators are served as ever: the organiser's `tavolo watch`, --web.
+    token_file = tmp_path / "t.spectator"
+    assert stat.S_IMODE(token_file.stat().st_mode) == 0o600
+    token = (("tavolo-spectator-token", token_file.read_text(encoding="utf-8").strip()),)
     table = None
     deadline = time.monotonic() + 60
     with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
         stub = pb_grpc.SpectatorServiceStub(channel)  # type: ignore[no-untyped-call]
+        # On loopback without the token: refused, as a forwarded remote caller would be.
+        with pytest.raises(grpc.RpcError) as refused:
+            stub.ListTables(pb.ListTablesRequest(), timeout=10)
+        assert refused.value.code() == grpc.StatusCode.PERMISSION_DENIED
+        # With it (the organiser's `tavolo watch --token-file`), served.
         while table is None and time.monotonic() < deadline:
-            listed = stub.ListTables(pb.ListTablesRequest(), timeout=10).tables
+            listed = stub.ListTables(pb.ListTablesRequest(), timeout=10, metadata=token).tables
             table = listed[0].table_id if listed else None
             time.sleep(0.05)
     assert table is not None, runner.text()
@@ -505,7 +514,7 @@ def test_a_remote_bot_cannot_watch_the_tables_of_its_round(tmp_path: Path) -> No
     code, err = ended(process)
     assert code == 0, err
     for call in ("ListTables", "Watch"):
-        assert f"refused {call}: PERMISSION_DENIED: spectators are served on this machine's" in err
+        assert f"refused {call}: PERMISSION_DENIED: spectators need the tournament's" in err
     assert "spectated" not in err
     # And it played all its games all the same.
     assert [t for t, _ in games_of(tmp_path / "t.db")].count("deals_played") == 6

@@ -234,6 +234,21 @@ def keys_file(db: Path) -> Path:
     return db.with_suffix(".keys")
 
 
+def spectator_file(db: Path) -> Path:
+    """Where a run with remote entrants writes its spectator token: NAME.spectator."""
+    return db.with_suffix(".spectator")
+
+
+def write_spectator_token(path: Path) -> str:
+    """A fresh spectator token, written to ``path`` (mode 0600) for ``tavolo watch``."""
+    token = secrets.token_urlsafe(24)
+    path.unlink(missing_ok=True)
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as f:
+        f.write(token + "\n")
+    return token
+
+
 def remote_names(config: TournamentConfig) -> list[str]:
     """The entries that play from elsewhere, each with an entrant key."""
     return [e.name for e in config.entries if e.entry.remote]
@@ -425,13 +440,14 @@ class TournamentRun:
 
     async def run(self) -> RunSummary:
         """Play everything not played yet."""
-        # Every table of a round deals the same cards: a remote entrant who could watch a
-        # table ahead of its own would see its deals before playing them.
+        # A table's deals come again in its duplicate set's other game (and, with
+        # same_deals_per_round, at every table of the round): a remote entrant who could
+        # watch would see deals before playing them.
+        token = None
+        if remote_names(self.config):
+            token = write_spectator_token(spectator_file(self.store.path))
         referee = await start_referee(
-            self.listen,
-            tls=self.tls,
-            public_names=self.public_names,
-            local_spectators=bool(remote_names(self.config)),
+            self.listen, tls=self.tls, public_names=self.public_names, spectator_token=token
         )
         try:
             if self.on_referee is not None:

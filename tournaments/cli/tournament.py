@@ -68,6 +68,7 @@ from tournaments.runner import (
     open_store,
     remote_names,
     settle_seed,
+    spectator_file,
     total_games,
     tournament_warnings,
 )
@@ -510,6 +511,8 @@ class _LiveStandings:
         self._say(
             f"entrant keys {kept} {path}; remote bots connect to {address}{tls} with TAVOLO_KEY"
         )
+        watch = spectator_file(self.store.path)
+        self._say(f"spectators: tavolo watch --referee {address} --token-file {watch}")
 
     def _say(self, line: str) -> None:
         # One line whatever the width: a key cut in two cannot be copied.

@@ -17,6 +17,7 @@ from tabulate import tabulate
 from referee.engine.actions import SIGNAL_NAMES
 from referee.proto import referee_pb2 as pb
 from referee.proto import referee_pb2_grpc as pb_grpc
+from referee.service import SPECTATOR_TOKEN_KEY
 from tournaments.cli.common import TLS_CA_HELP, fail, referee_channel
 
 
@@ -105,6 +106,12 @@ def watch(
     ] = None,
     referee: Annotated[str, typer.Option(help="The referee, host:port.")] = "127.0.0.1:50051",
     tls_ca: Annotated[Path | None, typer.Option(help=TLS_CA_HELP)] = None,
+    token_file: Annotated[
+        Path | None,
+        typer.Option(
+            help="The spectator token a tournament with remote entrants writes (NAME.spectator)."
+        ),
+    ] = None,
     as_json: Annotated[
         bool, typer.Option("--json", help="One WatchResponse per line, as protobuf JSON.")
     ] = False,
@@ -115,13 +122,20 @@ def watch(
     declarations, bids, and each deal's score with every hand once the deal is over. A
     finished table replays from the start; the command ends when the match does.
     """
+    metadata: list[tuple[str, str]] = []
+    if token_file is not None:
+        try:
+            metadata.append((SPECTATOR_TOKEN_KEY, token_file.read_text(encoding="utf-8").strip()))
+        except OSError as exc:
+            fail(f"--token-file {token_file}: cannot read: {exc.strerror}")
     with referee_channel(referee, tls_ca) as channel:
         stub = pb_grpc.SpectatorServiceStub(channel)  # type: ignore[no-untyped-call]
         try:
             if table is None:
-                _list(stub.ListTables(pb.ListTablesRequest(), timeout=10), as_json)
+                listed = stub.ListTables(pb.ListTablesRequest(), timeout=10, metadata=metadata)
+                _list(listed, as_json)
                 return
-            for response in stub.Watch(pb.WatchRequest(table_id=table)):
+            for response in stub.Watch(pb.WatchRequest(table_id=table), metadata=metadata):
                 if as_json:
                     typer.echo(_json(response))
                 else:
