@@ -569,8 +569,6 @@ def test_a_head_whose_certificate_the_cluster_does_not_trust_is_refused_in_one_l
          "Dask's TLS settings: "),
         ("tcp://127.0.0.1:1", {"REQUIRE_ENCRYPTION": "True"},
          "requires encryption (distributed.comm.require-encryption): give the scheduler's tls://"),
-        ("local:1", {"REQUIRE_ENCRYPTION": "True"},
-         "requires encryption (distributed.comm.require-encryption), and a LocalCluster's"),
     ],
 )  # fmt: skip
 def test_dask_tls_settings_that_cannot_work_are_one_error_before_any_connection(
@@ -640,3 +638,38 @@ def test_a_tls_failure_is_known_by_its_error_or_by_the_text_dask_passes_on() -> 
         assert _tls_failure(wrapped)
     assert not _tls_failure(OSError("Timed out trying to connect to tcp://127.0.0.1:1"))
     assert not _tls_failure(TimeoutError("the scheduler did not answer"))
+
+
+def test_a_local_cluster_lets_no_other_client_in(tmp_path: Path) -> None:
+    """Whoever reaches a scheduler runs code on its workers, as the referee's user. Before,
+    ``local:N`` listened on loopback without authentication, and any user of the machine
+    ran ``id`` through it; now it speaks mutual TLS with a CA made for the run alone."""
+    import distributed
+
+    config = load_config(tournament(tmp_path))
+    modes = confinements(config)
+
+    async def stranger(address: str, security: Any) -> str:
+        try:
+            client = await distributed.Client(
+                address, asynchronous=True, timeout="3s", security=security
+            )
+        except (OSError, TimeoutError) as exc:
+            return type(exc).__name__
+        try:
+            return str(await client.run(os.getuid))  # what the attack did
+        finally:
+            await client.close()
+
+    async def main() -> tuple[str, str, str, str]:
+        async with ClusterTables("local:1", config, modes) as tables:
+            address = tables.client.scheduler.address
+            plain = await stranger(address.replace("tls://", "tcp://", 1), None)
+            own_ca = await stranger(address, distributed.Security.temporary())
+            return address, plain, own_ca, str(await tables.client.run(os.getuid))
+
+    address, plain, own_ca, ours = asyncio.run(main())
+    assert address.startswith("tls://127.0.0.1:"), address
+    # Each stranger got an error (CommClosedError, an OSError, or a timeout), not a uid.
+    assert not plain.startswith("{") and not own_ca.startswith("{"), (plain, own_ca)
+    assert ours.startswith("{")  # the run's own client runs code there: {worker: uid}

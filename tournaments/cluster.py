@@ -119,20 +119,20 @@ class ClusterTables:
         # of it reaches the run as ClusterError, one line.
         logging.getLogger("distributed.client").setLevel(logging.CRITICAL)
         if isinstance(self.target, int):
-            if distributed.Security().require_encryption:
-                raise ClusterError(
-                    f"--cluster {self.cluster_text}: Dask's configuration requires encryption "
-                    "(distributed.comm.require-encryption), and a LocalCluster's workers, on "
-                    "loopback, have no certificates: unset it, or start a tls:// cluster"
-                )
+            # Whoever reaches a scheduler runs code on its workers, as the referee's user:
+            # loopback is not enough (any user of this machine reaches it). Mutual TLS with
+            # a CA made for this run alone, held in memory: only this head and its workers
+            # have a certificate it signed.
+            security = distributed.Security.temporary()
             try:
-                # Loopback only: whoever reaches a scheduler runs code on its workers.
                 self._local = await distributed.LocalCluster(
                     n_workers=self.target,
                     threads_per_worker=1,
                     processes=True,
                     host="127.0.0.1",
-                    dashboard_address="127.0.0.1:0",
+                    protocol="tls://",
+                    security=security,
+                    dashboard_address=None,
                     asynchronous=True,
                     silence_logs=logging.ERROR,
                 )
@@ -141,7 +141,7 @@ class ClusterTables:
             address: Any = self._local
         else:
             address = self.target
-        security = None if self._local is not None else self._security(distributed)
+            security = self._security(distributed)
         client = distributed.Client(
             address, asynchronous=True, timeout=self.timeout, set_as_default=False,
             security=security,
