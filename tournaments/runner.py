@@ -824,7 +824,9 @@ class TournamentRun:
     # -- SPRT ------------------------------------------------------------------------------
 
     def _check_sprt(self) -> None:
-        if self.sprt_bounds is None:
+        # A decision is final, as an SPRT's is: the sets that its tables finish afterwards
+        # are stored, and may bring the ratio back inside the bounds, but stop nothing.
+        if self.sprt_bounds is None or self._decided():
             return
         a, b = self.names
         penta = pentanomial(pair_results(self.store.games(), self._seats), a, b)
