@@ -828,7 +828,13 @@ class Match:
 
     def _fresh_per_game(self, e: int) -> bool:
         # Unconfined and remote bots can remember anyway: one process per slot for them.
-        return self.config.duplicate and self.sandboxes[e] == SandboxMode.BWRAP
+        # So do the built-in bots: Tavolo's own code, which deals itself nothing to keep
+        # (each game is seeded afresh) and would pay a process start a game for nothing.
+        return (
+            self.config.duplicate
+            and self.sandboxes[e] == SandboxMode.BWRAP
+            and not self.config.entries[e].built_in
+        )
 
     def _link_for(self, e: int, k: int, number: int) -> SlotLink:
         primary = self.links[e][k]
@@ -992,7 +998,12 @@ class Match:
 
     def _freezes(self, link: SlotLink) -> bool:
         e = link.slot // self.slots_per_entry
-        return not self.config.limits.ponder and self.sandboxes[e] == SandboxMode.BWRAP
+        # The built-in bots do nothing off move: stopping them would close no channel.
+        return (
+            not self.config.limits.ponder
+            and self.sandboxes[e] == SandboxMode.BWRAP
+            and not self.config.entries[e].built_in
+        )
 
     def _freeze(self, link: SlotLink) -> None:
         process = self._process_of.get(id(link))

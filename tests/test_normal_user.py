@@ -68,7 +68,8 @@ def _play_as_the_user(folder: Path, attack: str) -> tuple[subprocess.CompletedPr
         os.chown(path, user.pw_uid, user.pw_gid)
     tavolo = str(Path(PYTHON).with_name("tavolo"))
     args = [tavolo, "play", str(bot / "bot.toml"), "random", "--seed", "normal-user",
-            "--deals", "1", "--deadline-ms", "10000", "--workdir", str(folder / "work")]  # fmt: skip
+            "--deals", "1", "--deadline-ms", "10000",
+            "--workdir", str(folder / "work")]  # fmt: skip
     done = subprocess.run(
         ["/usr/sbin/runuser", "-u", USER, "--", *args],
         cwd=folder,

@@ -348,6 +348,8 @@ class HostileBot(Bot):
                 time.sleep(600)
             os._exit(0)
         os.wait()
+        # Long enough for the test, outside, to see the grandchild before the game ends.
+        time.sleep(0.3)
         report("double-fork", marker=ARGS.marker)
 
     def attack_disk(self) -> None:

@@ -17,6 +17,7 @@ from referee import grpc_transport  # noqa: F401 - it chooses gRPC's transport: 
 import asyncio
 import secrets
 import statistics
+import sys
 import tempfile
 import time
 from collections.abc import Sequence
@@ -155,7 +156,10 @@ async def _timed_table(deals: int, ponder: bool) -> FreezeRun:
     trips: list[float] = []
     folder = tempfile.TemporaryDirectory(prefix="tavolo-bench-freeze-")
     try:
-        entries = (parse_entry("random"), parse_entry("random"))
+        # The random bot as a cmd: entry: built-in bots are neither stopped nor started
+        # afresh each game, entrants' bots are.
+        bot = parse_entry(f"cmd:{sys.executable} -m tavolo_bot.bots.random")
+        entries = (bot, bot)
         limits = Limits(deadline_ms=5000, restart_crashed=False, ponder=ponder)
         config = MatchConfig(
             preset("tressette"), "bench-freeze", entries, deals, limits=limits,
