@@ -9,14 +9,14 @@ the answer is in); with ``ponder`` on, some do. Real sandboxes, real referee.
 from __future__ import annotations
 
 import dataclasses
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from referee.entries import parse_entry
 from tests.sandboxing import require_sandbox
-from tests.test_sandbox import LIMITS, hostile, play
+from tests.test_sandbox import LIMITS, THINKER, _manifest, hostile, play
 
 SLACK = 0.05
 """Seconds around a decision a heartbeat may fall in: from the answer's write to the stop."""
@@ -44,7 +44,11 @@ def _outside(reports: list[dict[str, Any]]) -> tuple[int, int]:
 
 def _play(tmp_path: Path, ponder: bool) -> tuple[int, int]:
     limits = dataclasses.replace(LIMITS, ponder=ponder)
-    played = play((hostile(tmp_path / "bot", "ponder"), parse_entry("random")), tmp_path,
+    # The opponent thinks 100 ms a decision, so the time off move is long enough that a
+    # pondering bot's heartbeats fall outside its windows many times, not by luck.
+    thinker = _manifest(tmp_path / "thinker" / "thinker.toml", "thinker",
+                        [sys.executable, str(THINKER), "--think-ms", "100"])  # fmt: skip
+    played = play((hostile(tmp_path / "bot", "ponder"), thinker), tmp_path,
                   deals=2, limits=limits)  # fmt: skip
     played.assert_played_out()
     return _outside(played.reports)  # type: ignore[arg-type]
@@ -57,4 +61,4 @@ def test_a_bot_runs_only_on_its_own_decisions(tmp_path: Path) -> None:
 
 def test_with_ponder_a_bot_runs_on_the_others_time(tmp_path: Path) -> None:
     beats, outside = _play(tmp_path / "ponder", ponder=True)
-    assert outside >= 5, (beats, outside)
+    assert outside >= 50, (beats, outside)
