@@ -15,7 +15,7 @@ import gc
 import hmac
 import inspect
 import secrets
-from collections import deque
+from collections import Counter, deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,6 +39,10 @@ WILDCARD_HOSTS = ("0.0.0.0", "[::]", "")
 MAX_MESSAGE_BYTES = 64 * 1024
 """Largest message a bot may send; a Decision is a few bytes."""
 HELLO_TIMEOUT = 10.0
+HELLO_LESS_STREAMS = 32
+"""Streams of one connection that may wait for their Hello at once; a further one is
+refused at once. Streams that said Hello do not count: a relay or a client multiplexing
+many bots on one connection is never held back."""
 SLOT_CONNECTIONS = 1
 """Connections a slot's own socket holds at once; gRPC core closes any further one."""
 SLOT_STREAMS = 2
@@ -128,15 +132,32 @@ class Turnstile:
             self._tick_soon()
 
 
-async def read_hello(context: grpc.aio.ServicerContext[Any, Any]) -> tuple[bytes, pb.Hello]:
+async def read_hello(
+    context: grpc.aio.ServicerContext[Any, Any], waiting: Counter[str]
+) -> tuple[bytes, pb.Hello]:
     """A Play stream's first message, as sent and parsed; the stream is aborted with the
-    reason if it is not a Hello of this protocol version."""
+    reason if it is not a Hello of this protocol version, or if its connection (its peer
+    in ``waiting``) already has :data:`HELLO_LESS_STREAMS` streams waiting for theirs."""
+    peer = context.peer()
+    if waiting[peer] >= HELLO_LESS_STREAMS:
+        # Thousands of Hello-less streams on one connection cost the referee hundreds of
+        # megabytes and its honest bots their deadlines (issue 26).
+        await context.abort(
+            grpc.StatusCode.RESOURCE_EXHAUSTED,
+            f"too_many_streams: {HELLO_LESS_STREAMS} streams of this connection are "
+            "waiting for their Hello already",
+        )
+    waiting[peer] += 1
     try:
         raw = await asyncio.wait_for(context.read(), HELLO_TIMEOUT)
     except TimeoutError:
         await context.abort(
             grpc.StatusCode.DEADLINE_EXCEEDED, f"no_hello: no Hello within {HELLO_TIMEOUT:g} s"
         )
+    finally:
+        waiting[peer] -= 1
+        if not waiting[peer]:
+            del waiting[peer]
     try:
         first = None if raw is grpc.aio.EOF else parse_request(raw)
     except LinkError as exc:
@@ -162,13 +183,15 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
         self._book = book
         self._only = only
         """The slot whose own socket this serves; None for the TCP listener."""
+        self._waiting: Counter[str] = Counter()
+        """Streams waiting for their Hello, by connection."""
 
     async def Play(
         self,
         request_iterator: AsyncIterator[bytes],
         context: grpc.aio.ServicerContext[Any, Any],
     ) -> None:
-        _, hello = await read_hello(context)
+        _, hello = await read_hello(context, self._waiting)
         try:
             if hello.key:
                 await self._serve_key(hello, context)
@@ -230,6 +253,7 @@ class Relay:
         self._credentials = credentials
         self._options = list(options)
         self._channels: dict[str, grpc.aio.Channel] = {}
+        self._waiting: Counter[str] = Counter()
 
     def _channel(self, address: str) -> grpc.aio.Channel:
         channel = self._channels.get(address)
@@ -250,7 +274,7 @@ class Relay:
     async def Play(
         self, request_iterator: AsyncIterator[bytes], context: grpc.aio.ServicerContext[Any, Any]
     ) -> None:
-        raw, hello = await read_hello(context)
+        raw, hello = await read_hello(context, self._waiting)
         if hello.key:
             await context.abort(
                 grpc.StatusCode.FAILED_PRECONDITION,
