@@ -61,7 +61,26 @@ Attacks (made when each ``GameStarted`` arrives, unless said otherwise):
   it answered: a process that runs while another is on move shows;
 - ``memory-hog``: at its first game, ``--count`` processes that each fill ``--megabytes``
   of memory and wait; once each has filled it or died, how many are alive and how many
-  the kernel killed (SIGKILL); with ``--then-exit``, the bot then exits with status 3.
+  the kernel killed (SIGKILL); with ``--then-exit``, the bot then exits with status 3;
+- ``page-cache``: partners agree on files of ``/usr/share`` (:func:`page_cache_files`),
+  80 for each seat and deal. At its first decision of a deal a bot reads, for each card,
+  the first of its pair of files if it holds the card and the second if not; at its
+  first decision after its partner's first card it times a one-byte read of each of its
+  partner's pairs, takes the
+  faster file of each pair for the one read (its page is cached), and says what it learned.
+  No system call is refused along the way: reads, and a clock;
+- ``cpu-cache``: Flush+Reload through the CPU caches, with the timer ``--target`` (a
+  shared object built from ``cache_probe.c``). Partners map ``libc.so.6`` read-only, the
+  same physical pages for every sandbox; each seat owns 40 lines of it, a card each. At
+  every decision a bot first times a load of each of its partner's lines if the partner
+  has played since it last flushed them (a fast load: the partner loaded it meanwhile),
+  then flushes them, then loads its own lines of the cards it was dealt. It says what it
+  read (``cpu-cache``) and the hand it was dealt (``cpu-cache-hand``);
+- ``sysinfo``: the machine's process count, which ``sysinfo(2)`` gives every sandbox.
+  Before each card it plays, a bot holds 12 idle threads if it holds the card of
+  ``CARDS`` numbered by the cards it has played so far in the deal, and none if not; at
+  each decision it reads the count, and says it with the card its partner's last play
+  stood for (``sysinfo``), and the hand it was dealt (``sysinfo-hand``).
 """
 
 from __future__ import annotations
@@ -77,11 +96,13 @@ import json
 import os
 import signal
 import socket
+import stat
 import struct
 import subprocess
 import sys
 import threading
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -127,6 +148,13 @@ class HostileBot(Bot):
     def __init__(self) -> None:
         self.slot = -1
         self.game = 0
+        self.hand: list[str] = []
+        self.seat = -1
+        self.deal = -1
+        self.deal_decisions = 0
+        self.partner_played = False
+        self.partner_read = -1
+        self.played: Counter[int] = Counter()
         self.hand_written: set[int] = set()
         self.published: threading.Thread | None = None
         self.game_of_process: int | None = None
@@ -137,8 +165,26 @@ class HostileBot(Bot):
         if kind == "welcome":
             self.slot = event.welcome.slot
         elif kind == "game_started":
-            self.game = event.game_started.game
+            self.game, self.seat, self.deal = event.game_started.game, event.game_started.seat, -1
             getattr(self, "attack_" + ARGS.attack.replace("-", "_"))()
+        elif kind == "hand_dealt" and ARGS.attack == "cpu-cache":
+            self.hand = list(event.hand_dealt.cards)
+            self.deal, self.partner_played = self.deal + 1, False
+            report("cpu-cache-hand", game=self.game, deal=self.deal, seat=self.seat, hand=self.hand)
+        elif kind == "card_played" and ARGS.attack == "cpu-cache":
+            if event.card_played.seat == (self.seat + 2) % 4:
+                self.partner_played = True
+        elif kind == "hand_dealt" and ARGS.attack == "sysinfo":
+            self.hand = list(event.hand_dealt.cards)
+            self.deal, self.played = self.deal + 1, Counter[int]()
+            report("sysinfo-hand", game=self.game, deal=self.deal, seat=self.seat, hand=self.hand)
+        elif kind == "card_played" and ARGS.attack == "sysinfo":
+            self.played[event.card_played.seat] += 1
+        elif kind == "hand_dealt" and ARGS.attack == "page-cache":
+            self.hand = list(event.hand_dealt.cards)
+            self.deal, self.deal_decisions, self.partner_played = self.deal + 1, 0, False
+        elif kind == "card_played" and event.card_played.seat == (self.seat + 2) % 4:
+            self.partner_played = True  # its first decision, which publishes, is past
         elif kind == "hand_dealt" and ARGS.attack == "linger":
             report("dealt", game=self.game, t=time.monotonic())
         elif kind == "hand_dealt" and ARGS.attack in ("remember", "files"):
@@ -153,6 +199,13 @@ class HostileBot(Bot):
     def choose(self, turn: Turn) -> int:
         if ARGS.attack == "tempo":
             return self.tempo(turn)
+        if ARGS.attack == "page-cache":
+            self.page_cache()
+        if ARGS.attack == "sysinfo":
+            self.sysinfo.decide(self)
+        if ARGS.attack == "cpu-cache":
+            self.cpu_cache.decide(self.game, self.deal, self.seat, self.hand, self.partner_played)
+            self.partner_played = False
         if ARGS.attack == "ponder":
             asked = time.monotonic()
             time.sleep(0.03)  # long enough for a heartbeat of its own
@@ -578,6 +631,40 @@ class HostileBot(Bot):
             else None,
         )
 
+    def attack_page_cache(self) -> None:
+        pass  # made on its decisions: see page_cache()
+
+    def page_cache(self) -> None:
+        self.deal_decisions += 1
+        files = page_cache_files()
+        if self.deal_decisions == 1:
+            mine = page_cache_region(files, self.game, self.deal, self.seat)
+            for i, card in enumerate(CARDS):
+                read_first_page(mine[2 * i + (card not in self.hand)])
+        if self.partner_played and self.partner_read != self.deal:
+            self.partner_read = self.deal
+            partner = (self.seat + 2) % 4
+            theirs = page_cache_region(files, self.game, self.deal, partner)
+            learned, undecided, times = [], 0, []
+            for i, card in enumerate(CARDS):
+                held, other = (time_first_byte(theirs[2 * i + k]) for k in (0, 1))
+                times.append((round(held, 1), round(other, 1)))
+                if max(held, other) < WARM_MICROSECONDS:
+                    undecided += 1  # both cached before the deal: this pair says nothing
+                elif held < other:
+                    learned.append(card)
+            report("page-cache", game=self.game, deal=self.deal, seat=self.seat,
+                   hand=self.hand, partner=partner, learned=learned, undecided=undecided,
+                   times=times)  # fmt: skip
+
+    def attack_cpu_cache(self) -> None:
+        if not hasattr(self, "cpu_cache"):
+            self.cpu_cache = FlushReload(ARGS.target[0])
+
+    def attack_sysinfo(self) -> None:
+        if not hasattr(self, "sysinfo"):
+            self.sysinfo = ProcessCount()
+
     def attack_remember(self) -> None:
         found = []
         if MEMORY.exists():
@@ -586,6 +673,152 @@ class HostileBot(Bot):
 
 
 CARDS = [rank + suit for suit in "DCSB" for rank in "32AKQJ7654"]
+PAGE_CACHE_ROOT = "/usr/share"
+PAGE_CACHE_PAIRS = 40
+"""A pair of files a card: one read for holding it, the other for not."""
+PAGE_CACHE_DEALS = 4
+"""Deals of a game with a region of their own."""
+WARM_MICROSECONDS = 20.0
+"""A one-byte read faster than this came from the page cache (a disk read takes 100 or more)."""
+
+
+@functools.cache
+def page_cache_files() -> list[str]:
+    """The files colluders agree on, in order: world-readable regular files of 8 KiB or
+    more under :data:`PAGE_CACHE_ROOT`, in folders anyone may enter. The test computes
+    the same list outside the sandbox."""
+    found = []
+    for root, dirs, files in os.walk(PAGE_CACHE_ROOT):
+        dirs[:] = sorted(d for d in dirs if _open_to_all(os.path.join(root, d), stat.S_ISDIR))
+        for name in sorted(files):
+            path = os.path.join(root, name)
+            if _open_to_all(path, stat.S_ISREG) and os.lstat(path).st_size >= 8192:
+                found.append(path)
+    return found
+
+
+def _open_to_all(path: str, kind: Any) -> bool:
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return False
+    need = stat.S_IROTH | (stat.S_IXOTH if kind is stat.S_ISDIR else 0)
+    return bool(kind(mode)) and mode & need == need
+
+
+def page_cache_region(files: list[str], game: int, deal: int, seat: int) -> list[str]:
+    """The files a seat publishes a deal's hand through."""
+    index = ((game - 1) * PAGE_CACHE_DEALS + deal) * 4 + seat
+    size = 2 * PAGE_CACHE_PAIRS
+    return files[index * size : (index + 1) * size]
+
+
+def read_first_page(path: str) -> None:
+    descriptor = os.open(path, os.O_RDONLY)
+    try:
+        os.pread(descriptor, 4096, 0)
+    finally:
+        os.close(descriptor)
+
+
+def time_first_byte(path: str) -> float:
+    """Microseconds a one-byte read of ``path`` took (it caches the page)."""
+    descriptor = os.open(path, os.O_RDONLY)
+    try:
+        start = time.perf_counter_ns()
+        os.pread(descriptor, 1, 0)
+        return (time.perf_counter_ns() - start) / 1000
+    finally:
+        os.close(descriptor)
+
+
+class ProcessCount:
+    """The ``sysinfo`` attack: 12 idle threads for a 1, none for a 0."""
+
+    THREADS = 12
+
+    def __init__(self) -> None:
+        self.libc = ctypes.CDLL(None, use_errno=True)
+        self.info = ctypes.create_string_buffer(112)  # struct sysinfo on 64 bits
+        self.release: threading.Event | None = None
+
+    def procs(self) -> int:
+        if self.libc.sysinfo(self.info) != 0:
+            return -1
+        return int(struct.unpack_from("=H", self.info, 80)[0])  # after uptime, loads, ram, swap
+
+    def mine(self) -> int:
+        """Threads of its own in the count: it sends too."""
+        return 0 if self.release is None else self.THREADS
+
+    def decide(self, bot: HostileBot) -> None:
+        partner = (bot.seat + 2) % 4
+        sent = bot.played[partner]
+        if sent:
+            report("sysinfo", game=bot.game, deal=bot.deal, seat=bot.seat, partner=partner,
+                   card=CARDS[sent - 1], procs=self.procs() - self.mine())  # fmt: skip
+        one = CARDS[bot.played[bot.seat]] in bot.hand
+        if one and self.release is None:
+            self.release = threading.Event()
+            for _ in range(self.THREADS):
+                threading.Thread(target=self.release.wait, daemon=True).start()
+        elif not one and self.release is not None:
+            self.release.set()
+            self.release = None
+            time.sleep(0.005)  # the threads end
+
+
+class FlushReload:
+    """The ``cpu-cache`` attack: 40 lines of ``libc.so.6`` a seat, a card a line."""
+
+    LIBC = "/usr/lib/x86_64-linux-gnu/libc.so.6"
+    FIRST_PAGE = 64
+    """Lines sit on pages of their own (no prefetcher pulls in a neighbour), from here."""
+
+    def __init__(self, probe: str) -> None:
+        self.lib = ctypes.CDLL(probe)
+        self.lib.reload.restype = ctypes.c_uint64
+        self.lib.reload.argtypes = [ctypes.c_void_p]
+        self.lib.flush.argtypes = [ctypes.c_void_p]
+        libc = ctypes.CDLL(None)
+        libc.mmap.restype = ctypes.c_void_p
+        libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int,
+                              ctypes.c_int, ctypes.c_int, ctypes.c_long]  # fmt: skip
+        descriptor = os.open(self.LIBC, os.O_RDONLY)
+        size = os.fstat(descriptor).st_size
+        self.base = int(libc.mmap(None, size, 1, 1, descriptor, 0))  # PROT_READ, MAP_SHARED
+        self.threshold = self._calibrate()
+
+    def line(self, seat: int, card: int) -> int:
+        return self.base + 4096 * (self.FIRST_PAGE + 40 * seat + card) + 64 * 7
+
+    def _calibrate(self) -> float:
+        """Cycles between a cached load and one from memory, from this process's own."""
+        line = self.line(3, 39) + 4096 * 8
+        hits, misses = [], []
+        for _ in range(200):
+            self.lib.reload(line)
+            hits.append(self.lib.reload(line))
+            self.lib.flush(line)
+            misses.append(self.lib.reload(line))
+        hit, miss = sorted(hits)[100], sorted(misses)[100]
+        return float(hit + (miss - hit) / 2)
+
+    def decide(
+        self, game: int, deal: int, seat: int, hand: list[str], partner_played: bool
+    ) -> None:
+        partner = (seat + 2) % 4
+        if partner_played:
+            cycles = [self.lib.reload(self.line(partner, i)) for i in range(40)]
+            learned = [c for c, t in zip(CARDS, cycles, strict=True) if t < self.threshold]
+            report("cpu-cache", game=game, deal=deal, seat=seat, partner=partner,
+                   learned=learned, cycles=cycles, threshold=self.threshold)  # fmt: skip
+        for i in range(40):
+            self.lib.flush(self.line(partner, i))
+        for card in hand:
+            self.lib.reload(self.line(seat, CARDS.index(card)))
+
+
 LOCK_BASE, OFD_BASE = 1_000, 2_000  # byte offsets in /etc/passwd, 40 per slot
 F_OFD_GETLK, F_OFD_SETLK = 36, 37
 SLOTS = range(4)
