@@ -353,24 +353,39 @@ def test_anchor_entry_has_no_spread():
     assert a.ci_low < a.ci_high
 
 
-def test_disconnected_replicates_are_drawn_again():
-    # Two sets form a chain A-B-C. A replicate that misses one of them leaves an entry
-    # unconnected and is redrawn, so every kept replicate holds both sets once, which is the
-    # original data: the intervals collapse onto the point.
+def test_a_replicate_that_misses_a_pair_keeps_that_pairs_prior():
+    # Two sets form a chain A-B-C. A replicate that draws s1 twice has no B-C game: B-C is
+    # then held by its prior's one virtual draw alone, and the replicate is rated, not
+    # redrawn. Before, only replicates holding both sets once were kept, which is the
+    # original data: the intervals collapsed onto the point, a 1-0 shown as certain.
     results = match("A", "B", 1, 0, 0, key="s1") + match("B", "C", 1, 0, 0, key="s2")
-    ratings = rate(results, samples=100, seed=1)
+    ratings = rate(results, samples=200, seed=1)
+    by_name = {r.name: r for r in ratings.ratings}
     for r in ratings.ratings:
-        assert r.ci_low == pytest.approx(r.elo, abs=1e-9)
-        assert r.ci_high == pytest.approx(r.elo, abs=1e-9)
+        assert r.ci_low < r.elo - 20 or r.ci_high > r.elo + 20, r
+    # C lost its only game: in a replicate of s1 twice, C meets B through the prior only,
+    # and rates higher than in the data.
+    assert by_name["C"].ci_high > by_name["C"].elo + 20
+
+
+def test_a_gauntlet_of_one_set_a_pair_is_rated():
+    # A candidate against eight others, one set each: with the prior on every pair, every
+    # replicate is connected (before, 8!/8^8 of them were, and the run failed at its end).
+    others = [f"e{n}" for n in range(8)]
+    results = [PairResult(f"s{n}", "cand", o, 1.0 if n % 3 else 0.0) for n, o in enumerate(others)]
+    ratings = rate(results, samples=200)
+    assert ratings.samples == 200
+    assert all(r.ci_low < r.elo < r.ci_high for r in ratings.ratings if r.name != "cand")
 
 
 def test_too_many_disconnected_replicates_give_up():
-    # A chain of nine entries held together by eight one-game sets: a replicate keeps all
-    # eight with probability 8!/8^8 ≈ 0.24%, far too rarely for 50 replicates in 500 draws.
+    # Without a prior, a chain of nine entries held together by eight one-game sets: a
+    # replicate keeps all eight with probability 8!/8^8 ≈ 0.24%, far too rarely for 50
+    # replicates in 500 draws.
     names = [f"e{n}" for n in range(9)]
-    results = [PairResult(f"s{n}", a, b, 1.0) for n, (a, b) in enumerate(itertools.pairwise(names))]
+    results = [PairResult(f"s{n}", a, b, 0.5) for n, (a, b) in enumerate(itertools.pairwise(names))]
     with pytest.raises(RatingsError, match="bootstrap"):
-        rate(results, samples=50)
+        rate(results, samples=50, prior_draws=0)
 
 
 def test_samples_zero_gives_point_intervals_and_no_los():

@@ -8,7 +8,8 @@ the ratings' common offset is fixed).
 
 Intervals come from a bootstrap over duplicate sets: each replicate draws the distinct
 ``set_key`` values with replacement and refits, so the games of one set, which share their
-deals and are correlated, stay together.
+deals and are correlated, stay together. The prior's virtual draws stay on every pair that
+met in the tournament, whether a replicate drew its sets or not.
 """
 
 from __future__ import annotations
@@ -413,8 +414,9 @@ def rate(
     """Ratings from :func:`fit_elo` with bootstrap percentile intervals at ``level``.
 
     Each of the ``samples`` replicates draws the distinct set keys (in sorted order) with
-    replacement using ``random.Random(seed)``, and refits with the same anchor and prior. A
-    draw whose games do not connect every entry is discarded and drawn again; more than
+    replacement using ``random.Random(seed)``, and refits with the same anchor and prior (on
+    every pair that met, drawn or not). A draw whose games do not connect every entry
+    (possible only with ``prior_draws=0``) is discarded and drawn again; more than
     ``10 * samples`` draws in all raise :class:`RatingsError`, as does a replicate with an
     infinite MLE (``prior_draws=0``). With ``samples=0`` each interval is the point itself
     and :meth:`Ratings.los` raises.
@@ -446,7 +448,11 @@ def rate(
         counts: dict[str, int] = {}
         for key in rng.choices(keys, k=len(keys)):
             counts[key] = counts.get(key, 0) + 1
-        replicate: _Tally = {}
+        # The prior's virtual draws belong to every pair that met in the tournament, not
+        # only to those a replicate drew: a gauntlet of one set a pair then stays
+        # connected in every replicate (a pair not drawn is held by its prior alone),
+        # where discarding replicates kept only those that drew every set once.
+        replicate: _Tally = {pair: [0.0, 0.0] for pair in tally} if prior_draws > 0 else {}
         for key, times in counts.items():
             for pair, (n, s) in by_set[key].items():
                 cell = replicate.setdefault(pair, [0.0, 0.0])

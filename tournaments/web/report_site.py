@@ -12,6 +12,7 @@ import json
 import re
 import shlex
 import shutil
+import tempfile
 import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -20,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from referee.engine.deals import SeedError, seed_commitment
-from tournaments.ratings import PairResult, Ratings, rate
+from tournaments.ratings import PairResult, Ratings, RatingsError, rate
 from tournaments.record_export import export_records
 from tournaments.results import pair_results
 from tournaments.sprt import SprtState, pentanomial, sprt
@@ -165,13 +166,37 @@ def write_report(store: Store, out: Path, *, think_times: bool = True) -> Report
         sandbox=facts.sandbox,
         think=think,
     )
-    for name in _WRITTEN:
-        path = out / name
-        if path.is_dir():
-            shutil.rmtree(path)
-        elif path.exists():
-            path.unlink()
-    out.mkdir(parents=True, exist_ok=True)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    # Written beside OUT and moved in only once complete: a report that fails half way
+    # leaves OUT as it was, and a retry finds nothing of it in the way.
+    partial = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
+    try:
+        summary = _write_site(store, partial, facts, meta, table, games, think, think_times)
+        out.mkdir(exist_ok=True)
+        for name in _WRITTEN:
+            path = out / name
+            if path.is_dir():
+                shutil.rmtree(path)
+            elif path.exists():
+                path.unlink()
+            if (partial / name).exists():
+                (partial / name).rename(path)
+    finally:
+        shutil.rmtree(partial, ignore_errors=True)
+    return ReportSummary(out, summary.pages, summary.records)
+
+
+def _write_site(
+    store: Store,
+    out: Path,
+    facts: StoredFacts,
+    meta: dict[str, str],
+    table: Standings,
+    games: list[GameRow],
+    think: list[ThinkRow],
+    think_times: bool,
+) -> ReportSummary:
+    """Every file of the report into the empty folder ``out``."""
     exported = export_records(
         store, out / "records", database=store.path.name, think_times=think_times
     )
@@ -181,7 +206,7 @@ def write_report(store: Store, out: Path, *, think_times: bool = True) -> Report
         store.matches(),
         games,
         think,
-        {key: text.splitlines() for key, text in exported.texts.items()},
+        {key: _record_lines(store, key, text) for key, text in exported.texts.items()},
         meta.get("config", ""),
         exported.files,
         exported.digests,
@@ -203,6 +228,25 @@ def write_report(store: Store, out: Path, *, think_times: bool = True) -> Report
     standings_json = json.dumps(as_json(table), indent=1, ensure_ascii=False)
     (out / "standings.json").write_text(standings_json + "\n", encoding="utf-8")
     return ReportSummary(out, len(pages), exported.records)
+
+
+def _record_lines(store: Store, key: tuple[int, int], text: str) -> list[str]:
+    """A stored record's lines; ReportError naming the game and the line where one is not
+    a JSON object (a database changed by hand)."""
+    lines = text.splitlines()
+    for number, line in enumerate(lines, 1):
+        try:
+            parsed = json.loads(line)
+        except json.JSONDecodeError as exc:
+            parsed, why = None, exc.msg
+        else:
+            why = "not a JSON object"
+        if not isinstance(parsed, dict):
+            raise ReportError(
+                f"{store.path}: the record of match {key[0]} game {key[1]}, line {number}, "
+                f"is damaged ({why})"
+            )
+    return lines
 
 
 def _slugs(names: Sequence[str]) -> dict[str, str]:
@@ -404,12 +448,16 @@ def _sprt_view(site: _Site) -> dict[str, Any] | None:
 
 def progress_series(
     site: _Site,
-) -> tuple[list[int], list[tuple[str, list[float | None]]]]:
-    """Each entry's Elo refitted after each round (maximum likelihood, no bootstrap)."""
+) -> tuple[list[int], list[tuple[str, list[float | None]]], list[str]]:
+    """Each entry's Elo refitted after each round (maximum likelihood, no bootstrap), and
+    a line for each round whose games so far cannot be fitted, saying why: its entries
+    are then left unrated for that round (in the first rounds of a round robin, disjoint
+    pairs do not yet connect the field)."""
     round_of = {m.id: m.round for m in site.matches}
     rounds = sorted({round_of[g.match_id] for g in site.games})
     s = site.facts.ratings
     fits: list[dict[str, float]] = []
+    unrated: list[str] = []
     for r in rounds:
         upto = [g for g in site.games if round_of[g.match_id] <= r]
         results = pair_results(upto, site.facts.seats, lower_wins=site.facts.lower_wins)
@@ -417,26 +465,32 @@ def progress_series(
             fits.append({})
             continue
         present = {n for p in results for n in (p.a, p.b)}
-        ratings: Ratings = rate(
-            results,
-            anchor=s.anchor if s.anchor in present else None,
-            anchor_elo=s.elo,
-            prior_draws=s.prior_draws,
-            samples=0,
-        )
+        try:
+            ratings: Ratings = rate(
+                results,
+                anchor=s.anchor if s.anchor in present else None,
+                anchor_elo=s.elo,
+                prior_draws=s.prior_draws,
+                samples=0,
+            )
+        except RatingsError as exc:
+            fits.append({})
+            unrated.append(f"after round {r}: {exc}")
+            continue
         fits.append({x.name: x.elo for x in ratings.ratings})
     order = [row.name for row in site.table.rows]
-    return rounds, [(name, [fit.get(name) for fit in fits]) for name in order]
+    return rounds, [(name, [fit.get(name) for fit in fits]) for name in order], unrated
 
 
 def _progress_page(site: _Site) -> str:
-    rounds, series = progress_series(site)
+    rounds, series, unrated = progress_series(site)
     rows = [{"name": name, "values": [_fmt(v) for v in values]} for name, values in series]
     return render(
         "report_progress.html.j2",
         **_common(site, "", "progress", [("Standings", "index.html"), ("Rating progress", None)]),
         chart=rating_progress(rounds, series),
         rounds=rounds,
+        unrated=unrated,
         rows=rows,
     )
 
