@@ -290,6 +290,7 @@ def game_row(game: LadderGame) -> GameRow:
         deals=r.outcome.deals,
         faults={n: f for n, f in faults.items() if any(f)},
         deal_points=r.deal_points,
+        places=r.outcome.places,
     )
 
 

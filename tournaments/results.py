@@ -7,6 +7,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 
+from referee.engine.game_base import rank_sides
 from referee.match import Faults, GameTally
 from tournaments.ratings import PairResult
 from tournaments.storage import GameRow
@@ -17,19 +18,30 @@ def pair_results(
 ) -> list[PairResult]:
     """One result per pair of sides of every game; a game's duplicate set is its set key.
 
-    Two sides: the game's winner scores 1, a draw 0.5 each. More sides: each pair is
-    decided by its totals (the lower total with ``lower_wins``, as in ciapanò), except that
-    a side that forfeited loses to every other.
+    Each pair is decided by the places the game gave its sides (the better place scores
+    1, a shared one 0.5 each). Only a game stored before places were kept has them worked
+    out here, by the engine's own :func:`rank_sides` from its totals and forfeit
+    (``lower_wins`` as in ciapanò).
     """
     out: list[PairResult] = []
     for game in games:
         key = f"{game.match_id}:{game.set_number}"
-        sides = len(game.sides)
-        forfeit = forfeit_side(game, seats_of_side)
-        for i, j in combinations(range(sides), 2):
-            score = _pair_score(game, i, j, forfeit, lower_wins)
-            out.append(PairResult(key, game.sides[i], game.sides[j], score))
+        places = places_of(game, seats_of_side, lower_wins)
+        for i, j in combinations(range(len(game.sides)), 2):
+            out.append(PairResult(key, game.sides[i], game.sides[j], _pair_score(places, i, j)))
     return out
+
+
+def places_of(
+    game: GameRow, seats_of_side: Sequence[Sequence[int]], lower_wins: bool
+) -> tuple[int, ...]:
+    """The places ``game`` gave its sides, as stored; for a game stored before places
+    were, from its winner (two sides) or the engine's ranking of its totals."""
+    if game.places is not None:
+        return game.places
+    if len(game.sides) == 2:
+        return (0, 0) if game.winner is None else (int(game.winner != 0), int(game.winner != 1))
+    return rank_sides(game.totals, lower_wins, last=forfeit_side(game, seats_of_side))
 
 
 def forfeit_side(game: GameRow, seats_of_side: Sequence[Sequence[int]]) -> int | None:
@@ -42,19 +54,8 @@ def forfeit_side(game: GameRow, seats_of_side: Sequence[Sequence[int]]) -> int |
     return None
 
 
-def _pair_score(
-    game: GameRow, i: int, j: int, forfeit: int | None, lower_wins: bool = False
-) -> float:
-    if len(game.sides) == 2:
-        return 0.5 if game.winner is None else (1.0 if game.winner == i else 0.0)
-    if forfeit == i:
-        return 0.0
-    if forfeit == j:
-        return 1.0
-    a, b = game.totals[i], game.totals[j]
-    if lower_wins:
-        a, b = b, a
-    return 1.0 if a > b else 0.5 if a == b else 0.0
+def _pair_score(places: Sequence[int], i: int, j: int) -> float:
+    return 1.0 if places[i] < places[j] else 0.5 if places[i] == places[j] else 0.0
 
 
 @dataclass
@@ -99,7 +100,7 @@ def tallies(
     """Per-entry tallies of ``games``, for every entry in ``names``."""
     out = {n: Tally(n) for n in names}
     for game in games:
-        forfeit = forfeit_side(game, seats_of_side)
+        places = places_of(game, seats_of_side, lower_wins)
         for side, name in enumerate(game.sides):
             t = out[name]
             t.count(game.winner, side)
@@ -110,7 +111,7 @@ def tallies(
                 if other == side:
                     continue
                 i, j = min(side, other), max(side, other)
-                s = _pair_score(game, i, j, forfeit, lower_wins)
+                s = _pair_score(places, i, j)
                 t.score += s if side == i else 1.0 - s
                 t.pair_games += 1
                 t.opponents.append(game.sides[other])

@@ -791,6 +791,7 @@ class TournamentRun:
             deals=report.outcome.deals,
             faults={names[e]: f for e, f in enumerate(report.faults) if any(f)},
             deal_points=report.deal_points,
+            places=report.outcome.places,
         )
         bank = self.config.limits.time_bank_ms
         spent = zip(report.think_ms, report.bank_used_ms, strict=True)

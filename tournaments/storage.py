@@ -64,6 +64,12 @@ CREATE TABLE IF NOT EXISTS deals (
 );
 """
 _LATER_SCHEMA = """
+CREATE TABLE IF NOT EXISTS game_places (
+    match_id INTEGER NOT NULL,
+    number INTEGER NOT NULL,
+    places TEXT NOT NULL,
+    PRIMARY KEY (match_id, number)
+);
 CREATE TABLE IF NOT EXISTS entrant_keys (
     entry TEXT PRIMARY KEY,
     digest TEXT NOT NULL UNIQUE,
@@ -153,6 +159,9 @@ class GameRow:
     """Per entry: timeouts, illegal actions, crashes."""
     deal_points: tuple[tuple[int, ...], ...] = ()
     """Points of each side in each finished deal."""
+    places: tuple[int, ...] | None = None
+    """Each side's place as the game decided it (0 the first; level sides share one);
+    None in a database made before places were stored."""
 
 
 @dataclass(frozen=True)
@@ -489,6 +498,11 @@ class Store:
                     time.time(),
                 ),
             )
+            if row.places is not None:
+                self.db.execute(
+                    "INSERT INTO game_places VALUES (?, ?, ?)",
+                    (match_id, row.number, json.dumps(list(row.places))),
+                )
             self.db.executemany(
                 "INSERT INTO think_times VALUES (?, ?, ?, ?, ?, ?)",
                 [
@@ -515,9 +529,15 @@ class Store:
         ]
 
     def games(self, match_id: int | None = None) -> list[GameRow]:
+        places = (
+            "(SELECT places FROM game_places AS p "
+            "WHERE p.match_id = g.match_id AND p.number = g.number)"
+            if self._has_table("game_places")
+            else "NULL"
+        )
         query = (
             "SELECT match_id, number, set_number, sides, winner, totals, termination, "
-            "forfeit_seat, deals, faults, deal_points FROM games"
+            f"forfeit_seat, deals, faults, deal_points, {places} FROM games AS g"
         )
         args: tuple[Any, ...] = ()
         if match_id is not None:
@@ -578,6 +598,7 @@ class Store:
         with _transaction(self.db, self.path):
             self.db.executemany("DELETE FROM deals WHERE match_id = ? AND game = ?", keys)
             self.db.executemany("DELETE FROM games WHERE match_id = ? AND number = ?", keys)
+            self.db.executemany("DELETE FROM game_places WHERE match_id = ? AND number = ?", keys)
             self.db.executemany(
                 "INSERT OR REPLACE INTO meta VALUES (?, ?)",
                 [("programs", json.dumps(programs)), ("reruns", json.dumps(reruns))],
@@ -683,4 +704,5 @@ def _game_row(row: tuple[Any, ...]) -> GameRow:
         deals=row[8],
         faults=faults,
         deal_points=tuple(tuple(p) for p in json.loads(row[10])),
+        places=None if row[11] is None else tuple(json.loads(row[11])),
     )

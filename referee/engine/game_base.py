@@ -53,6 +53,31 @@ class Outcome:
     """Game points per side."""
     deals: int
     """Deals played, counting an unfinished last deal (a forfeit or a call-out)."""
+    places: tuple[int, ...]
+    """Each side's place, 0 the first; sides level share a place. What the tournament
+    reads for every pair of sides (:func:`rank_sides`)."""
+
+
+def rank_sides(
+    totals: Sequence[int], lower_wins: bool, first: int | None = None, last: int | None = None
+) -> tuple[int, ...]:
+    """Each side's place (0 the first, sides level share one): by total, the higher first
+    unless ``lower_wins`` (ciapanò); ``first`` (a correct call-out) ahead of all and
+    ``last`` (a forfeit, a wrong call-out) behind all. Every family's winner is decided
+    here, for the target, deals played, a forfeit and a call-out alike."""
+
+    def key(side: int) -> tuple[int, int]:
+        rank = 0 if side == first else 2 if side == last else 1
+        return rank, totals[side] if lower_wins else -totals[side]
+
+    keys = [key(side) for side in range(len(totals))]
+    return tuple(sorted(set(keys)).index(k) for k in keys)
+
+
+def winner_of(places: Sequence[int]) -> int | None:
+    """The side alone in first place; None if several share it (a draw)."""
+    firsts = [side for side, place in enumerate(places) if place == 0]
+    return firsts[0] if len(firsts) == 1 else None
 
 
 ObsT_co = TypeVar("ObsT_co", covariant=True)
@@ -190,8 +215,7 @@ class GameBase(Generic[DealT, ObsT]):
             self.events.append(
                 {"type": "forfeit", "seat": seat, "reason": termination.value, "detail": detail}
             )
-        loser = self.rules.side_of(seat)
-        self._finish(termination, self._best_side(exclude=loser))
+        self._finish(termination, last=self.rules.side_of(seat))
 
     def note_rejected(self, seat: int, action: Action) -> IllegalActionError:
         """Record that ``seat`` tried ``action`` and the rules refused it; return why.
@@ -240,29 +264,30 @@ class GameBase(Generic[DealT, ObsT]):
     def _end_if_over(self) -> bool:
         """After a deal's points are added: finish the game if it is over; True if so.
 
-        Plays to the target (a single highest total at or above it wins; a tie at the top
-        plays one more deal), or exactly ``deals`` deals.
+        Plays to the target, or exactly ``deals`` deals. Higher wins: a single highest
+        total at or above the target ends it (a tie at the top plays one more deal).
+        Lower wins (ciapanò): anyone at or above the target ends it.
         """
-        top = max(self.totals)
-        leaders = [s for s, t in enumerate(self.totals) if t == top]
         if self.max_deals is not None:
             if self.deal_number >= self.max_deals:
-                self._finish(Termination.DEALS_PLAYED, leaders[0] if len(leaders) == 1 else None)
+                self._finish(Termination.DEALS_PLAYED)
                 return True
-        elif top >= self.rules.target and len(leaders) == 1:
-            self._finish(Termination.TARGET_REACHED, leaders[0])
-            return True
-        return False
+            return False
+        top = max(self.totals)
+        if self.rules.lower_wins:
+            over = top >= self.rules.target
+        else:
+            over = top >= self.rules.target and self.totals.count(top) == 1
+        if over:
+            self._finish(Termination.TARGET_REACHED)
+        return over
 
-    def _best_side(self, exclude: int) -> int | None:
-        """The side with the highest total other than ``exclude``; None on a tie."""
-        others = [s for s in range(self.rules.sides) if s != exclude]
-        top = max(self.totals[s] for s in others)
-        best = [s for s in others if self.totals[s] == top]
-        return best[0] if len(best) == 1 else None
-
-    def _finish(self, termination: Termination, winner: int | None) -> None:
-        self.outcome = Outcome(termination, winner, tuple(self.totals), self.deal_number)
+    def _finish(
+        self, termination: Termination, *, first: int | None = None, last: int | None = None
+    ) -> None:
+        places = rank_sides(self.totals, self.rules.lower_wins, first, last)
+        winner = winner_of(places)
+        self.outcome = Outcome(termination, winner, tuple(self.totals), self.deal_number, places)
         if self.events is not None:
             self.events.append(
                 {

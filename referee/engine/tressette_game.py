@@ -98,8 +98,10 @@ class TressetteGame(GameBase[TressetteDeal, Observation]):
         if deal.call_out is not None:
             call = deal.call_out
             side = rules.side_of(call.seat)
-            winner = side if call.correct else self._best_side(exclude=side)
-            self._finish(Termination.CALLED_OUT, winner)
+            if call.correct:
+                self._finish(Termination.CALLED_OUT, first=side)
+            else:
+                self._finish(Termination.CALLED_OUT, last=side)
             return
         score = deal.score
         assert score is not None
@@ -119,25 +121,8 @@ class TressetteGame(GameBase[TressetteDeal, Observation]):
                     "totals": list(self.totals),
                 }
             )
-        if rules.lower_wins:
-            self._end_deal_lower_wins()
-            return
         if not self._end_if_over():
             self.deal = self._start_deal()  # below the target, or a tie at the top
-
-    def _end_deal_lower_wins(self) -> None:
-        """Ciapanò: once anyone reaches the target (or the deals are played), the lowest wins."""
-        low = min(self.totals)
-        lowest = [s for s, t in enumerate(self.totals) if t == low]
-        winner = lowest[0] if len(lowest) == 1 else None  # several share the lowest: a draw
-        if self.max_deals is not None:
-            if self.deal_number >= self.max_deals:
-                self._finish(Termination.DEALS_PLAYED, winner)
-                return
-        elif max(self.totals) >= self.rules.target:
-            self._finish(Termination.TARGET_REACHED, winner)
-            return
-        self.deal = self._start_deal()
 
     # -- events ----------------------------------------------------------------------------
 
