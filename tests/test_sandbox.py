@@ -338,13 +338,15 @@ def _hogs_against_a_thinker(tmp_path: Path) -> tuple[set[str], list[float]]:
 
 
 def _sandbox_cgroups() -> set[Path] | None:
-    """The sandboxes' cgroup folders now, in v1 hierarchies or v2; None if neither is here."""
+    """The cgroup folders of this process's sandboxes now (named after its pid: another
+    referee on the machine makes and removes its own meanwhile), in v1 hierarchies or v2;
+    None if neither is here."""
     parents = [CGROUP_ROOT / c / GROUP for c in CONTROLLERS if (CGROUP_ROOT / c).is_dir()]
     if (CGROUP_ROOT / "cgroup.controllers").exists():
         parents.append(CGROUP_ROOT / GROUP)
     if not parents:
         return None
-    return {p for parent in parents for p in parent.glob("*") if p.is_dir()}
+    return {p for parent in parents for p in parent.glob(f"{os.getpid()}-*") if p.is_dir()}
 
 
 def _spinning(marker: str) -> list[str]:

@@ -49,6 +49,35 @@ def _wait_for(predicate: Callable[[], bool], seconds: float, what: str) -> None:
         time.sleep(0.05)
 
 
+def _children(pid: int) -> set[int]:
+    """The processes whose parent is ``pid`` now."""
+    found = set()
+    for entry in os.listdir("/proc"):
+        with contextlib.suppress(OSError, IndexError):
+            if (
+                entry.isdigit()
+                and int(Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[1]) == pid
+            ):
+                found.add(int(entry))
+    return found
+
+
+def _alive(pids: set[int]) -> bool:
+    """Whether any of ``pids`` (bwraps) still runs; each that does is sent SIGKILL."""
+    left = False
+    for pid in pids:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+            command = Path(f"/proc/{pid}/comm").read_text().strip()
+        except OSError:
+            continue
+        if state != "Z" and command == "bwrap":  # not a process that took a freed pid
+            left = True
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+    return left
+
+
 def _dead_pid() -> int:
     child = subprocess.Popen(["true"])
     child.wait()
@@ -78,8 +107,12 @@ def test_a_killed_referees_cgroups_are_removed_by_the_next_referee(tmp_path: Pat
         # Every seat's bot is sandboxed, the built-in one's too.
         _wait_for(lambda: any(_held(p) for p in _of_referee(referee.pid)), 60, "a sandboxed bot")
     finally:
+        started = _children(referee.pid)  # its bwraps, each a session of its own
         referee.kill()  # SIGKILL: it removes nothing
         referee.wait()
+        # Nothing this test started may outlive it: bwrap dies with its parent, but one
+        # that was starting as the referee died can miss that (seen once, in CI).
+        _wait_for(lambda: not _alive(started), 10, "the killed referee's bwraps to end")
     left = _of_referee(referee.pid)
     assert left and {p.parent.parent.name for p in left} == set(CONTROLLERS)
 
