@@ -76,4 +76,4 @@ unit: $(STAMP)
 	$(BIN)/pytest -q
 
 clean:
-	rm -rf $(VENV) proto/node_modules demo-record.jsonl demo.db demo.db-wal demo.db-shm .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) proto/node_modules demo-record.jsonl demo.db demo.db-wal demo.db-shm demo.logs .pytest_cache .mypy_cache .ruff_cache .hypothesis

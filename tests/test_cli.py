@@ -52,8 +52,7 @@ def play_args(record: Path, *extra: str, seed: str = "s", deals: str = "2") -> l
     """A quick match in this process (``--in-process``: a duplicate set, as over gRPC);
     tests/test_match.py covers gRPC, tests/test_in_process.py that both play alike."""
     return [
-        "play", *extra, "--seed", seed, "--deals", deals, "--record", str(record), "--quiet",
-        "--in-process",
+        "play", *extra, "--seed", seed, "--deals", deals, "--record", str(record), "--in-process",
     ]  # fmt: skip
 
 
@@ -440,10 +439,11 @@ def test_verify_empty_file(tmp_path: Path) -> None:
 
 
 def test_verify_missing_file(tmp_path: Path) -> None:
+    # A mistake in the command, not a record that failed: exit 2, as everywhere.
     path = tmp_path / "missing.jsonl"
-    line, message = verify_error(path)
-    assert line is None
-    assert message == "cannot read: No such file or directory"
+    result = tavolo("verify", path)
+    assert result.exit_code == 2, result.output
+    assert assert_one_error(result) == f"error: {path}: no such file"
 
 
 def test_verify_several_files_one_bad(tmp_path: Path, good_record: list[str]) -> None:
@@ -531,7 +531,7 @@ def test_console_script_plays_and_verifies(tmp_path: Path) -> None:
     [
         (["play", "random", "random", "--seed", "s", "--game", "scopa"], "unknown game 'scopa'"),
         (["play", "random", "random", "--seed", "s", "--rule", "signals=loud"], "'signals'"),
-        (["verify", "/nonexistent/record.jsonl"], "cannot read"),
+        (["verify", "/nonexistent/record.jsonl"], "no such file"),
     ],
 )
 def test_console_script_errors(args: list[str], needle: str) -> None:

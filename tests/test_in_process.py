@@ -56,7 +56,7 @@ def hands(game: list[dict[str, Any]]) -> list[Any]:
 def test_heuristic_plays_whole_games_in_process(tmp_path: Path) -> None:
     record = tmp_path / "whole.jsonl"
     result = tavolo(
-        "play", "heuristic", "random", "--seed", "whole", "--quiet", "--in-process",
+        "play", "heuristic", "random", "--seed", "whole", "--in-process",
         "--record", record,
     )  # fmt: skip
     assert result.exit_code == 0, result.output

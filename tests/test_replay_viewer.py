@@ -730,15 +730,17 @@ def test_replay_refuses_a_tampered_record_and_a_missing_file(tmp_path: Path) -> 
     lines[number - 1] = lines[number - 1].replace('"winner":2', '"winner":3')
     record = tmp_path / "tampered.jsonl"
     record.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    for path, needle in (
+    # A record that does not replay: exit 1; a missing file, a mistake in the command: 2.
+    for path, needle, code in (
         (
             record,
             f"error: {record}:{number}: 'trick' line: field 'winner' is 3, the replay gives 2",
+            1,
         ),
-        (tmp_path / "missing.jsonl", f"error: {tmp_path / 'missing.jsonl'}: cannot read: "),
+        (tmp_path / "missing.jsonl", f"error: {tmp_path / 'missing.jsonl'}: no such file", 2),
     ):
         done = replay_cli(path)
-        assert done.returncode == 1
+        assert done.returncode == code
         assert done.stdout == ""
         assert done.stderr.count("\n") == 1 and done.stderr.startswith(needle), done.stderr
         assert "Traceback" not in done.stderr

@@ -55,7 +55,7 @@ def ladder(
     entries: Annotated[
         list[str] | None,
         typer.Argument(
-            help="Entries to measure: a built-in bot, cmd:<command> or a .toml bot manifest."
+            help="Entries to measure: a built-in bot, `cmd:COMMAND` or a .toml bot manifest."
         ),
     ] = None,
     game: Annotated[str, typer.Option(help=GAME_HELP)] = "tressette",

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+import typer.core
 
 from tournaments.cli.bench import bench_app
 from tournaments.cli.conformance import conformance
@@ -20,12 +21,34 @@ from tournaments.cli.tournament import tournament_app
 from tournaments.cli.verify import verify
 from tournaments.cli.watch import watch
 
+
+def _help_as_click_shows_it() -> None:
+    """typer 0.29 prints ``<bool>`` beside every flag, as if it took a value, and a required
+    argument as ``{entries}...``: a flag is shown bare and an argument as ``ENTRIES...``,
+    as click shows them (tests/test_cli_help.py holds this)."""
+    shown = typer.core.TyperOption.display_type_rich
+
+    def flag_type(self: typer.core.TyperOption, ctx: Any) -> str | None:
+        return None if self.is_flag else shown(self, ctx)
+
+    def usage_name(self: typer.core.TyperArgument) -> str:
+        name = self.metavar or (self.name or "").upper()
+        name = name if self.required else f"[{name}]"
+        return name + ("..." if self.nargs != 1 else "")
+
+    setattr(typer.core.TyperOption, "display_type_rich", flag_type)  # noqa: B010
+    setattr(typer.core.TyperArgument, "_usage_display_name", usage_name)  # noqa: B010
+
+
+_help_as_click_shows_it()
+
 app = typer.Typer(
     name="tavolo",
     no_args_is_help=True,
     add_completion=False,
     help="Referee and tournament harness for Tressette and its family.",
     pretty_exceptions_enable=False,
+    rich_markup_mode="markdown",
 )
 
 

@@ -4,9 +4,12 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import shutil
+import sys
 import tempfile
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Annotated
 
@@ -16,8 +19,9 @@ from tabulate import tabulate
 
 from referee.bot_process import LogBudget
 from referee.engine.deals import SeedError, check_seed
+from referee.engine.game_base import Outcome
 from referee.engine.rules import Rules
-from referee.entries import Entry, EntryError, parse_entry
+from referee.entries import BUILT_IN_BOTS, Entry, EntryError, parse_entry
 from referee.local_play import play_match
 from referee.match import (
     TEMPO_FREE,
@@ -68,8 +72,8 @@ def play(
     entries: Annotated[
         list[str],
         typer.Argument(
-            help="One entry per side: random, heuristic, remote, cmd:<command> or a .toml "
-            "bot manifest."
+            help=f"One entry per side: a built-in bot ({', '.join(sorted(BUILT_IN_BOTS))}), "
+            "remote, `cmd:COMMAND` or a .toml bot manifest."
         ),
     ],
     seed: Annotated[str, typer.Option(help="Seed text; the same seed deals the same cards.")],
@@ -152,7 +156,16 @@ def play(
             "included); beyond it each log is cut with a line saying so."
         ),
     ] = DEFAULT_LOGS_MB,
-    quiet: Annotated[bool, typer.Option(help="No progress bar.")] = False,
+    quiet: Annotated[
+        bool, typer.Option(help="No progress bar and no line per game: the table only.")
+    ] = False,
+    as_json: Annotated[
+        bool,
+        typer.Option(
+            "--json",
+            help="Print the result as JSON (every entry's tally and every game), nothing else.",
+        ),
+    ] = False,
 ) -> None:
     """Play a match between entries and print the result table.
 
@@ -181,7 +194,7 @@ def play(
         reuse = book_reuse(dealt, deals, sets)
         if reuse:
             typer.echo(f"warning: {reuse}", err=True)
-        _play_in_process(config, record, quiet)
+        _play_in_process(config, record, Shown(quiet or as_json, as_json))
         return
     check_connect_timeout(connect_timeout)
     tls = read_tls(tls_cert, tls_key)
@@ -225,7 +238,7 @@ def play(
         stream = _open_record(stack, record)
         try:
             result = run_interruptible(
-                _run(config, (listen, tls), stream, logs, quiet, reports.append, logs_mb)
+                _run(config, (listen, tls), stream, logs, quiet or as_json, reports.append, logs_mb)
             )
         except (Interrupted, KeyboardInterrupt):
             # The bots were stopped on the way out; every finished line is in the record.
@@ -234,13 +247,13 @@ def play(
                 "keeps what was played",
                 130,
             )
-    _print_result(result, rules, config, reports)
-    if record is not None:
-        typer.echo(f"record: {record}")
+    shown = Shown(quiet or as_json, as_json)
     faulted = result.incidents or any(record_faults(r.lines) for r in reports)
-    if workdir is not None:
+    kept = str(logs) if workdir is not None or faulted else None
+    _print_result(result, rules, config, reports, shown, record, kept)
+    if workdir is not None and not as_json:
         typer.echo(f"bot logs: {logs}")
-    elif faulted:
+    elif faulted and not as_json:
         typer.echo(f"bot logs: {logs} (kept: a bot faulted)")
     else:
         shutil.rmtree(logs, ignore_errors=True)  # nothing went wrong: nothing worth keeping
@@ -339,14 +352,62 @@ def _progress(quiet: bool) -> Progress:
         MofNCompleteColumn(),
         TextColumn("{task.fields[score]}"),
         TimeElapsedColumn(),
-        disable=quiet,
+        # Not a terminal (a pipe, a file, CI): no bar, and no blank line where it was.
+        disable=quiet or not sys.stdout.isatty(),
         transient=True,
     )
 
 
+@dataclass(frozen=True)
+class Shown:
+    """What ``tavolo play`` prints besides the table."""
+
+    quiet: bool
+    """No progress bar and no line per game."""
+    json: bool
+    """The result as JSON, and nothing else on stdout."""
+
+
+def _termination(outcome: Outcome) -> str:
+    return outcome.termination.value.replace("_", " ")
+
+
 def _print_result(
-    result: MatchResult, rules: Rules, config: MatchConfig, reports: list[GameReport]
+    result: MatchResult,
+    rules: Rules,
+    config: MatchConfig,
+    reports: list[GameReport],
+    shown: Shown,
+    record: Path | None,
+    logs: str | None = None,
 ) -> None:
+    games = list(zip(result.numbers, result.outcomes, result.sides, strict=True))
+    names = [s.name for s in result.stats]
+    if shown.json:
+        data = {
+            "entries": [
+                {
+                    "name": s.name, "games": s.games, "wins": s.wins, "draws": s.draws,
+                    "losses": s.losses, "points": s.points, "deals": s.deals,
+                    "timeouts": s.timeouts, "illegal": s.illegal, "crashes": s.crashes,
+                }
+                for s in result.stats
+            ],
+            "games": [
+                {
+                    "game": number, "sides": [names[e] for e in sides],
+                    "totals": list(outcome.totals), "deals": outcome.deals,
+                    "termination": outcome.termination.value,
+                    "winner": None if outcome.winner is None else names[sides[outcome.winner]],
+                    "places": list(outcome.places),
+                }
+                for number, outcome, sides in games
+            ],
+            "record": None if record is None else str(record),
+            "bot_logs": logs,
+        }  # fmt: skip
+        typer.echo(json.dumps(data, indent=1))
+        return
     rows = []
     for stats in result.stats:
         per_deal = stats.points / stats.deals if stats.deals else 0.0
@@ -373,23 +434,26 @@ def _print_result(
             ],
         )
     )
-    typer.echo("")
-    faults = {r.number: record_faults(r.lines) for r in reports}
-    games = zip(result.numbers, result.outcomes, result.sides, strict=True)
-    for number, outcome, sides in games:
-        seated = " vs ".join(result.stats[e].name for e in sides)
-        winner = "draw" if outcome.winner is None else result.stats[sides[outcome.winner]].name
-        typer.echo(
-            f"game {number}: {seated}: {list(outcome.totals)} after {outcome.deals} deals, "
-            f"{outcome.termination.value}, {winner}"
-        )
-        for fault in _shown(faults.get(number, [])):
-            for line in _fault_lines(fault):
-                typer.echo(f"  {line}")
-    for label, kind, detail in result.incidents:
-        if kind == "never_connected":
-            continue  # each game it cost says so above, with the bot's stderr
-        typer.echo(f"incident {label}: {kind}: {detail.splitlines()[0] if detail else ''}")
+    if not shown.quiet:
+        typer.echo("")
+        faults = {r.number: record_faults(r.lines) for r in reports}
+        for number, outcome, sides in games:
+            seated = " vs ".join(names[e] for e in sides)
+            winner = "a draw" if outcome.winner is None else f"{names[sides[outcome.winner]]} won"
+            dealt = f"{outcome.deals} deal{'s' if outcome.deals != 1 else ''}"
+            typer.echo(
+                f"game {number}: {seated}: {list(outcome.totals)} after {dealt}, "
+                f"{_termination(outcome)}: {winner}"
+            )
+            for fault in _shown(faults.get(number, [])):
+                for line in _fault_lines(fault):
+                    typer.echo(f"  {line}")
+        for label, kind, detail in result.incidents:
+            if kind == "never_connected":
+                continue  # each game it cost says so above, with the bot's stderr
+            typer.echo(f"incident {label}: {kind}: {detail.splitlines()[0] if detail else ''}")
+    if record is not None:
+        typer.echo(f"record: {record}")
 
 
 def _shown(faults: list[Fault]) -> list[Fault]:
@@ -414,12 +478,12 @@ def _built_in(entries: list[str]) -> tuple[Entry, ...]:
     return tuple(Entry(name, built_in=True) for name in entries)
 
 
-def _play_in_process(config: MatchConfig, record: Path | None, quiet: bool) -> None:
+def _play_in_process(config: MatchConfig, record: Path | None, shown: Shown) -> None:
     """The match between built-in players in this process (the quick path, no processes)."""
     games = config.games
     with contextlib.ExitStack() as stack:
         stream = _open_record(stack, record)
-        progress = stack.enter_context(_progress(quiet))
+        progress = stack.enter_context(_progress(shown.quiet))
         total = config.deals * games if config.deals else None
         task = progress.add_task("deals", total=total, score=f"game 1 of {games}")
 
@@ -430,6 +494,4 @@ def _play_in_process(config: MatchConfig, record: Path | None, quiet: bool) -> N
             result = play_match(config, record=stream, on_deal=on_deal)
         except KeyboardInterrupt:
             fail("interrupted: the record keeps what was played", 130)
-    _print_result(result, config.rules, config, [])
-    if record is not None:
-        typer.echo(f"record: {record}")
+    _print_result(result, config.rules, config, [], shown, record)

@@ -27,6 +27,8 @@ def replay(
     # Here, not at the top: jinja2 and the pages load only for the command that needs them.
     from tournaments.web.replay_page import replay_page
 
+    if not file.is_file():
+        fail(f"{file}: no such file")  # a mistake in the command: exit 2, as everywhere
     try:
         done = verify_file(file)
     except RecordError as exc:

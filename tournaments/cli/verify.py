@@ -20,8 +20,14 @@ def verify(
 ) -> None:
     """Check every action, derived value and dealt card of each record (docs/records.md)."""
     given = book_to_check(book)
-    failed = 0
+    failed = unreadable = 0
     for path in files:
+        if not path.is_file():
+            # Not there at all is a mistake in the command (exit 2, as everywhere); a
+            # record that is there and does not verify is what this command finds (exit 1).
+            typer.echo(f"error: {path}: no such file", err=True)
+            unreadable += 1
+            continue
         try:
             done = verify_file(path, book=given)
         except RecordError as exc:
@@ -49,5 +55,7 @@ def verify(
                     f"  dealt from a book (SHA-256 {digest}): the hands were taken from the "
                     "record, not checked; give --book FILE to check them"
                 )
+    if unreadable:
+        raise typer.Exit(2)
     if failed:
         raise typer.Exit(1)
