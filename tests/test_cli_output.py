@@ -64,7 +64,7 @@ def test_play_prints_the_table_first_and_words_not_tokens(tmp_path: Path) -> Non
     assert "deals_played" not in done.stdout
 
 
-def test_quiet_prints_the_table_only() -> None:
+def test_quiet_prints_the_table_and_only_the_games_that_went_wrong() -> None:
     done = tavolo("play", "heuristic", "random", "--seed", "quiet", "--deals", "1", "--quiet")
     assert done.exit_code == 0, done.output
     assert not [line for line in done.stdout.splitlines() if line.startswith("game ")]

@@ -157,7 +157,10 @@ def play(
         ),
     ] = DEFAULT_LOGS_MB,
     quiet: Annotated[
-        bool, typer.Option(help="No progress bar and no line per game: the table only.")
+        bool,
+        typer.Option(
+            help="No progress bar, and of the games only those where something went wrong."
+        ),
     ] = False,
     as_json: Annotated[
         bool,
@@ -434,24 +437,26 @@ def _print_result(
             ],
         )
     )
-    if not shown.quiet:
+    faults = {r.number: record_faults(r.lines) for r in reports}
+    # Quiet: only the games where something went wrong (a fault is never hidden).
+    listed = [g for g in games if not shown.quiet or _shown(faults.get(g[0], []))]
+    if listed or result.incidents:
         typer.echo("")
-        faults = {r.number: record_faults(r.lines) for r in reports}
-        for number, outcome, sides in games:
-            seated = " vs ".join(names[e] for e in sides)
-            winner = "a draw" if outcome.winner is None else f"{names[sides[outcome.winner]]} won"
-            dealt = f"{outcome.deals} deal{'s' if outcome.deals != 1 else ''}"
-            typer.echo(
-                f"game {number}: {seated}: {list(outcome.totals)} after {dealt}, "
-                f"{_termination(outcome)}: {winner}"
-            )
-            for fault in _shown(faults.get(number, [])):
-                for line in _fault_lines(fault):
-                    typer.echo(f"  {line}")
-        for label, kind, detail in result.incidents:
-            if kind == "never_connected":
-                continue  # each game it cost says so above, with the bot's stderr
-            typer.echo(f"incident {label}: {kind}: {detail.splitlines()[0] if detail else ''}")
+    for number, outcome, sides in listed:
+        seated = " vs ".join(names[e] for e in sides)
+        winner = "a draw" if outcome.winner is None else f"{names[sides[outcome.winner]]} won"
+        dealt = f"{outcome.deals} deal{'s' if outcome.deals != 1 else ''}"
+        typer.echo(
+            f"game {number}: {seated}: {list(outcome.totals)} after {dealt}, "
+            f"{_termination(outcome)}: {winner}"
+        )
+        for fault in _shown(faults.get(number, [])):
+            for line in _fault_lines(fault):
+                typer.echo(f"  {line}")
+    for label, kind, detail in result.incidents:
+        if kind == "never_connected":
+            continue  # each game it cost says so above, with the bot's stderr
+        typer.echo(f"incident {label}: {kind}: {detail.splitlines()[0] if detail else ''}")
     if record is not None:
         typer.echo(f"record: {record}")
 
