@@ -484,8 +484,17 @@ class Match:
         keys: EntrantKeys | None = None,
         log_budget: LogBudget | None = None,
         before_game: Callable[[], Awaitable[None]] | None = None,
+        on_notice: Callable[[str], None] | None = None,
+        place: str = "",
     ) -> None:
         self.referee = referee
+        self._on_notice = on_notice
+        """Told, in a line, when a slot is lost for good and when it comes back."""
+        self._place = place
+        """Where this match is, for those lines: ``match 2``, or nothing."""
+        self._lost: dict[int, int] = {}
+        """Slots whose stream went and did not come back within the grace: the game it
+        went in. Their later games forfeit at once, without a grace of their own."""
         self._keys = keys
         """Remote entries it knows are seated from their entrant key's streams."""
         self._before_game = before_game
@@ -1023,6 +1032,9 @@ class Match:
     async def _decide_thawed(self, game: _Game, seat: int) -> None:
         link = game.seats[seat]
         self._note_link_incidents(game, seat, link)
+        if link.connected and link.slot in self._lost:
+            del self._lost[link.slot]
+            self._notice(f"{link.label!r} reconnected at {self._at(game)}; it plays again")
         if not link.connected and not await self._reconnected(game, seat, link):
             return
         attempts = self.config.limits.max_attempts
@@ -1158,7 +1170,16 @@ class Match:
         return True
 
     async def _reconnected(self, game: _Game, seat: int, link: SlotLink) -> bool:
-        """Wait out the grace period for a lost slot; on failure apply the fault policy."""
+        """Wait out the grace period for a lost slot; on failure apply the fault policy.
+
+        A slot already lost for good in an earlier game gets no grace of its own: it
+        forfeits at once, until it reconnects."""
+        gone = self._lost.get(link.slot)
+        if gone is not None and link.process_exit is None:
+            self._stat(link).crashes += 1
+            detail = f"disconnected in game {gone} and not back since"
+            await self._fault(game, seat, Termination.CRASH, self._absent(link, detail))
+            return False
         if link.ever_connected and link.process_exit is None:
             game.state.note_incident(
                 seat,
@@ -1180,8 +1201,24 @@ class Match:
             detail = self._alive_note(
                 link, f"disconnected and not back within {self.config.limits.grace:g} s"
             )
+            if link.process_exit is None and self._process_of.get(id(link)) is None:
+                # A remote bot: nobody here can restart it. Its later games of the match
+                # forfeit at once rather than each waiting out the grace (82 games of a
+                # dead bot took 7 minutes).
+                self._lost[link.slot] = game.number
+                self._notice(
+                    f"{link.label!r} disconnected at {self._at(game)}; its games forfeit "
+                    "until it reconnects"
+                )
         await self._fault(game, seat, Termination.CRASH, detail)
         return False
+
+    def _at(self, game: _Game) -> str:
+        return f"{self._place}, game {game.number}" if self._place else f"game {game.number}"
+
+    def _notice(self, line: str) -> None:
+        if self._on_notice is not None:
+            self._on_notice(line)
 
     def _alive_note(self, link: SlotLink, what: str) -> str:
         """``what``, with the log and the end of the stderr of the slot's bot process if the

@@ -385,6 +385,7 @@ class TournamentRun:
         on_referee: Callable[[Referee], None] | None = None,
         tables: MatchTables | None = None,
         on_warning: Callable[[str], None] | None = None,
+        on_notice: Callable[[str], None] | None = None,
         shards: int = 1,
     ) -> None:
         self.config = config
@@ -410,6 +411,9 @@ class TournamentRun:
         self.tables = tables
         """Where matches without remote entries are played; None: the head's referee."""
         self.on_warning = on_warning
+        self.on_notice = on_notice
+        """Told a line when a remote entrant's bot is lost for the rest of a match, and when
+        it comes back."""
         """Hears one line for each lost table (its match goes on elsewhere)."""
         if shards < 1:
             raise ValueError(f"shards must be at least 1, not {shards}")
@@ -765,6 +769,8 @@ class TournamentRun:
             on_game_recorded=on_game,
             on_ticket=on_ticket,
             keys=self._keys,
+            on_notice=self.on_notice,
+            place=f"match {row.id}",
         )
         self._running.add(match)
         try:

@@ -337,6 +337,9 @@ async def _run(
             on_deal=on_deal,
             on_ticket=on_ticket,
             on_game_recorded=on_game,
+            on_notice=lambda line: progress.console.print(
+                line, soft_wrap=True, markup=False, highlight=False
+            ),
             # Every process's logs together, however often a crashing bot is started again.
             log_budget=LogBudget(logs_mb),
         )

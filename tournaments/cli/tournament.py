@@ -280,6 +280,7 @@ def run(
                 shards=1 if tables is not None else shards or os.cpu_count() or 1,
                 tables=tables,
                 on_warning=lambda line: typer.echo(f"warning: {line}", err=True),
+                on_notice=live.say,
             )
         except ValueError as exc:
             fail(str(exc))
@@ -483,7 +484,7 @@ class _LiveStandings:
         """A game was stored: its line when every game gets one, or when it faulted."""
         fault = main_fault(lines)
         if self.every_game or fault is not None:
-            self._say(game_line(game, fault))
+            self.say(game_line(game, fault))
 
     def _told(self, address: str) -> str:
         """The address remote bots are told: ``--advertise``, else the listener's, with
@@ -498,23 +499,24 @@ class _LiveStandings:
     def ticket(self, label: str, ticket: str, address: str) -> None:
         """Say where a remote seat connects, and with what ticket."""
         address = self._told(address)
-        self._say(f"remote seat {label}: connect to {address} with ticket {ticket}")
+        self.say(f"remote seat {label}: connect to {address} with ticket {ticket}")
 
     def keys(self, made: dict[str, str], address: str) -> None:
         """Print the entrant keys made now, once, and where remote bots connect."""
         address = self._told(address)
         for name, key in sorted(made.items()):
-            self._say(f"entrant key of {name}: {key}")
+            self.say(f"entrant key of {name}: {key}")
         path = keys_file(self.store.path)
         kept = "written to" if made else "made on the first run, kept in"
         tls = " over TLS (give them TAVOLO_TLS_CA)" if self.over_tls else ""
-        self._say(
+        self.say(
             f"entrant keys {kept} {path}; remote bots connect to {address}{tls} with TAVOLO_KEY"
         )
         watch = spectator_file(self.store.path)
-        self._say(f"spectators: tavolo watch --referee {address} --token-file {watch}")
+        self.say(f"spectators: tavolo watch --referee {address} --token-file {watch}")
 
-    def _say(self, line: str) -> None:
+    def say(self, line: str) -> None:
+        """Print a line above the progress display."""
         # One line whatever the width: a key cut in two cannot be copied.
         self.progress.console.print(line, soft_wrap=True, markup=False, highlight=False)
 
