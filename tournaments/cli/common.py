@@ -10,6 +10,7 @@ import dataclasses
 import json
 import re
 import signal
+import socket
 from collections.abc import Coroutine, Iterable
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
@@ -24,6 +25,8 @@ from referee.engine.rules import Rules, RulesError, preset
 from referee.entries import Entry
 from referee.match import Limits
 from referee.sandbox import SandboxMode
+from referee.service import WILDCARD_HOSTS
+from tournaments.tls_names import tls_name_warning
 
 GAME_HELP = (
     "Game preset: tressette, tressette-muto, treseta, tressette-briscola, tressette-a-tre, "
@@ -171,6 +174,19 @@ def read_tls(cert: Path | None, key: Path | None) -> tuple[bytes, bytes] | None:
         return key.read_bytes(), cert.read_bytes()
     except OSError as exc:
         fail(f"cannot read {exc.filename}: {exc.strerror}")
+
+
+def warn_if_unnamed(tls: tuple[bytes, bytes] | None, cert: Path | None, told: str) -> None:
+    """One warning line if the referee's certificate does not name the host of ``told``
+    (``host:port``, the address bots are told to connect to)."""
+    if tls is None or cert is None:
+        return
+    host = told.rpartition(":")[0]
+    if host in WILDCARD_HOSTS:
+        host = socket.getfqdn()
+    line = tls_name_warning(tls[1], f"{host}:0", str(cert))
+    if line is not None:
+        typer.echo(f"warning: {line}", err=True)
 
 
 MAX_CONNECT_TIMEOUT = 86400.0

@@ -62,7 +62,9 @@ from tournaments.cli.common import (
     read_tls,
     record_faults,
     run_interruptible,
+    warn_if_unnamed,
 )
+from tournaments.cli.grpc_log import grpc_lines_counted
 from tournaments.results import always_faulted
 from tournaments.runner import DEFAULT_LOGS_MB
 from tournaments.storage import GameRow
@@ -201,6 +203,7 @@ def play(
         return
     check_connect_timeout(connect_timeout)
     tls = read_tls(tls_cert, tls_key)
+    warn_if_unnamed(tls, tls_cert, listen)
     if deadline_ms < 1 or max_attempts < 1 or time_bank_ms < 0:
         fail("--deadline-ms and --max-attempts must be 1 or more, --time-bank-ms 0 or more")
     try:
@@ -240,6 +243,7 @@ def play(
     with contextlib.ExitStack() as stack:
         stream = _open_record(stack, record)
         try:
+            stack.enter_context(grpc_lines_counted(tls is not None))
             result = run_interruptible(
                 _run(config, (listen, tls), stream, logs, quiet or as_json, reports.append, logs_mb)
             )

@@ -38,7 +38,9 @@ from tournaments.cli.common import (
     read_tls,
     read_token_file,
     referee_channel,
+    warn_if_unnamed,
 )
+from tournaments.cli.grpc_log import grpc_lines_counted
 from tournaments.cli.web_option import WEB_HELP, open_live_view, start_live_view
 
 if TYPE_CHECKING:
@@ -90,6 +92,7 @@ def serve(
     their own, so TLS (for remote bots and clients) asks nothing of them.
     """
     tls = read_tls(tls_cert, tls_key)
+    warn_if_unnamed(tls, tls_cert, advertise or listen)
     check_connect_timeout(connect_timeout)
     shards = _check_shards(shards)
     view = open_live_view(web) if web is not None else None
@@ -97,7 +100,7 @@ def serve(
     token = given or secrets.token_urlsafe(18)
     # Bots started from here never see it: each gets a clean environment of its own.
     os.environ.pop("TAVOLO_ADMIN_TOKEN", None)
-    with contextlib.suppress(KeyboardInterrupt):
+    with contextlib.suppress(KeyboardInterrupt), grpc_lines_counted(tls is not None):
         asyncio.run(
             _serve(
                 listen, tls, token, records, advertise, public_names, given is None, sandbox,

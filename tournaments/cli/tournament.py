@@ -42,7 +42,9 @@ from tournaments.cli.common import (
     main_fault,
     read_tls,
     run_interruptible,
+    warn_if_unnamed,
 )
+from tournaments.cli.grpc_log import grpc_lines_counted
 from tournaments.cli.web_option import (
     PUBLIC_NAMES_HELP,
     WEB_HELP,
@@ -287,7 +289,8 @@ def run(
         if view is not None:
             subtitle = f"{config.rules.game}, {config.format.value}, {len(config.entries)} entries"
             start_live_view(view, config.name, subtitle, public_names=public_names)
-        summary = _play(runner, live, path, listen, view, tables)
+        with grpc_lines_counted(tls is not None):
+            summary = _play(runner, live, path, listen, view, tables)
         if already:
             typer.echo(f"resumed: {already} games were already stored")
         typer.echo(
@@ -868,6 +871,7 @@ def _remote(
     tls = read_tls(cert, key)
     live.over_tls = tls is not None
     live.listen, live.advertise = listen, advertise
+    warn_if_unnamed(tls, cert, advertise or listen)
     return tls
 
 

@@ -199,6 +199,15 @@ def retryable(code: grpc.StatusCode, details: str) -> bool:
     return code == grpc.StatusCode.ALREADY_EXISTS and _reason(details) == _SEAT_TAKEN
 
 
+def _tls_expected(settings: Settings, code: grpc.StatusCode, details: str) -> bool:
+    """Whether a TCP connection made without TLS was closed at once, as a referee that
+    serves TLS closes a plain-text one (a restarting referee refuses the connection
+    instead; a slot's own Unix socket never serves TLS)."""
+    closed = "Socket closed" in details or "server preface" in details
+    tcp = not settings.referee.startswith("unix:")
+    return settings.tls_ca is None and tcp and code == grpc.StatusCode.UNAVAILABLE and closed
+
+
 def _hint(code: grpc.StatusCode, details: str) -> str | None:
     return _REASON_HINTS.get(_reason(details)) or _HINTS.get(code)
 
@@ -299,6 +308,14 @@ class _Stream:
                     return EXIT_FAILED
                 outcome = f"{code.name}: {details}"
                 seat_taken = code == grpc.StatusCode.ALREADY_EXISTS
+                if not ever_established and _tls_expected(self._settings, code, details):
+                    self._say(
+                        f"the referee at {self._settings.referee} closed the connection "
+                        f"before a word was said ({outcome}): it serves TLS, and this bot "
+                        "spoke plain text; give it the referee's certificate in "
+                        "TAVOLO_TLS_CA"
+                    )
+                    return EXIT_FAILED
             else:
                 if self._make_bot is not None and self._established:
                     # With a key the referee ends the stream once the entrant has no match
