@@ -46,6 +46,19 @@ def certificate(tmp_path: Path) -> tuple[Path, Path]:
 ENV = {**{k: v for k, v in os.environ.items() if not k.startswith("TAVOLO_")}}
 
 
+def read_tickets(play: subprocess.Popen[str], count: int) -> list[str]:
+    """The tickets of the first ``count`` remote seats ``tavolo play`` prints (over TLS)."""
+    assert play.stdout is not None
+    tickets = []
+    while len(tickets) < count:
+        line = play.stdout.readline()
+        assert line, play.stderr.read() if play.stderr else ""
+        if line.startswith("remote seat "):
+            assert "over TLS (give it TAVOLO_TLS_CA)" in line
+            tickets.append(line.split()[-1])
+    return tickets
+
+
 @pytest.fixture
 def served(tmp_path: Path, certificate: tuple[Path, Path]) -> Iterator[str]:
     """A ``tavolo serve`` over TLS with a 3 s connection window; its address."""
@@ -216,14 +229,7 @@ def test_a_cmd_bot_plays_under_a_tls_referee_with_a_remote_bot_over_tls(
         env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
-        assert play.stdout is not None
-        tickets = []
-        while len(tickets) < 2:
-            line = play.stdout.readline()
-            assert line, play.stderr.read() if play.stderr else ""
-            if line.startswith("remote seat "):
-                assert "over TLS (give it TAVOLO_TLS_CA)" in line
-                tickets.append(line.split()[-1])
+        tickets = read_tickets(play, 2)
         remote = subprocess.run(
             [sys.executable, "-m", "tavolo_bot.bots.random"],
             env={**ENV, "TAVOLO_REFEREE": f"127.0.0.1:{port}", "TAVOLO_TICKET": ",".join(tickets),

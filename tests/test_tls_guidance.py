@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.test_tls_bots import ENV, TAVOLO, free_port
+from tests.test_tls_bots import ENV, TAVOLO, free_port, read_tickets
 from tournaments.tls_names import certificate_names, names_host, tls_name_warning
 
 
@@ -59,13 +59,7 @@ def test_a_wrong_certificate_and_a_plain_text_bot(tmp_path: Path) -> None:
         env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
-        assert play.stdout is not None
-        tickets = []
-        while len(tickets) < 2:
-            line = play.stdout.readline()
-            assert line, play.stderr.read() if play.stderr else ""
-            if line.startswith("remote seat "):
-                tickets.append(line.split()[-1])
+        tickets = read_tickets(play, 2)
         # A bot without TAVOLO_TLS_CA: told at once what is wrong, not after its retries.
         plain = subprocess.run(
             [sys.executable, "-m", "tavolo_bot.bots.random"],
