@@ -56,10 +56,17 @@ class _Table:
     """One game at a time: asks the seated players, tells those who hear the events the
     referee would send them, and writes the record."""
 
-    def __init__(self, record: IO[str] | None, on_deal: Callable[[AnyGame], None] | None):
+    def __init__(
+        self,
+        record: IO[str] | None,
+        on_deal: Callable[[AnyGame], None] | None,
+        deadline_ms: int = 1000,
+    ):
         self.writer = RecordWriter(record) if record is not None else None
         self.on_deal = on_deal
         self.requests = 0
+        self.deadline_ms = deadline_ms
+        """What each request says its deadline is (the match's ``--deadline-ms``)."""
 
     def play(self, state: AnyGame, seated: Sequence[Player], game: int) -> Outcome:
         """Play ``state`` to its end, ``seated[seat]`` choosing for each seat."""
@@ -86,7 +93,8 @@ class _Table:
             assert seat is not None
             legal = state.legal_actions()
             self.requests += 1
-            action = seated[seat].act(Decision(state, seat, legal, game, self.requests))
+            asked = Decision(state, seat, legal, game, self.requests, self.deadline_ms)
+            action = seated[seat].act(asked)
             state.apply_action(action)
 
     @staticmethod
@@ -148,7 +156,8 @@ def play_match(
     """Play every game of ``config`` with built-in players, as a match over gRPC would.
 
     ``config.entries`` must name built-in players (``UnknownPlayerError`` otherwise); its
-    limits and sandbox say nothing here. ``on_deal(deals done, game number)`` hears the end
+    limits say only the deadline each request carries (nothing is timed here), and its
+    sandbox nothing. ``on_deal(deals done, game number)`` hears the end
     of each deal.
     """
     rules = config.rules
@@ -188,7 +197,7 @@ def play_match(
         if on_deal is not None:
             on_deal(deals_done, number)
 
-    table = _Table(record, deal_over)
+    table = _Table(record, deal_over, config.limits.deadline_ms)
     orders = arrangements(rules)
     for number in range(1, config.games + 1):
         _, seed, rotation = config.game_plan(number)

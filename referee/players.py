@@ -27,8 +27,6 @@ if TYPE_CHECKING:
     from tavolo_bot.bot import Bot
     from tavolo_bot.proto import referee_pb2 as sdk_pb
 
-DEADLINE_MS = 1000
-"""The deadline the requests of in-process players say (nothing is timed in this process)."""
 ATTEMPTS = 3
 """Attempts the requests say; an in-process player never gets a second one."""
 
@@ -44,6 +42,9 @@ class Decision:
     """The game's number in the match, from 1 (``GameStarted.game``)."""
     request_id: int
     """Counted over the match, from 1, as the referee counts its requests."""
+    deadline_ms: int = 1000
+    """The deadline its request says: the match's (``--deadline-ms``); nothing is timed
+    in this process, but a player that sizes its thinking by it (pimc) does so here too."""
 
 
 class Player(Protocol):
@@ -152,7 +153,7 @@ def decision_request(decision: Decision) -> pb.DecisionRequest:
     """The request the referee sends for ``decision`` (as ``Match`` fills it)."""
     request = pb.DecisionRequest(
         request_id=decision.request_id,
-        deadline_ms=DEADLINE_MS,
+        deadline_ms=decision.deadline_ms,
         time_bank_ms=0,
         attempts_left=ATTEMPTS,
     )

@@ -15,16 +15,19 @@ Knobs, from the arguments or else the environment:
 - ``--worlds`` / ``TAVOLO_PIMC_WORLDS`` (default 48): worlds per decision;
 - ``--ms-per-decision`` / ``TAVOLO_PIMC_MS_PER_DECISION`` (default 400): time per decision,
   never more than the request's deadline less a safety margin (a fifth of it, at least
-  50 ms).
+  50 ms); 0: no clock, every one of the worlds is searched whatever the time (give the
+  match a deadline that allows it).
 
 Its randomness is seeded from ``TAVOLO_SEED``, the game and the point of the deal, so a
 resumed match replays it exactly, unless the time limit cuts a search short (it says so
-on stderr).
+on stderr). Without a clock nothing can: the same seed gives the same records on any
+machine.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 import time
@@ -77,8 +80,9 @@ def knobs(argv: Sequence[str], env: Mapping[str, str]) -> tuple[int, int]:
         values[key] = value
     out = []
     for key, text in values.items():
-        if not text.strip().isdigit() or int(text) < 1:
-            raise PimcConfigError(f"{key} must be a whole number from 1, not {text!r}")
+        least = 0 if key == "ms-per-decision" else 1  # 0 ms: no clock at all
+        if not text.strip().isdigit() or int(text) < least:
+            raise PimcConfigError(f"{key} must be a whole number from {least}, not {text!r}")
         out.append(int(text))
     return out[0], out[1]
 
@@ -150,8 +154,11 @@ class PimcBot(Bot):
 
     def seconds_left(self, turn: Turn, started: float) -> float:
         """Seconds the search may take, ``started`` (monotonic) being when the request came
-        (less what handling the events before it just cost, once)."""
+        (less what handling the events before it just cost, once); without a clock
+        (``ms_per_decision`` 0) no limit: every world is searched, whatever the time."""
         owed, self.owed = self.owed, 0.0
+        if not self.ms_per_decision:
+            return math.inf
         return self.time_limit_ms(turn) / 1000 - (time.monotonic() - started) - owed
 
     def search_seed(self, turn: Turn) -> str:

@@ -194,8 +194,15 @@ def play(
     problem = book_problem(dealt, deals, sets)
     if problem:
         fail(problem.replace("duplicate sets", "duplicate sets (--sets)"))
+    if deadline_ms < 1 or max_attempts < 1 or time_bank_ms < 0:
+        fail("--deadline-ms and --max-attempts must be 1 or more, --time-bank-ms 0 or more")
     if in_process:
-        config = MatchConfig(rules, seed, _built_in(entries), deals, sets, book=dealt)
+        # Nothing is timed here, but each request says --deadline-ms: pimc sizes its
+        # search by it, as it does over gRPC.
+        config = MatchConfig(
+            rules, seed, _built_in(entries), deals, sets, Limits(deadline_ms=deadline_ms),
+            book=dealt,
+        )  # fmt: skip
         reuse = book_reuse(dealt, deals, sets)
         if reuse:
             typer.echo(f"warning: {reuse}", err=True)
@@ -204,8 +211,6 @@ def play(
     check_connect_timeout(connect_timeout)
     tls = read_tls(tls_cert, tls_key)
     warn_if_unnamed(tls, tls_cert, listen)
-    if deadline_ms < 1 or max_attempts < 1 or time_bank_ms < 0:
-        fail("--deadline-ms and --max-attempts must be 1 or more, --time-bank-ms 0 or more")
     try:
         tempo_ms = parse_tempo(tempo)
     except ValueError as exc:
