@@ -206,6 +206,43 @@ def check_event_stream(url: str) -> None:
     assert state.keys() == snapshot.keys()
 
 
+def opened_mid_run(page: Any, url: str) -> None:
+    """Once a game has finished: the page, opened with its event stream cut off, shows the
+    standings it was served with; the leaders read in rank order with their Elo; the
+    standings fit the page; the suits have a legend."""
+    deadline = time.monotonic() + WAIT_MS / 1000
+    while True:
+        with urllib.request.urlopen(url + "state", timeout=10) as response:
+            state = json.loads(response.read())
+        if state["progress"] and state["progress"]["done"] >= 1 and state["standings"]:
+            break
+        assert time.monotonic() < deadline, "no game finished"
+        time.sleep(0.2)
+    page.route("**/events", lambda route: route.abort())
+    try:
+        page.goto(url)
+        rows = page.eval_on_selector_all(
+            "#standings tbody tr", "rows => rows.map(r => r.dataset.entry)"
+        )
+        assert rows, "the standings were not shown from the page's own snapshot"
+        assert page.locator("#progress .live-count").count() == 1
+        leaders = page.eval_on_selector_all(
+            "#progress .leaders strong", "s => s.map(x => x.textContent)"
+        )
+        assert leaders == rows[: len(leaders)], (leaders, rows)
+        said = page.locator("#progress .leaders").text_content() or ""
+        assert " Elo (" in said and "% score)" in said, said
+        fits = page.evaluate(
+            "() => { const b = document.getElementById('standings');"
+            " return b.scrollWidth <= b.clientWidth; }"
+        )
+        assert fits, "the standings overflow their column"
+        legend = page.locator(".suits-legend").text_content() or ""
+        assert "D denari, C coppe, S spade, B bastoni" in legend
+    finally:
+        page.unroute("**/events")
+
+
 def test_the_live_view_follows_a_running_tournament(tmp_path: Path, page: Any) -> None:
     db = tmp_path / "live.db"
     process = subprocess.Popen(
@@ -219,6 +256,7 @@ def test_the_live_view_follows_a_running_tournament(tmp_path: Path, page: Any) -
         url = out.wait_for("live view: ").split()[-1]
         assert url.startswith("http://127.0.0.1:") and url.endswith("/")
         check_event_stream(url)
+        opened_mid_run(page, url)
         page.goto(url)
         page.evaluate(OBSERVER)
         playing = page.locator('.table-tile[data-state="playing"][data-entries*="slow"]').first

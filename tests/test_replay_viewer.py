@@ -840,3 +840,8 @@ def test_briscola_shows_the_trump_the_dealer_turned(page: Any, tmp_path: Path) -
         assert f"{suit} are trumps" in note
         assert lines[0]["seats"][deal["dealer"]] in note
         screenshot(page, tmp_path, f"briscola-deal-{number}")
+
+
+def test_every_replay_page_has_the_suits_legend(pages: dict[str, Path]) -> None:
+    for page in pages.values():
+        assert "D denari, C coppe, S spade, B bastoni" in page.read_text(encoding="utf-8")

@@ -141,6 +141,14 @@ def test_a_fixed_bot_is_named_then_its_forfeits_are_replayed(
         reruns = store.fact("reruns")
     assert [len(r["games"]) for r in reruns] == [4]
     assert reruns[0]["entries"] == ["greedy"]
+    # The report's fairness page lists what was deleted and played again.
+    site = tmp_path / "site"
+    assert tavolo("tournament", "report", site, "--db", db).exit_code == 0
+    fairness = (site / "fairness.html").read_text(encoding="utf-8")
+    listed = fairness.split('id="reruns"')[1].split("</table>")[0]
+    for g in greedy:
+        assert f"match {g.match_id} game {g.number} (crash)" in listed
+    assert "<td class=\"name\">greedy</td>" in listed
 
 
 @pytest.mark.parametrize("where", [("--shards", "2"), ("--cluster", "local:1")])

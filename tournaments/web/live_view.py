@@ -494,9 +494,17 @@ def _host_name(header: str) -> str:
     return header.rpartition(":")[0] if ":" in header else header
 
 
+SNAPSHOT_MARK = "<!--snapshot-->"
+"""Where the page's template takes the snapshot it is served with."""
+
+
 def _app(hub: _Hub, page_html: str, allowed: frozenset[str] | None) -> ASGIApp:
     async def index(request: Request) -> Response:
-        return HTMLResponse(page_html, headers=_HEADERS)
+        # The page comes with what it shows now: a reader opening it mid-run sees the
+        # standings at once, not "waiting" until the event stream has caught up.
+        data = json.dumps(hub.snapshot(), separators=(",", ":")).replace("</", "<\\/")
+        shown = f'<script id="snapshot" type="application/json">{data}</script>'
+        return HTMLResponse(page_html.replace(SNAPSHOT_MARK, shown, 1), headers=_HEADERS)
 
     async def state(request: Request) -> Response:
         return JSONResponse(hub.snapshot(), headers=_HEADERS)
@@ -641,7 +649,7 @@ class _StandingsReader:
         eta = left * elapsed / played if played > 0 and left > 0 else None
         ranked = [e for e in table["entries"] if e["rank"] is not None]
         leaders = [
-            {"name": e["name"], "score_percent": e["score_percent"]}
+            {"name": e["name"], "elo": e["elo"], "score_percent": e["score_percent"]}
             for e in sorted(ranked, key=lambda e: e["rank"])[:3]
         ]
         return {

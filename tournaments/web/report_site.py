@@ -15,7 +15,8 @@ import shutil
 import tempfile
 import tomllib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -91,6 +92,8 @@ class _Site:
     sprt_bounds: tuple[float, float] | None = None
     """``--sprt ELO0,ELO1`` of the run, when it had one."""
     made_seed: str | None = None
+    reruns: list[dict[str, Any]] = field(default_factory=list)
+    """What ``tavolo tournament rerun`` deleted and played again, each time (``meta``)."""
     """The seed the run made, for a tournament file without one."""
 
     def games_of(self, match_id: int) -> list[GameRow]:
@@ -214,6 +217,8 @@ def _write_site(
     )
     if MADE_SEED in meta:
         site.made_seed = json.loads(meta[MADE_SEED])
+    if "reruns" in meta:
+        site.reruns = json.loads(meta["reruns"])
     if "sprt" in meta:
         elo0, elo1 = json.loads(meta["sprt"])
         site.sprt_bounds = (float(elo0), float(elo1))
@@ -539,6 +544,7 @@ def _fairness_page(site: _Site) -> str:
         sandbox=sandbox,
         files=files,
         matches=site.matches,
+        reruns=[_rerun_row(r) for r in site.reruns],
         config=site.config,
         rules=[]
         if not isinstance(rules, dict)
@@ -547,6 +553,19 @@ def _fairness_page(site: _Site) -> str:
         if seed is None or commitment is None
         else f"tavolo seed check {shlex.quote(seed)} {commitment}",
     )
+
+
+def _rerun_row(rerun: dict[str, Any]) -> dict[str, Any]:
+    """One rerun as the fairness page lists it."""
+    at = datetime.fromtimestamp(float(rerun.get("at", 0)), tz=UTC)
+    return {
+        "at": at.strftime("%Y-%m-%d %H:%M UTC"),
+        "entries": ", ".join(rerun.get("entries") or []) or "every entry",
+        "faults": ", ".join(rerun.get("faults") or []),
+        "games": [
+            f"match {g['match']} game {g['game']} ({g['termination']})" for g in rerun["games"]
+        ],
+    }
 
 
 # -- matches, entries, games ----------------------------------------------------------------

@@ -350,7 +350,11 @@
     const p = view.progress;
     if (!box || !p) return;
     const eta = p.eta_seconds === null ? "" : ", about " + duration(p.eta_seconds) + " left";
-    const leaders = p.leaders.map((l, i) => [i ? ", " : "", el("strong", null, l.name), " " + l.score_percent.toFixed(0) + "%"]);
+    // In rank order, with the Elo that ranks them (and the score, which may not agree).
+    const leaders = p.leaders.map((l, i) => [
+      i ? ", " : "", el("strong", null, l.name),
+      " " + Math.round(l.elo) + " Elo (" + l.score_percent.toFixed(0) + "% score)",
+    ]);
     const parts = [
       el("p", { class: "live-count", "data-done": p.done, "data-total": p.total }, p.done + " of " + p.total + " games" + eta),
       el("progress", { max: Math.max(p.total, 1), value: p.done }, p.done + " of " + p.total),
@@ -523,6 +527,12 @@
     const target = e.target instanceof Element ? e.target.closest(".table-tile") : null;
     if (target) choose(target.getAttribute("data-id"));
   });
+  // What the page was served with: shown at once, before the event stream connects.
+  const served = document.getElementById("snapshot");
+  if (served) {
+    if (served.textContent) load(JSON.parse(served.textContent));
+    served.remove(); // read once; the page holds no second copy of the tables
+  }
   render();
   connect();
 })();
