@@ -100,10 +100,12 @@ def test_example_bot_plays_in_a_normal_users_sandbox(
     require(lang)
     require_sandbox()
     with as_a_normal_user(monkeypatch):
-        args = ["--seed", "user", "--deals", "1", "--quiet"]
+        args = ["--seed", "user", "--deals", "1", "--json"]
         result = tavolo("play", str(manifest_of(lang)), "random", *args)
     assert result.exit_code == 0, result.output
-    assert "deals_played" in result.stdout and "faulted" not in result.output, result.output
+    played = json.loads(result.stdout)
+    assert [g["termination"] for g in played["games"]] == ["deals_played"] * 2, result.output
+    assert all(e["timeouts"] == e["illegal"] == e["crashes"] == 0 for e in played["entries"])
 
 
 def test_mixed_tournament(tmp_path: Path) -> None:
