@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import tournaments.ratings as ratings_module
 from tournaments.ratings import (
     PairResult,
     RatingsError,
@@ -476,3 +477,35 @@ def test_other_input_errors():
     with pytest.raises(RatingsError, match="cannot play itself"):
         fit_elo([PairResult("s", "A", "A", 0.5)])
     assert issubclass(RatingsError, ValueError)
+
+
+def test_few_sets_that_all_end_alike_do_not_give_a_certain_interval() -> None:
+    # Two sets, each won 2-0 by A: every bootstrap replicate is the data itself, so the
+    # percentile interval was +0 / +0. By hand, with the one virtual draw: A scores 4.5 of
+    # 5, p = 0.9, the difference d = ln 9 in log-odds; the curvature is 5 p (1 - p) = 0.45,
+    # so Var(d) = 1 / 0.45 and each entry's distance from the mean, d / 2, has variance
+    # 1 / 1.8: 0.745 in log-odds, 129.5 Elo; 95% is 1.96 of those, 253.8 Elo.
+    results = [PairResult(f"s{n // 2}", "A", "B", 1.0) for n in range(4)]
+    ratings = rate(results, samples=200)
+    by_name = {r.name: r for r in ratings.ratings}
+    half = 1.959964 * math.sqrt(1 / 1.8) / (math.log(10) / 400)
+    for r in by_name.values():
+        assert r.ci_high - r.elo == pytest.approx(half, abs=0.05)
+        assert r.elo - r.ci_low == pytest.approx(half, abs=0.05)
+    assert by_name["A"].elo - by_name["B"].elo == pytest.approx(400 * math.log10(9))
+
+
+def test_many_sets_keep_the_bootstrap_interval(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Twelve sets of two games, mostly split between the two seatings: the duplicate
+    # bootstrap sees how little the sets vary (about ±28 Elo); the curvature's normal
+    # interval counts every game as independent (about ±68). From FEW_SETS sets on, the
+    # bootstrap alone.
+    sets = [(1, 0), (1, 0.5), (0.5, 0), (1, 0), (0, 0.5), (1, 0), (0.5, 0.5), (1, 0),
+            (0, 1), (1, 0.5), (1, 0), (0.5, 0)]  # fmt: skip
+    results = [PairResult(f"s{n}", "A", "B", float(v)) for n, game in enumerate(sets) for v in game]
+    alone = rate(results, samples=300)
+    monkeypatch.setattr(ratings_module, "FEW_SETS", 100)
+    widened = rate(results, samples=300)
+    for a, w in zip(alone.ratings, widened.ratings, strict=True):
+        assert a.elo == w.elo
+        assert w.ci_high - w.elo > a.ci_high - a.elo > 0

@@ -8,8 +8,10 @@ the ratings' common offset is fixed).
 
 Intervals come from a bootstrap over duplicate sets: each replicate draws the distinct
 ``set_key`` values with replacement and refits, so the games of one set, which share their
-deals and are correlated, stay together. The prior's virtual draws stay on every pair that
-met in the tournament, whether a replicate drew its sets or not.
+deals and are correlated, stay together. For an entry of fewer than :data:`FEW_SETS` sets
+the interval is widened to the normal one from the fit's curvature where that is wider.
+The prior's virtual draws stay on every pair that met in the tournament, whether a
+replicate drew its sets or not.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import math
 import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from statistics import NormalDist
 from types import MappingProxyType
 
 # Natural log-odds per Elo point: P = 1 / (1 + exp(-(Ra - Rb) * _K)).
@@ -29,6 +32,9 @@ _MAX_ITERATIONS = 200
 # Past this step size (in log-odds) a Newton step may overshoot, so it is line-searched.
 _DAMP_ABOVE = 0.5
 _REDRAW_FACTOR = 10
+FEW_SETS = 10
+"""Below this many duplicate sets an entry's interval is the wider of the bootstrap's and
+the normal interval from the fit's curvature."""
 
 
 class RatingsError(ValueError):
@@ -250,6 +256,59 @@ def _solve(matrix: list[list[float]], rhs: list[float]) -> list[float]:
     return out
 
 
+def _inverse(matrix: list[list[float]]) -> list[list[float]]:
+    """Gauss-Jordan inverse without pivoting: the reduced information is positive definite."""
+    n = len(matrix)
+    a = [row[:] + [1.0 if r == c else 0.0 for c in range(n)] for r, row in enumerate(matrix)]
+    for col in range(n):
+        pivot = a[col][col]
+        a[col] = [v / pivot for v in a[col]]
+        for row in range(n):
+            if row != col and a[row][col] != 0.0:
+                factor = a[row][col]
+                a[row] = [v - factor * p for v, p in zip(a[row], a[col], strict=True)]
+    return [row[n:] for row in a]
+
+
+def _curvature_se(k: int, pairs: _Pairs, x: Sequence[float], anchor: int | None) -> list[float]:
+    """Each entry's standard error in Elo, from the curvature of the fit's log-likelihood
+    (prior included) at ``x``: relative to ``anchor`` (whose error is 0), or to the
+    pool's mean. It does not collapse when a few sets all end alike, as the bootstrap
+    over those sets does."""
+    reference = 0 if anchor is None else anchor
+    free = [i for i in range(k) if i != reference]
+    slot = {i: n for n, i in enumerate(free)}
+    info = [[0.0] * len(free) for _ in free]
+    for i, j, score_i, score_j in pairs:
+        p, q = _odds(x[i] - x[j])
+        w = (score_i + score_j) * p * q
+        si, sj = slot.get(i), slot.get(j)
+        if si is not None:
+            info[si][si] += w
+        if sj is not None:
+            info[sj][sj] += w
+            if si is not None:
+                info[si][sj] -= w
+                info[sj][si] -= w
+    cov = _inverse(info) if free else []
+    full = [[0.0] * k for _ in range(k)]
+    for a, i in enumerate(free):
+        for b, j in enumerate(free):
+            full[i][j] = cov[a][b]
+    out = []
+    for i in range(k):
+        if anchor is not None:
+            var = full[i][i]
+        else:
+            # Var(x_i - mean(x)) = (e_i - 1/k)' C (e_i - 1/k)
+            weights = [(1.0 if c == i else 0.0) - 1.0 / k for c in range(k)]
+            var = math.fsum(
+                weights[r] * full[r][c] * weights[c] for r in range(k) for c in range(k)
+            )
+        out.append(math.sqrt(max(var, 0.0)) / _K)
+    return out
+
+
 # Per pair of entries that met (i < j): i, j, i's score and j's score, prior included. The two
 # scores are kept apart, not as games and score, so that a lopsided pair's gradient
 # s_i·q - s_j·p does not come from subtracting two nearly equal numbers.
@@ -468,11 +527,23 @@ def rate(
             column.append(elo)
 
     low_q, high_q = (1.0 - level) / 2.0, (1.0 + level) / 2.0
+    z = NormalDist().inv_cdf(high_q)
+    errors = _curvature_se(len(names), _fit_pairs(tally, prior_draws), point_x, fixed)
+    sets_of = [0] * len(names)
+    for cells in by_set.values():
+        for i in {i for pair in cells for i in pair}:
+            sets_of[i] += 1
     rows = []
-    for name, elo, column in zip(names, point, columns, strict=True):
+    for i, (name, elo, column) in enumerate(zip(names, point, columns, strict=True)):
         if samples:
             ordered = sorted(column)
             low, high = _quantile(ordered, low_q), _quantile(ordered, high_q)
+            if sets_of[i] < FEW_SETS:
+                # Few sets: the percentile bootstrap is too narrow, and with sets that all
+                # end alike it has nothing to resample (+0 / +0, a 4-0 shown as certain).
+                # The normal interval from the fit's curvature does not collapse.
+                low = min(low, elo - z * errors[i])
+                high = max(high, elo + z * errors[i])
         else:
             low = high = elo
         rows.append(Rating(name, elo, low, high))

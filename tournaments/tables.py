@@ -15,7 +15,7 @@ from typing import Any
 from tabulate import tabulate
 
 from tournaments.config import RatingSettings
-from tournaments.ratings import PairResult, Ratings, rate
+from tournaments.ratings import FEW_SETS, PairResult, Ratings, rate
 from tournaments.results import Tally, pair_results, tallies
 from tournaments.sprt import pentanomial
 from tournaments.storage import GameRow, MatchRow, StorageError, Store, ThinkRow
@@ -342,7 +342,8 @@ def render(table: Standings, fmt: TableFormat, *, wide: bool = False) -> str:
     notes = [
         f"{table.games} games; Elo by maximum likelihood ({anchor}, {s.prior_draws:g} "
         f"virtual draw(s) a pair); 95% intervals and LOS from {s.bootstrap} bootstrap "
-        "resamples of whole duplicate sets",
+        "resamples of whole duplicate sets; an entry of fewer than "
+        f"{FEW_SETS} sets: the wider of that and the normal interval from the fit's curvature",
         "ms: think time per decision, from the referee's request to the answer; bank used: "
         "the most of its time bank one bot spent in a match"
         if wide

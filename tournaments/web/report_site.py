@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from referee.engine.deals import SeedError, seed_commitment
-from tournaments.ratings import PairResult, Ratings, RatingsError, rate
+from tournaments.ratings import FEW_SETS, PairResult, Ratings, RatingsError, rate
 from tournaments.record_export import export_records
 from tournaments.results import pair_results
 from tournaments.sprt import SprtState, pentanomial, sprt
@@ -366,6 +366,7 @@ def _standings_page(site: _Site) -> str:
         anchor_elo=f"{s.elo:g}",
         prior_draws=f"{s.prior_draws:g}",
         bootstrap=s.bootstrap,
+        few_sets=FEW_SETS,
     )
 
 
