@@ -138,7 +138,7 @@ def test_the_installed_tavolo_plays_its_built_in_bots_over_grpc(
 
 
 def test_the_installed_tavolo_plays_in_process(installed: Path, tmp_path: Path) -> None:
-    args = ("tavolo", "play", "heuristic", "random", "--seed", "s", "--deals", "2", "--quiet")
+    args = ("tavolo", "play", "heuristic", "random", "--seed", "s", "--deals", "2")
     done = _run(installed, *args, "--in-process", cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "game 2: random vs heuristic" in done.stdout

@@ -50,7 +50,7 @@ def test_a_full_disk_gives_one_line_and_loses_nothing(tmp_path: Path) -> None:
     kept.mkdir()
     run = shlex.join([str(TAVOLO), "tournament", "run", str(path), "--db", str(disk / "t.db")])
     script = (
-        f"mount -t tmpfs -o size=200k tmpfs {shlex.quote(str(disk))} && {{ {run}; echo rc=$?; "
+        f"mount -t tmpfs -o size=280k tmpfs {shlex.quote(str(disk))} && {{ {run}; echo rc=$?; "
         f"cp {shlex.quote(str(disk))}/t.db* {shlex.quote(str(kept))}/; }}"
     )
     userns = [] if os.geteuid() == 0 else ["--user", "--map-root-user"]

@@ -52,6 +52,9 @@ EXIT_USAGE = 2
 DEFAULT_RECONNECT_SECONDS = 10.0
 DEFAULT_KEY_STREAMS = 2
 """Streams opened with an entrant key unless ``TAVOLO_STREAMS`` says otherwise."""
+TLS_EXPECTED_AFTER = 3
+"""Attempts in a row closed at once before a bot without TLS is told the referee serves TLS:
+one such close also happens when a referee goes down in the middle of a connection."""
 _FIRST_DELAY = 0.1
 _MAX_DELAY = 1.0
 
@@ -290,6 +293,7 @@ class _Stream:
         give_up_at: float | None = None
         delay = _FIRST_DELAY
         ever_established = False
+        closed_at_once = 0  # attempts in a row closed at once, as TLS closes plain text
         while True:
             self._established = False
             try:
@@ -308,7 +312,12 @@ class _Stream:
                     return EXIT_FAILED
                 outcome = f"{code.name}: {details}"
                 seat_taken = code == grpc.StatusCode.ALREADY_EXISTS
-                if not ever_established and _tls_expected(self._settings, code, details):
+                closed_at_once = (
+                    closed_at_once + 1
+                    if not ever_established and _tls_expected(self._settings, code, details)
+                    else 0
+                )
+                if closed_at_once >= TLS_EXPECTED_AFTER:
                     self._say(
                         f"the referee at {self._settings.referee} closed the connection "
                         f"before a word was said ({outcome}): it serves TLS, and this bot "
