@@ -314,7 +314,8 @@ class _Stream:
                 seat_taken = code == grpc.StatusCode.ALREADY_EXISTS
                 closed_at_once = (
                     closed_at_once + 1
-                    if not ever_established and _tls_expected(self._settings, code, details)
+                    if not (ever_established or self._established)
+                    and _tls_expected(self._settings, code, details)
                     else 0
                 )
                 if closed_at_once >= TLS_EXPECTED_AFTER:
