@@ -33,6 +33,9 @@ const DEFAULT_RECONNECT: Duration = Duration::from_secs(10);
 /// Streams an entrant key opens unless `TAVOLO_STREAMS` says otherwise: a partnership
 /// table seats the entrant on two at once.
 pub const DEFAULT_STREAMS: usize = 2;
+/// Attempts in a row closed at once before a bot without TLS is told the referee serves TLS:
+/// one such close also happens when a referee goes down in the middle of a connection.
+const TLS_EXPECTED_AFTER: u32 = 3;
 const FIRST_DELAY: Duration = Duration::from_millis(100);
 const MAX_DELAY: Duration = Duration::from_secs(1);
 
@@ -502,6 +505,38 @@ fn retryable(status: &Status) -> bool {
     transient(code) || broken
 }
 
+/// Whether a TCP connection made without TLS (`tls` false) was closed at once, as a
+/// referee that serves TLS closes a plain-text one (a restarting referee refuses the
+/// connection instead; a slot's own Unix socket never serves TLS).
+fn tls_expected(referee: &str, tls: bool, status: &Status) -> bool {
+    let tcp = matches!(RefereeAddress::parse(referee), Ok(RefereeAddress::Tcp(_)));
+    !tls && tcp && closed_at_once(status)
+}
+
+/// Whether tonic itself (not the referee: its statuses have no source) ended the call
+/// because the connection was closed under it: UNKNOWN from a broken pipe or a reset
+/// connection once the request was sent, CANCELLED from hyper's "connection closed" before.
+fn closed_at_once(status: &Status) -> bool {
+    let mut cause = std::error::Error::source(status);
+    while let Some(error) = cause {
+        let closed = match status.code() {
+            Code::Unknown => error.downcast_ref::<std::io::Error>().is_some_and(|e| {
+                matches!(
+                    e.kind(),
+                    std::io::ErrorKind::BrokenPipe | std::io::ErrorKind::ConnectionReset
+                )
+            }),
+            Code::Cancelled => error.to_string() == "connection closed",
+            _ => false,
+        };
+        if closed {
+            return true;
+        }
+        cause = error.source();
+    }
+    false
+}
+
 fn hint(code: Code, message: &str, key: bool) -> &'static str {
     match reason_of(message) {
         "unknown_key" => return " (the referee knows no entrant with this key)",
@@ -620,6 +655,8 @@ struct Stream<B: Bot> {
     key: Option<KeyStream<B>>,
     label: String,
     referee: String,
+    /// `TAVOLO_TLS_CA` is set.
+    tls: bool,
     reconnect: Duration,
     established: bool,
     /// The current session's, to complete its compact observations.
@@ -640,6 +677,7 @@ impl<B: Bot> Stream<B> {
             key,
             label,
             referee: settings.referee.clone(),
+            tls: settings.tls_ca.is_some(),
             reconnect: settings.reconnect,
             established: false,
             seen: Merger::default(),
@@ -674,6 +712,7 @@ impl<B: Bot> Stream<B> {
         let mut give_up_at: Option<Instant> = None;
         let mut delay = FIRST_DELAY;
         let mut ever_established = false;
+        let mut closed_in_a_row = 0; // attempts closed at once, as TLS closes plain text
         loop {
             self.established = false;
             let result = self.session(&mut client).await;
@@ -706,6 +745,23 @@ impl<B: Bot> Stream<B> {
                             "the referee at {} ended the stream: {text}{}",
                             self.referee,
                             hint(code, status.message(), self.key.is_some())
+                        ));
+                        return EXIT_FAILED;
+                    }
+                    let before_a_word = !(ever_established || self.established);
+                    closed_in_a_row =
+                        if before_a_word && tls_expected(&self.referee, self.tls, &status) {
+                            closed_in_a_row + 1
+                        } else {
+                            0
+                        };
+                    if closed_in_a_row >= TLS_EXPECTED_AFTER {
+                        // Retrying cannot help: only TAVOLO_TLS_CA makes this bot speak TLS.
+                        self.say(&format!(
+                            "the referee at {} closed the connection before a word was said \
+                             ({text}): it serves TLS, and this bot spoke plain text; give it \
+                             the referee's certificate in TAVOLO_TLS_CA",
+                            self.referee
                         ));
                         return EXIT_FAILED;
                     }
@@ -1340,6 +1396,188 @@ mod tests {
         let referee = format!("unix:{}", dir.join("none.sock").display());
         assert_eq!(run_with(settings(&referee), |_| Never), EXIT_FAILED);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A listener at `unix` (a socket path), or else on a TCP port of 127.0.0.1, that
+    /// closes every connection once the bot's first bytes arrive, as a referee serving TLS
+    /// closes a plain-text one. Its `TAVOLO_REFEREE`, and how many connections it closed.
+    fn closes_every_connection(unix: Option<std::path::PathBuf>) -> (String, Arc<AtomicUsize>) {
+        use tokio::io::{AsyncRead, AsyncReadExt};
+        async fn close(mut io: impl AsyncRead + Unpin, closed: &AtomicUsize) {
+            let _ = io.read(&mut [0u8; 24]).await;
+            closed.fetch_add(1, Ordering::SeqCst);
+        }
+        let closed = Arc::new(AtomicUsize::new(0));
+        let counter = closed.clone();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            runtime.block_on(async move {
+                if let Some(path) = unix {
+                    let listener = tokio::net::UnixListener::bind(&path).unwrap();
+                    tx.send(format!("unix:{}", path.display())).unwrap();
+                    while let Ok((io, _)) = listener.accept().await {
+                        close(io, &counter).await;
+                    }
+                } else {
+                    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+                    tx.send(listener.local_addr().unwrap().to_string()).unwrap();
+                    while let Ok((io, _)) = listener.accept().await {
+                        close(io, &counter).await;
+                    }
+                }
+            });
+        });
+        (rx.recv().unwrap(), closed)
+    }
+
+    #[test]
+    fn plain_text_bot_is_told_the_referee_serves_tls() {
+        let (referee, closed) = closes_every_connection(None);
+        take_said();
+        let started = std::time::Instant::now();
+        let exit = run_with(settings_for(&referee, &["tk"], "", 30.0), |_| {
+            recorder(&Played::default(), 0)
+        });
+        let said = take_said();
+        assert_eq!((exit, said.len()), (EXIT_FAILED, 1), "{said:?}");
+        let (head, tail) = (
+            format!("the referee at {referee} closed the connection before a word was said ("),
+            "): it serves TLS, and this bot spoke plain text; give it the referee's \
+             certificate in TAVOLO_TLS_CA",
+        );
+        assert!(
+            said[0].starts_with(&head) && said[0].ends_with(tail),
+            "{said:?}"
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "not told at once"
+        );
+        assert_eq!(closed.load(Ordering::SeqCst), TLS_EXPECTED_AFTER as usize);
+    }
+
+    /// A slot's own Unix socket never serves TLS: a connection closed there is retried.
+    #[test]
+    fn unix_socket_closing_connections_is_retried() {
+        let dir = socket_dir("closes");
+        let (referee, closed) = closes_every_connection(Some(dir.join("referee.sock")));
+        take_said();
+        let exit = run_with(settings_for(&referee, &["tk"], "", 1.0), |_| {
+            recorder(&Played::default(), 0)
+        });
+        let said = take_said();
+        assert_eq!((exit, said.len()), (EXIT_FAILED, 1), "{said:?}");
+        let head = format!("cannot reach the referee at {referee} (");
+        assert!(said[0].starts_with(&head), "{said:?}");
+        assert!(said[0].ends_with("gave up after retrying for 1 s (TAVOLO_RECONNECT_SECONDS)"));
+        assert!(closed.load(Ordering::SeqCst) > TLS_EXPECTED_AFTER as usize);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// An error with a message and maybe a source, as hyper and tonic chain theirs.
+    #[derive(Debug)]
+    struct Layer(
+        &'static str,
+        Option<Box<dyn std::error::Error + Send + Sync>>,
+    );
+
+    impl fmt::Display for Layer {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str(self.0)
+        }
+    }
+
+    impl std::error::Error for Layer {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            self.1
+                .as_deref()
+                .map(|e| e as &(dyn std::error::Error + 'static))
+        }
+    }
+
+    /// A status of `code` whose source is `transport error` over `cause`, as tonic's own.
+    fn broken(
+        code: Code,
+        message: &str,
+        cause: Box<dyn std::error::Error + Send + Sync>,
+    ) -> Status {
+        let mut status = Status::new(code, message);
+        status.set_source(Arc::new(Layer("transport error", Some(cause))));
+        status
+    }
+
+    #[test]
+    fn tls_expected_only_for_plain_tcp_closed_at_once() {
+        use std::io::{Error as IoError, ErrorKind};
+        let pipe = || {
+            IoError::new(
+                ErrorKind::BrokenPipe,
+                "stream closed because of a broken pipe",
+            )
+        };
+        // What tonic gives when a listener closes the connection at once, by timing.
+        let closed_at_once = [
+            broken(Code::Unknown, "transport error", Box::new(pipe())),
+            broken(
+                Code::Unknown,
+                "transport error",
+                Box::new(IoError::from(ErrorKind::ConnectionReset)),
+            ),
+            broken(
+                Code::Cancelled,
+                "operation was canceled",
+                Box::new(Layer(
+                    "operation was canceled",
+                    Some("connection closed".into()),
+                )),
+            ),
+        ];
+        for status in &closed_at_once {
+            assert!(tls_expected("127.0.0.1:50051", false, status), "{status:?}");
+            assert!(tls_expected("[::1]:50051", false, status), "{status:?}");
+            assert!(
+                !tls_expected("127.0.0.1:50051", true, status),
+                "CA set: {status:?}"
+            );
+            for unix in ["unix:/run/referee.sock", "unix:///run/referee.sock"] {
+                assert!(!tls_expected(unix, false, status), "{unix}: {status:?}");
+            }
+        }
+        let refused = IoError::from(ErrorKind::ConnectionRefused);
+        let others = [
+            // A restarting referee refuses the connection.
+            broken(Code::Unavailable, "tcp connect error", Box::new(refused)),
+            broken(
+                Code::Unavailable,
+                "timeout expired",
+                Box::new(Layer("timeout", None)),
+            ),
+            broken(
+                Code::Unknown,
+                "transport error",
+                Box::new(IoError::from(ErrorKind::TimedOut)),
+            ),
+            broken(Code::Unavailable, "transport error", Box::new(pipe())),
+            broken(
+                Code::Cancelled,
+                "operation was canceled",
+                Box::new(Layer("other", None)),
+            ),
+            // The referee's own statuses have no source.
+            Status::unknown("stream closed because of a broken pipe"),
+            Status::cancelled("connection closed"),
+            Status::unavailable("Socket closed"),
+        ];
+        for status in &others {
+            assert!(
+                !tls_expected("127.0.0.1:50051", false, status),
+                "{status:?}"
+            );
+        }
     }
 
     #[test]

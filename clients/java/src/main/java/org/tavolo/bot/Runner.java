@@ -72,7 +72,9 @@ import tavolo.v1.RefereeServiceGrpc;
  * and every other status that is the referee's answer. {@code ALREADY_EXISTS} {@code seat_taken}
  * (another connection still holds the seat, as right after a drop) is retried within
  * {@code TAVOLO_RECONNECT_SECONDS}, like a broken connection. With a key, {@code unknown_key} and
- * {@code key_revoked} are final too.
+ * {@code key_revoked} are final too. Without {@code TAVOLO_TLS_CA}, a host:port referee that closes
+ * the connection before a word was said, {@link #TLS_EXPECTED_AFTER} attempts in a row, serves TLS:
+ * one line says so, and the stream stops.
  */
 public final class Runner {
   /** The protocol version this SDK speaks ({@code Hello.protocol_version}). */
@@ -90,6 +92,11 @@ public final class Runner {
   public static final int DEFAULT_KEY_STREAMS = 2;
   private static final long FIRST_DELAY_MS = 100;
   private static final long MAX_DELAY_MS = 1000;
+  /**
+   * Attempts in a row closed at once before a bot without TLS is told the referee serves TLS: one
+   * such close also happens when a referee goes down in the middle of a connection.
+   */
+  static final int TLS_EXPECTED_AFTER = 3;
   /** The longest socket path that fits a Linux {@code sockaddr_un} (108 bytes with its NUL). */
   static final int MAX_SOCKET_PATH_BYTES = 107;
   private static final String ADDRESS_FORMS = "host:port or unix:/path";
@@ -564,6 +571,19 @@ public final class Runner {
     return code == Status.Code.ALREADY_EXISTS && reason(status.getDescription()).equals(SEAT_TAKEN);
   }
 
+  /**
+   * Whether a TCP connection made without TLS was closed at once, as a referee that serves TLS
+   * closes a plain-text one (a restarting referee refuses the connection instead; a slot's own
+   * Unix socket never serves TLS). grpc-java says "Network closed for unknown reason" when the
+   * connection ends before any HTTP/2 frame or error.
+   */
+  static boolean tlsExpected(Settings settings, Status status) {
+    String details = status.getDescription();
+    boolean closed = details != null && details.contains("Network closed for unknown reason");
+    boolean tcp = !settings.referee().regionMatches(true, 0, "unix:", 0, 5);
+    return settings.tlsCa() == null && tcp && status.getCode() == Status.Code.UNAVAILABLE && closed;
+  }
+
   /** One line to stderr; whitespace runs (newlines in gRPC details) become one space. */
   static void say(String line) {
     System.err.println("tavolo-bot: " + line.strip().replaceAll("\\s+", " "));
@@ -680,6 +700,7 @@ public final class Runner {
       long giveUpAt = -1;
       long delay = FIRST_DELAY_MS;
       boolean everEstablished = false;
+      int closedAtOnce = 0; // attempts in a row closed at once, as TLS closes plain text
       String what = keyMode ? "key" : "ticket";
       while (true) {
         established = false;
@@ -725,6 +746,14 @@ public final class Runner {
           return EXIT_FAILED;
         }
         everEstablished |= established;
+        closedAtOnce = !everEstablished && tlsExpected(settings, status) ? closedAtOnce + 1 : 0;
+        if (closedAtOnce >= TLS_EXPECTED_AFTER) {
+          // Retrying cannot help: the referee wants TLS, which only TAVOLO_TLS_CA gives.
+          sayEnd("the referee at " + settings.referee() + " closed the connection before a word was said ("
+              + outcome + "): it serves TLS, and this bot spoke plain text; give it the referee's certificate"
+              + " in TAVOLO_TLS_CA");
+          return EXIT_FAILED;
+        }
         long now = System.nanoTime() / 1_000_000;
         if (established || giveUpAt < 0) {
           giveUpAt = now + window;
