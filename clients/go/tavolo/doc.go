@@ -16,8 +16,11 @@
 // answers each DecisionRequest with the id Choose returns, reconnects a broken stream with
 // the same ticket (and retries ALREADY_EXISTS "seat_taken"; every other refusal, such as
 // "ticket_used", "wrong_socket", "process_gone" or "unknown_ticket", ends the stream at
-// once), and exits 0 after MatchOver, 1 when a stream fails (one line on stderr), 2 when a
-// setting is missing. StreamInfo.Seed and StreamInfo.GameSeed give the seed texts.
+// once; so do three attempts in a row on which a host:port referee closes a plain-text
+// connection before its first HTTP/2 frame, as one serving TLS does: the line names
+// TAVOLO_TLS_CA), and exits 0 after MatchOver, 1 when a stream fails (one line on
+// stderr), 2 when a setting is missing. StreamInfo.Seed and StreamInfo.GameSeed give the
+// seed texts.
 //
 // With TAVOLO_KEY (a tournament's entrant key, instead of TAVOLO_TICKET) Main opens
 // TAVOLO_STREAMS streams (default 2) with the key; the referee answers each with

@@ -45,6 +45,12 @@ const (
 	maxDelay   = time.Second
 )
 
+// tlsExpectedAfter is how many attempts in a row, closed at once, tell a bot without
+// TAVOLO_TLS_CA that the referee serves TLS. One such close also happens when a referee
+// goes down in the middle of a connection, as a restarting tournament runner does; three
+// in a row take about 0.3 s with the usual backoff.
+const tlsExpectedAfter = 3
+
 // Config says where to connect and what to play. ConfigFromEnv fills it from the environment.
 type Config struct {
 	Referee   string        // host:port, or unix:/path of a Unix-domain socket (TAVOLO_REFEREE)
@@ -214,7 +220,7 @@ func Run(ctx context.Context, cfg Config, newBot NewBot) int {
 	shared := &seats{open: map[seatID]*seat{}}
 	var wg sync.WaitGroup
 	for i := range count {
-		s := &stream{client: client, referee: cfg.Referee, reconnect: cfg.Reconnect, out: out, newBot: newBot}
+		s := &stream{client: client, referee: cfg.Referee, tls: cfg.TLSCAFile != "", reconnect: cfg.Reconnect, out: out, newBot: newBot}
 		if cfg.Key == "" {
 			s.ticket = cfg.Tickets[i]
 			s.info = StreamInfo{Ticket: s.ticket, Index: i, Count: count, Seed: streamSeed(cfg.Seed, s.ticket, i, count)}
@@ -309,6 +315,7 @@ type stream struct {
 	ticket    string
 	key       string
 	referee   string
+	tls       bool // TAVOLO_TLS_CA is set
 	reconnect time.Duration
 	out       *reporter
 	label     string
@@ -347,6 +354,17 @@ func retryable(st *status.Status) bool {
 		return reasonOf(st.Message()) == "seat_taken"
 	}
 	return transient(st.Code())
+}
+
+// tlsExpected tells whether a TCP connection made without TLS was closed at once, as a
+// referee that serves TLS closes a plain-text one. grpc-go then says "error reading server
+// preface: EOF" (or the read's error, such as a reset), on every attempt; a restarting
+// referee refuses the connection instead, though the one it was serving may close so too:
+// hence tlsExpectedAfter such attempts in a row. A slot's own Unix socket never serves
+// TLS: there a closed connection means something else, and is retried.
+func tlsExpected(referee string, tls bool, st *status.Status) bool {
+	closed := strings.Contains(st.Message(), "error reading server preface")
+	return !tls && !isUnixTarget(referee) && st.Code() == codes.Unavailable && closed
 }
 
 // reasonOf is the reason word the referee's status details start with ("ticket_used").
@@ -406,6 +424,7 @@ func (s *stream) run(ctx context.Context) (code int) {
 	var giveUpAt time.Time
 	delay := firstDelay
 	everEstablished := false
+	closedAtOnce := 0 // failed attempts in a row closed at once, as TLS closes plain text
 	for {
 		s.established = false
 		err := s.session(ctx)
@@ -439,6 +458,20 @@ func (s *stream) run(ctx context.Context) (code int) {
 			return ExitFailed
 		}
 		everEstablished = everEstablished || s.established
+		if !everEstablished && tlsExpected(s.referee, s.tls, st) {
+			closedAtOnce++
+		} else {
+			closedAtOnce = 0
+		}
+		// Retrying cannot help: the referee wants TLS, which only TAVOLO_TLS_CA gives.
+		// (An attempt while grpc-go's channel waits to connect again fails with the last
+		// connection's error: three attempts are two connections or three.)
+		if closedAtOnce >= tlsExpectedAfter {
+			s.say(fmt.Sprintf("the referee at %s closed the connection before a word was said (%s: %s): "+
+				"it serves TLS, and this bot spoke plain text; give it the referee's certificate in TAVOLO_TLS_CA",
+				s.referee, codeName(st.Code()), st.Message()))
+			return ExitFailed
+		}
 		now := time.Now()
 		if s.established || giveUpAt.IsZero() {
 			giveUpAt, delay = now.Add(s.reconnect), firstDelay

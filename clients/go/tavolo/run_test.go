@@ -245,3 +245,116 @@ func TestConfigFromEnvUnix(t *testing.T) {
 		t.Fatalf("%+v, %v", cfg, err)
 	}
 }
+
+func TestTLSExpected(t *testing.T) {
+	closed := status.New(codes.Unavailable, `connection error: desc = "error reading server preface: EOF"`)
+	reset := status.New(codes.Unavailable, `connection error: desc = "error reading server preface: connection reset by peer"`)
+	refused := status.New(codes.Unavailable, `connection error: desc = "transport: Error while dialing: dial tcp 127.0.0.1:1: connect: connection refused"`)
+	for _, c := range []struct {
+		referee string
+		tls     bool
+		st      *status.Status
+		want    bool
+	}{
+		{"127.0.0.1:50051", false, closed, true},
+		{"referee.example.org:443", false, reset, true},
+		{"unix:/run/tavolo/referee.sock", false, closed, false}, // a slot's socket never serves TLS
+		{"unix:///run/tavolo/referee.sock", false, closed, false},
+		{"127.0.0.1:50051", true, closed, false},   // TLS spoken already: something else closed it
+		{"127.0.0.1:50051", false, refused, false}, // a restarting referee
+		{"127.0.0.1:50051", false, status.New(codes.Unavailable, "gone"), false},
+		{"127.0.0.1:50051", false, status.New(codes.Internal, closed.Message()), false},
+		{"127.0.0.1:50051", false, status.New(codes.Unauthenticated, "unknown_ticket: unknown ticket"), false},
+	} {
+		if got := tlsExpected(c.referee, c.tls, c.st); got != c.want {
+			t.Errorf("%s, tls %v, %s: %s: got %v", c.referee, c.tls, codeName(c.st.Code()), c.st.Message(), got)
+		}
+	}
+}
+
+// closeConnections accepts on lis and closes each connection once its first bytes are
+// read, as a referee serving TLS does to a plain-text bot; after n connections (n < 0:
+// never) it closes lis too, and later connections are refused. It returns how many
+// connections it accepted.
+func closeConnections(t *testing.T, lis net.Listener, n int) func() int {
+	t.Cleanup(func() { lis.Close() })
+	var mu sync.Mutex
+	accepted := 0
+	go func() {
+		for {
+			conn, err := lis.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			accepted++
+			last := accepted == n
+			mu.Unlock()
+			if last {
+				lis.Close()
+			}
+			conn.Read(make([]byte, 64))
+			conn.Close()
+		}
+	}()
+	return func() int { mu.Lock(); defer mu.Unlock(); return accepted }
+}
+
+func TestRunPlainTextToTLSReferee(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	accepted := closeConnections(t, lis, -1)
+	addr := lis.Addr().String()
+	start := time.Now()
+	code, stderr := run(t, addr, &countingBot{})
+	// "EOF", or "connection reset by peer" when the close finds bytes unread.
+	head := "bot: the referee at " + addr + " closed the connection before a word was said (UNAVAILABLE: connection error: desc = \"error reading server preface: "
+	tail := "\"): it serves TLS, and this bot spoke plain text; give it the referee's certificate in TAVOLO_TLS_CA\n"
+	if code != ExitFailed || !strings.HasPrefix(stderr, head) || !strings.HasSuffix(stderr, tail) || strings.Count(stderr, "\n") != 1 {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	// Three attempts, 0.1 s and 0.2 s apart. They made two connections or three: an attempt
+	// while grpc-go's channel waits (its own backoff, with jitter) to connect again fails at
+	// once with the last connection's error.
+	if elapsed, n := time.Since(start), accepted(); elapsed < 300*time.Millisecond || elapsed > time.Second || n < 2 || n > 3 {
+		t.Fatalf("the line after %v and %d connections", elapsed, n)
+	}
+}
+
+// A referee that goes down in the middle of a connection closes it at once too: one such
+// close, then a refused connection, is no reason to speak of TLS.
+func TestRunClosedOnceThenRefused(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	accepted := closeConnections(t, lis, 1)
+	addr := lis.Addr().String()
+	code, stderr := run(t, addr, &countingBot{})
+	if code != ExitFailed || !strings.HasPrefix(stderr, "bot: cannot reach the referee at "+addr+" (UNAVAILABLE: ") ||
+		!strings.Contains(stderr, "connection refused") || !strings.Contains(stderr, "gave up after retrying") ||
+		strings.Contains(stderr, "TLS") || strings.Count(stderr, "\n") != 1 || accepted() != 1 {
+		t.Fatalf("exit %d, %d connections, stderr %q", code, accepted(), stderr)
+	}
+}
+
+func TestRunUnixSocketClosedIsRetried(t *testing.T) {
+	dir, err := os.MkdirTemp("", "tavolo-go-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	lis, err := net.Listen("unix", filepath.Join(dir, "referee.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	accepted := closeConnections(t, lis, -1)
+	addr := "unix:" + lis.Addr().String()
+	code, stderr := run(t, addr, &countingBot{})
+	if code != ExitFailed || !strings.HasPrefix(stderr, "bot: cannot reach the referee at "+addr+" (UNAVAILABLE: ") ||
+		!strings.Contains(stderr, "gave up after retrying") || strings.Contains(stderr, "TLS") || accepted() < 2 {
+		t.Fatalf("exit %d, %d connections, stderr %q", code, accepted(), stderr)
+	}
+}
