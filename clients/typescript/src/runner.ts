@@ -17,7 +17,9 @@
  * of the ticket is over), unknown_ticket, wrong_socket, process_gone, and every other status
  * that is the referee's answer. ALREADY_EXISTS seat_taken (another connection still holds
  * the seat, as right after a drop) is retried within TAVOLO_RECONNECT_SECONDS, like a broken
- * connection. With a key, unknown_key and key_revoked are final too.
+ * connection. With a key, unknown_key and key_revoked are final too. Without TAVOLO_TLS_CA, a
+ * host:port referee that closes the connection before a word was said TLS_EXPECTED_AFTER (3)
+ * attempts in a row serves TLS: that ends the stream too, with a line naming TAVOLO_TLS_CA.
  */
 
 import { readFileSync } from "node:fs";
@@ -49,6 +51,10 @@ const DEFAULT_RECONNECT_SECONDS = 10;
 const DEFAULT_KEY_STREAMS = 2;
 const FIRST_DELAY_MS = 100;
 const MAX_DELAY_MS = 1000;
+// Attempts in a row closed at once before a bot without TLS is told the referee serves TLS:
+// one such close also happens when a referee goes down in the middle of a connection, as a
+// restarting tournament runner does. Three in a row take about 0.3 s with the usual backoff.
+export const TLS_EXPECTED_AFTER = 3;
 
 // A broken connection or a restarting referee: worth reconnecting. Any other status is the
 // referee's answer, and reconnecting would get the same one.
@@ -226,6 +232,23 @@ export function retryable(code: number, details: string): boolean {
   return code === Code.ALREADY_EXISTS && reasonOf(details) === SEAT_TAKEN;
 }
 
+// grpc-js's last error when the connection closed before the referee's first HTTP/2 frame:
+// "Failed to connect" (closed), "read ECONNRESET" (reset), or the handshake's own text when
+// the socket was closed already. A restarting referee refuses the connection instead
+// ("connect ECONNREFUSED").
+const CLOSED_AT_ONCE =
+  /Last error: (Failed to connect|read ECONNRESET|Connection closed before starting HTTP\/2 handshake)\b/;
+
+/**
+ * Whether a TCP connection made without TLS was closed at once, as a referee that serves TLS
+ * closes a plain-text one (a slot's own Unix socket never serves TLS: there a closed
+ * connection means something else, and is retried).
+ */
+export function tlsExpected(settings: Pick<Settings, "referee" | "tlsCa">, code: number, details: string): boolean {
+  const tcp = !settings.referee.startsWith("unix:");
+  return !settings.tlsCa && tcp && code === Code.UNAVAILABLE && CLOSED_AT_ONCE.test(details);
+}
+
 /** One line on stderr: newlines in gRPC details would break the one-line promise. */
 function say(line: string): void {
   process.stderr.write("tavolo-bot: " + line.split(/\s+/).join(" ").trim() + "\n");
@@ -327,6 +350,7 @@ class PlayStream {
     let giveUpAt: number | undefined;
     let delay = FIRST_DELAY_MS;
     let everEstablished = false;
+    let closedAtOnce = 0; // attempts in a row closed at once, as TLS closes plain text
     const what = this.keyMode ? "key" : "ticket";
     for (;;) {
       this.established = false;
@@ -372,6 +396,16 @@ class PlayStream {
         return EXIT_FAILED;
       }
       everEstablished ||= this.established;
+      closedAtOnce = !everEstablished && tlsExpected(this.settings, status.code, status.details) ? closedAtOnce + 1 : 0;
+      // Retrying cannot help: the referee wants TLS, which only TAVOLO_TLS_CA gives.
+      if (closedAtOnce >= TLS_EXPECTED_AFTER) {
+        this.sayEnd(
+          `the referee at ${this.settings.referee} closed the connection before a word was said ` +
+            `(${name}: ${status.details}): it serves TLS, and this bot spoke plain text; ` +
+            "give it the referee's certificate in TAVOLO_TLS_CA",
+        );
+        return EXIT_FAILED;
+      }
       const now = Date.now();
       if (this.established || giveUpAt === undefined) {
         giveUpAt = now + windowMs;
