@@ -10,6 +10,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from tests.test_clients import require
 from tests.test_tls_bots import ENV, TAVOLO, free_port, read_tickets
 from tournaments.tls_names import certificate_names, names_host, tls_name_warning
 
@@ -101,3 +104,33 @@ def test_a_tournament_warns_at_start(tmp_path: Path) -> None:
     warnings = [line for line in done.stderr.splitlines() if line.startswith("warning: the TLS")]
     assert len(warnings) == 1, done.stderr
     assert "not cup.example.org, the address bots are told" in warnings[0]
+
+
+CLIENT_LANGS = ["go", "rust", "java", "typescript", "cpp"]
+
+
+@pytest.mark.parametrize("lang", CLIENT_LANGS)
+def test_every_clients_plain_text_bot_is_told_tls_is_expected(tmp_path: Path, lang: str) -> None:
+    bot = require(lang)
+    cert, key = _certificate(tmp_path, "DNS:localhost,IP:127.0.0.1")
+    port = free_port()
+    play = subprocess.Popen(
+        [str(TAVOLO), "play", "random", "remote", "--seed", "tls-sdk", "--deals", "1",
+         "--listen", f"127.0.0.1:{port}", "--tls-cert", str(cert), "--tls-key", str(key),
+         "--connect-timeout", "60", "--sandbox", "off"],
+        env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        tickets = read_tickets(play, 2)
+        plain = subprocess.run(
+            [str(bot)],
+            env={**ENV, "TAVOLO_REFEREE": f"127.0.0.1:{port}", "TAVOLO_TICKET": tickets[0]},
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+    finally:
+        play.kill()
+        play.wait()
+    said = plain.stdout + plain.stderr
+    assert plain.returncode != 0, said
+    assert "it serves TLS, and this bot spoke plain text" in said, said
+    assert "TAVOLO_TLS_CA" in said and "gave up after retrying" not in said, said

@@ -21,6 +21,7 @@
 
 #include "tavolo/bot.hpp"
 #include "tavolo/compact.hpp"
+#include "tavolo/tls.hpp"
 #include "tavolo/v1/referee.grpc.pb.h"
 
 namespace tavolo {
@@ -30,6 +31,11 @@ using Clock = std::chrono::steady_clock;
 
 constexpr double kFirstDelay = 0.1;  // seconds between reconnection attempts, doubling...
 constexpr double kMaxDelay = 1.0;    // ...up to this
+// Failed attempts in a row closed at once (tls_expected) before a bot without TLS is told
+// the referee serves TLS: one such close also happens when a referee goes down in the
+// middle of a connection, as a restarting tournament runner does. Three in a row take
+// about 0.3 s with the backoff above.
+constexpr int kTlsExpectedAfter = 3;
 
 // One line on stderr; newlines in gRPC details would break the one-line promise.
 void say(const std::string& line) {
@@ -157,6 +163,8 @@ struct KeyShared {
   std::map<SeatId, std::shared_ptr<Seat>> seats;
 };
 
+std::shared_ptr<grpc::Channel> make_channel(const Settings& settings, bool own_subchannel = false);
+
 // One ticket's stream, with its own bot, reconnected while the match is not over; or one
 // of a key's streams, reconnected until the referee ends it with OK.
 class Stream {
@@ -188,6 +196,9 @@ class Stream {
     std::optional<Clock::time_point> give_up_at;
     double delay = kFirstDelay;
     bool ever_established = false;
+    int closed_at_once = 0;  // attempts in a row closed at once, as TLS closes plain text
+    const bool plain_tcp =
+        settings_.tls_ca_pem.empty() && settings_.referee.rfind("unix:", 0) != 0;
     while (true) {
       bool established = false;
       grpc::Status status = session(established);
@@ -210,6 +221,16 @@ class Stream {
         return kExitFailed;
       }
       ever_established = ever_established || established;
+      closed_at_once =
+          !ever_established && tls_expected(settings_, status) ? closed_at_once + 1 : 0;
+      // Retrying cannot help: the referee wants TLS, which only TAVOLO_TLS_CA gives.
+      if (closed_at_once >= kTlsExpectedAfter) {
+        tell("the referee at " + settings_.referee +
+             " closed the connection before a word was said (" + outcome +
+             "): it serves TLS, and this bot spoke plain text; give it the referee's "
+             "certificate in TAVOLO_TLS_CA");
+        return kExitFailed;
+      }
       const auto now = Clock::now();
       if (established || !give_up_at) {
         give_up_at = now + std::chrono::duration_cast<Clock::duration>(
@@ -227,6 +248,12 @@ class Stream {
              seconds_text(window) + " s (TAVOLO_RECONNECT_SECONDS)");
         return kExitFailed;
       }
+      // On a channel that failed, gRPC 1.51 answers the next calls with the same failure,
+      // then with "tcp handshaker shutdown", whatever the referee does now. Until the stream
+      // is established, a plain-text TCP one retries on a fresh channel of its own, whose
+      // status tells what happened to that attempt, for tls_expected.
+      if (!ever_established && plain_tcp)
+        stub_ = v1::RefereeService::NewStub(make_channel(settings_, true));
       std::this_thread::sleep_for(pause);
       delay = std::min(delay * 2, kMaxDelay);
     }
@@ -464,9 +491,12 @@ class Stream {
   CompactMerger merger_;  // makes this stream's observations complete for the bot
 };
 
-std::shared_ptr<grpc::Channel> make_channel(const Settings& settings) {
+// A channel to the referee; with `own_subchannel`, one that shares no connection with
+// another channel.
+std::shared_ptr<grpc::Channel> make_channel(const Settings& settings, bool own_subchannel) {
   // A channel in backoff fails every call at once: keep its backoff no slower than ours.
   grpc::ChannelArguments args;
+  if (own_subchannel) args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, static_cast<int>(kFirstDelay * 1000));
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, static_cast<int>(kFirstDelay * 1000));
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, static_cast<int>(kMaxDelay * 1000));
@@ -507,6 +537,7 @@ int run_bots(const std::vector<Bot*>& bots, const Settings& settings) {
     streams.push_back(std::make_unique<Stream>(channel, std::move(seat), settings.tickets[i], i,
                                                std::move(label), settings));
   }
+  channel.reset();  // the streams hold it: one that moves to a channel of its own lets it go
   return play_all(streams);
 }
 
@@ -527,6 +558,7 @@ int run_key(const BotFactory& make_bot, const Settings& settings) {
     streams.push_back(
         std::make_unique<Stream>(channel, shared, std::move(info), std::move(label), settings));
   }
+  channel.reset();  // the streams hold it: one that moves to a channel of its own lets it go
   return play_all(streams);
 }
 
@@ -581,6 +613,17 @@ bool check_settings(const Settings& settings) {
 }
 
 }  // namespace
+
+bool tls_expected(const Settings& settings, const grpc::Status& status) {
+  // gRPC's C core (also under Python's grpcio) says "Socket closed"; "server preface" is
+  // grpc-go's "error reading server preface: EOF", kept so that every SDK has one rule.
+  const std::string& details = status.error_message();
+  const bool closed = details.find("Socket closed") != std::string::npos ||
+                      details.find("server preface") != std::string::npos;
+  const bool tcp = settings.referee.rfind("unix:", 0) != 0;
+  return settings.tls_ca_pem.empty() && tcp &&
+         status.error_code() == grpc::StatusCode::UNAVAILABLE && closed;
+}
 
 Settings settings_from_env() {
   Settings settings;

@@ -3,10 +3,14 @@
 // and the contract every SDK keeps: which ticket refusals end a stream at once and which
 // are retried, one bot per ticket, and the seed texts; and entrant keys: match after match
 // on a key's streams, a fresh bot each, reconnections, refusals and settings; and compact
-// observations: the merge against tests/fixtures/compact/, and run() asking for them.
+// observations: the merge against tests/fixtures/compact/, and run() asking for them; and
+// a plain-text bot told that the referee serves TLS after three closes at once.
 // Run: cmake -S . -B build-tests -DTAVOLO_BUILD_TESTS=ON && cmake --build build-tests -j 2
 //      && ctest --test-dir build-tests --output-on-failure
 #include <grpcpp/grpcpp.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <google/protobuf/util/message_differencer.h>
@@ -26,11 +30,13 @@
 #include <mutex>
 #include <regex>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
 #include "example_bot.hpp"
 #include "tavolo/compact.hpp"
+#include "tavolo/tls.hpp"
 #include "tavolo/v1/referee.grpc.pb.h"
 
 namespace {
@@ -644,6 +650,198 @@ void test_seeds() {
   CHECK(seed_number("") == 14695981039346656037ull);  // FNV-1a
   CHECK(seed_number("a") == 0xaf63dc4c8601ec8cull);
   CHECK(seed_number("s/1/game/3") != seed_number("s/1/game/4"));
+}
+
+// --- a referee that serves TLS, and a bot that speaks plain text ---------------------------
+
+// What gRPC C++ 1.51 said when a referee serving TLS closed a plain-text connection, on a
+// channel's first attempt.
+const char* const kClosedAtOnce =
+    "failed to connect to all addresses; last error: UNAVAILABLE: ipv4:127.0.0.1:50051: "
+    "Socket closed";
+
+void test_tls_expected() {
+  Settings tcp;
+  tcp.referee = "127.0.0.1:50051";
+  const grpc::Status closed(grpc::StatusCode::UNAVAILABLE, kClosedAtOnce);
+  CHECK(tls_expected(tcp, closed));
+  for (const char* referee : {"localhost:50051", "[::1]:50051", "referee.example.org:443"}) {
+    Settings other = tcp;
+    other.referee = referee;
+    CHECK(tls_expected(other, closed));
+  }
+  // grpc-go's words for the same.
+  CHECK(tls_expected(tcp, grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                                       "connection error: desc = \"error reading server "
+                                       "preface: EOF\"")));
+  // A slot's own Unix socket never serves TLS.
+  for (const char* referee : {"unix:/run/tavolo/referee.sock", "unix:///tmp/x/referee.sock"}) {
+    Settings unix_socket = tcp;
+    unix_socket.referee = referee;
+    CHECK(!tls_expected(unix_socket, closed));
+  }
+  // With a CA the bot spoke TLS already.
+  Settings with_ca = tcp;
+  with_ca.tls_ca_pem = "-----BEGIN CERTIFICATE-----\n";
+  CHECK(!tls_expected(with_ca, closed));
+  for (const auto code : {grpc::StatusCode::UNKNOWN, grpc::StatusCode::CANCELLED,
+                          grpc::StatusCode::INTERNAL, grpc::StatusCode::ABORTED,
+                          grpc::StatusCode::DEADLINE_EXCEEDED}) {
+    CHECK(!tls_expected(tcp, grpc::Status(code, kClosedAtOnce)));
+  }
+  // A referee not (yet) listening refuses the connection: retried as before.
+  CHECK(!tls_expected(tcp, grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                                        "failed to connect to all addresses; last error: "
+                                        "UNKNOWN: ipv4:127.0.0.1:1: Failed to connect to "
+                                        "remote host: Connection refused")));
+  // What later attempts on the same channel said, to a referee serving TLS and to one
+  // refusing the connection alike: no sign of a close at once (run() retries such a stream
+  // on a fresh channel, which says "Socket closed" or "Connection refused" again).
+  CHECK(!tls_expected(tcp, grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                                        "failed to connect to all addresses; last error: "
+                                        "UNKNOWN: ipv4:127.0.0.1:50051: tcp handshaker "
+                                        "shutdown")));
+  CHECK(!tls_expected(tcp, grpc::Status(grpc::StatusCode::UNAVAILABLE, "gone")));
+}
+
+// A listener that closes every connection before saying a word, as a referee serving TLS
+// closes a plain-text one; on 127.0.0.1 (address "host:port") or a Unix socket path. With
+// `closes`, it stops listening after that many, so that later connections are refused.
+class ClosingListener {
+ public:
+  explicit ClosingListener(const std::string& unix_path = "", int closes = 0) {
+    if (unix_path.empty()) {
+      fd_ = socket(AF_INET, SOCK_STREAM, 0);
+      sockaddr_in in{};
+      in.sin_family = AF_INET;
+      in.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      socklen_t size = sizeof in;
+      if (fd_ < 0 || bind(fd_, reinterpret_cast<sockaddr*>(&in), size) != 0 ||
+          getsockname(fd_, reinterpret_cast<sockaddr*>(&in), &size) != 0)
+        return;
+      address = "127.0.0.1:" + std::to_string(ntohs(in.sin_port));
+    } else {
+      fd_ = socket(AF_UNIX, SOCK_STREAM, 0);
+      sockaddr_un un{};
+      un.sun_family = AF_UNIX;
+      if (fd_ < 0 || unix_path.size() >= sizeof un.sun_path) return;
+      unix_path.copy(un.sun_path, unix_path.size());
+      if (bind(fd_, reinterpret_cast<sockaddr*>(&un), sizeof un) != 0) return;
+      address = "unix:" + unix_path;
+    }
+    if (listen(fd_, 16) != 0) {
+      address.clear();
+      return;
+    }
+    thread_ = std::thread([this, closes] {
+      for (int conn; (conn = accept(fd_, nullptr, nullptr)) >= 0;) {
+        if (++accepted == closes) shutdown(fd_, SHUT_RDWR);  // refuses from now on
+        // FIN at once, then wait for the client to hang up: no unread bytes, so no reset.
+        shutdown(conn, SHUT_WR);
+        const timeval wait{2, 0};
+        setsockopt(conn, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof wait);
+        char buffer[4096];
+        while (read(conn, buffer, sizeof buffer) > 0) {
+        }
+        close(conn);
+      }
+    });
+  }
+  ~ClosingListener() {
+    if (fd_ >= 0) shutdown(fd_, SHUT_RDWR);  // wakes accept()
+    if (thread_.joinable()) thread_.join();
+    if (fd_ >= 0) close(fd_);
+  }
+
+  std::string address;  // empty if it could not listen
+  std::atomic<int> accepted{0};
+
+ private:
+  int fd_ = -1;
+  std::thread thread_;
+};
+
+void test_tls_referee_tells_a_plain_text_bot_after_three_closes() {
+  ClosingListener tls_referee;
+  CHECK(!tls_referee.address.empty());
+  if (tls_referee.address.empty()) return;
+  Played log;
+  const Outcome got = capture([&] {
+    return run([&](const StreamInfo&) { return std::make_unique<RecordingBot>(log, 0); },
+               settings_for(tls_referee.address, {"tk"}, "", 5));
+  });
+  const std::string want = "the referee at " + tls_referee.address +
+                           " closed the connection before a word was said (UNAVAILABLE: ";
+  const std::string advice =
+      "): it serves TLS, and this bot spoke plain text; give it the referee's certificate in "
+      "TAVOLO_TLS_CA";
+  CHECK(got.code == kExitFailed);
+  CHECK(got.seconds < 2);  // three attempts, about 0.3 s; not TAVOLO_RECONNECT_SECONDS
+  CHECK(tls_referee.accepted == 3);
+  const bool told = got.lines.size() == 1 && got.lines[0].rfind(want, 0) == 0 &&
+                    got.lines[0].find("Socket closed" + advice) != std::string::npos;
+  CHECK(told);
+  if (!told)
+    for (const auto& line : got.lines) std::cerr << "said: " << line << "\n";
+  CHECK(log.bots.empty());
+}
+
+// A referee going down in the middle of a connection closes it at once too: a close or two
+// followed by refused connections is retried as before, with no word of TLS.
+void test_a_close_then_refused_connections_are_retried() {
+  for (const int closes : {1, 2}) {
+    ClosingListener going_down("", closes);
+    CHECK(!going_down.address.empty());
+    if (going_down.address.empty()) return;
+    Played log;
+    const Outcome got = capture([&] {
+      return run([&](const StreamInfo&) { return std::make_unique<RecordingBot>(log, 0); },
+                 settings_for(going_down.address, {"tk"}, "", 0.7));
+    });
+    CHECK(got.code == kExitFailed);
+    CHECK(going_down.accepted == closes);
+    const bool retried = got.lines.size() == 1 &&
+                         got.lines[0].find("cannot reach the referee") != std::string::npos &&
+                         got.lines[0].find("Connection refused") != std::string::npos &&
+                         got.lines[0].find("TLS") == std::string::npos;
+    CHECK(retried);
+    if (!retried)
+      for (const auto& line : got.lines) std::cerr << "said: " << line << "\n";
+    CHECK(log.bots.empty());
+  }
+}
+
+// gRPC says "Socket closed" here too, but a slot's own socket serves no TLS: a referee
+// closing it is retried as before.
+void test_unix_socket_closing_at_once_is_retried() {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string folder = std::string(tmp && *tmp ? tmp : "/tmp") + "/tavolo-cpp-XXXXXX";
+  if (!mkdtemp(folder.data())) {
+    CHECK(!"mkdtemp failed");
+    return;
+  }
+  const std::string socket = folder + "/referee.sock";
+  {
+    ClosingListener slot(socket);
+    CHECK(!slot.address.empty());
+    if (!slot.address.empty()) {
+      Played log;
+      const Outcome got = capture([&] {
+        return run([&](const StreamInfo&) { return std::make_unique<RecordingBot>(log, 0); },
+                   settings_for(slot.address, {"tk"}, "", 0.7));
+      });
+      CHECK(got.code == kExitFailed);
+      CHECK(slot.accepted >= 2);
+      const bool retried = got.lines.size() == 1 &&
+                           got.lines[0].find("gave up after retrying") != std::string::npos &&
+                           got.lines[0].find("TLS") == std::string::npos;
+      CHECK(retried);
+      if (!retried)
+        for (const auto& line : got.lines) std::cerr << "said: " << line << "\n";
+    }
+  }
+  std::remove(socket.c_str());
+  rmdir(folder.c_str());
 }
 
 // --- entrant keys -------------------------------------------------------------------------
@@ -1367,6 +1565,10 @@ int main() {
       {"one bot per ticket", test_one_bot_per_ticket},
       {"run(Bot&) refuses several tickets", test_one_bot_cannot_play_several_tickets},
       {"seeds: settings, streams, games", test_seeds},
+      {"tls_expected: TCP, no CA, closed at once, UNAVAILABLE", test_tls_expected},
+      {"a TLS referee tells a plain-text bot after three closes", test_tls_referee_tells_a_plain_text_bot_after_three_closes},
+      {"a close then refused connections are retried", test_a_close_then_refused_connections_are_retried},
+      {"a Unix socket closing at once is retried", test_unix_socket_closing_at_once_is_retried},
       {"key: two matches on one stream, a fresh bot each", test_key_two_matches_on_one_stream},
       {"key: a reconnection mid-match keeps the bot", test_key_reconnection_mid_match_keeps_the_bot},
       {"key: a reconnection between matches", test_key_reconnection_between_matches},
