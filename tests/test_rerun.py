@@ -148,7 +148,7 @@ def test_a_fixed_bot_is_named_then_its_forfeits_are_replayed(
     listed = fairness.split('id="reruns"')[1].split("</table>")[0]
     for g in greedy:
         assert f"match {g.match_id} game {g.number} (crash)" in listed
-    assert "<td class=\"name\">greedy</td>" in listed
+    assert '<td class="name">greedy</td>' in listed
 
 
 @pytest.mark.parametrize("where", [("--shards", "2"), ("--cluster", "local:1")])

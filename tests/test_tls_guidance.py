@@ -31,6 +31,16 @@ def _certificate(folder: Path, names: str | None) -> tuple[Path, Path]:
     return cert, key
 
 
+def _tls_play(cert: Path, key: Path, port: int, connect_timeout: int) -> subprocess.Popen[str]:
+    """``tavolo play random remote`` serving TLS on ``port``: it prints the remote tickets."""
+    return subprocess.Popen(
+        [str(TAVOLO), "play", "random", "remote", "--seed", "tls-guide", "--deals", "1",
+         "--listen", f"127.0.0.1:{port}", "--tls-cert", str(cert), "--tls-key", str(key),
+         "--connect-timeout", str(connect_timeout), "--sandbox", "off"],
+        env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+
+
 def test_the_names_a_certificate_gives(tmp_path: Path) -> None:
     cert, _ = _certificate(
         tmp_path / "a", "DNS:cup.example.org,DNS:*.bots.example.org,IP:203.0.113.7"
@@ -55,12 +65,7 @@ def test_the_names_a_certificate_gives(tmp_path: Path) -> None:
 def test_a_wrong_certificate_and_a_plain_text_bot(tmp_path: Path) -> None:
     cert, key = _certificate(tmp_path, "DNS:localhost")  # not 127.0.0.1, which bots are told
     port = free_port()
-    play = subprocess.Popen(
-        [str(TAVOLO), "play", "random", "remote", "--seed", "tls-guide", "--deals", "1",
-         "--listen", f"127.0.0.1:{port}", "--tls-cert", str(cert), "--tls-key", str(key),
-         "--connect-timeout", "20", "--sandbox", "off"],
-        env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+    play = _tls_play(cert, key, port, connect_timeout=20)
     try:
         tickets = read_tickets(play, 2)
         # A bot without TAVOLO_TLS_CA: told at once what is wrong, not after its retries.
@@ -114,12 +119,7 @@ def test_every_clients_plain_text_bot_is_told_tls_is_expected(tmp_path: Path, la
     bot = require(lang)
     cert, key = _certificate(tmp_path, "DNS:localhost,IP:127.0.0.1")
     port = free_port()
-    play = subprocess.Popen(
-        [str(TAVOLO), "play", "random", "remote", "--seed", "tls-sdk", "--deals", "1",
-         "--listen", f"127.0.0.1:{port}", "--tls-cert", str(cert), "--tls-key", str(key),
-         "--connect-timeout", "60", "--sandbox", "off"],
-        env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+    play = _tls_play(cert, key, port, connect_timeout=60)
     try:
         tickets = read_tickets(play, 2)
         plain = subprocess.run(
