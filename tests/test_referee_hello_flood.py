@@ -20,31 +20,9 @@ import grpc
 from referee.proto import referee_pb2 as pb
 from referee.proto import referee_pb2_grpc as pb_grpc
 from referee.service import HELLO_LESS_STREAMS, HELLO_TIMEOUT, start_referee
+from tournaments.benchmarks.hello_flood import FLOOD
 
 STREAMS = 2000
-
-FLOOD = """
-import asyncio, json, sys
-from collections import Counter
-import grpc
-
-async def main(address, streams):
-    async with grpc.aio.insecure_channel(address) as channel:
-        method = channel.stream_stream("/tavolo.v1.RefereeService/Play")
-        calls = [method() for _ in range(streams)]
-        codes = Counter()
-        async def outcome(call):
-            try:
-                await call.read()
-            except grpc.aio.AioRpcError as exc:
-                codes[f"{exc.code().name}: {exc.details().split(':')[0]}"] += 1
-                if len(codes) and sum(codes.values()) == streams - {held}:
-                    print("refused", flush=True)
-        await asyncio.gather(*(outcome(call) for call in calls))
-        print(json.dumps(codes), flush=True)
-
-asyncio.run(main(sys.argv[1], int(sys.argv[2])))
-""".replace("{held}", str(HELLO_LESS_STREAMS))
 
 
 async def _honest_hello(address: str) -> str:
@@ -63,7 +41,7 @@ def test_a_connection_cannot_hold_more_than_its_share_of_hello_less_streams() ->
     async def scenario() -> tuple[str, Counter[str]]:
         referee = await start_referee()
         flood = subprocess.Popen(
-            [sys.executable, "-c", FLOOD, referee.address, str(STREAMS)],
+            [sys.executable, "-c", FLOOD, referee.address, str(STREAMS), str(HELLO_LESS_STREAMS)],
             stdout=subprocess.PIPE, text=True,
         )  # fmt: skip
         assert flood.stdout is not None

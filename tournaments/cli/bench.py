@@ -35,6 +35,8 @@ from tournaments.benchmarks.bots import (
 )
 from tournaments.benchmarks.bots import DEFAULT_SEED as BOTS_SEED
 from tournaments.benchmarks.engine import bench_bare_loop, bench_clone, bench_engine
+from tournaments.benchmarks.hello_flood import bench_hello_flood
+from tournaments.benchmarks.hello_flood import describe as describe_flood
 from tournaments.benchmarks.referee_against import bench_against
 from tournaments.benchmarks.round_trips import (
     ECHO_TRIPS,
@@ -617,6 +619,24 @@ def _overheads(figures: TournamentBench, base: InProcessBench) -> dict[str, obje
         "overhead_per_game": round(figures.seconds / figures.games / per_game, 1),
         "cpu_overhead_per_game": round(figures.cpu_seconds / figures.games / cpu_per_game, 1),
     }
+
+
+@bench_app.command("hello-flood")
+def hello_flood(
+    streams: Annotated[int, typer.Option(help="Hello-less streams on the one connection.")] = 5000,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Streams that never say Hello on one connection: the referee's memory, what it refused."""
+    if streams < 1:
+        fail("--streams must be 1 or more")
+    found = asyncio.run(bench_hello_flood(streams))
+    if as_json:
+        typer.echo(json.dumps({"benchmark": "hello-flood", **dataclasses.asdict(found)}))
+        return
+    typer.echo(describe_flood())
+    rows = [[found.streams, found.held, json.dumps(found.refused),
+             round(found.rss_before_mb), round(found.rss_peak_mb)]]  # fmt: skip
+    typer.echo(tabulate(rows, headers=["streams", "held", "ended", "RSS before MB", "RSS peak MB"]))
 
 
 @bench_app.command("sandbox")
