@@ -1174,13 +1174,8 @@ class Match:
 
         A slot already lost for good in an earlier game gets no grace of its own: it
         forfeits at once, until it reconnects."""
-        gone = self._lost.get(link.slot)
-        if gone is not None and link.process_exit is None:
-            self._stat(link).crashes += 1
-            detail = f"disconnected in game {gone} and not back since"
-            await self._fault(game, seat, Termination.CRASH, self._absent(link, detail))
-            return False
-        if link.ever_connected and link.process_exit is None:
+        gone = self._lost.get(link.slot) if link.process_exit is None else None
+        if gone is None and link.ever_connected and link.process_exit is None:
             game.state.note_incident(
                 seat,
                 "disconnect",
@@ -1190,7 +1185,9 @@ class Match:
                 game.state.note_incident(seat, "reconnect", "the slot came back with its ticket")
                 return True
         self._stat(link).crashes += 1
-        if not link.ever_connected:
+        if gone is not None:
+            detail = self._absent(link, f"disconnected in game {gone} and not back since")
+        elif not link.ever_connected:
             why = link.process_exit or self._alive_note(
                 link, f"no connection within {self.config.limits.connect_timeout:g} s"
             )
@@ -1201,7 +1198,7 @@ class Match:
             detail = self._alive_note(
                 link, f"disconnected and not back within {self.config.limits.grace:g} s"
             )
-            if link.process_exit is None and self._process_of.get(id(link)) is None:
+            if self._process_of.get(id(link)) is None:
                 # A remote bot: nobody here can restart it. Its later games of the match
                 # forfeit at once rather than each waiting out the grace (82 games of a
                 # dead bot took 7 minutes).

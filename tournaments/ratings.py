@@ -277,19 +277,7 @@ def _curvature_se(k: int, pairs: _Pairs, x: Sequence[float], anchor: int | None)
     over those sets does."""
     reference = 0 if anchor is None else anchor
     free = [i for i in range(k) if i != reference]
-    slot = {i: n for n, i in enumerate(free)}
-    info = [[0.0] * len(free) for _ in free]
-    for i, j, score_i, score_j in pairs:
-        p, q = _odds(x[i] - x[j])
-        w = (score_i + score_j) * p * q
-        si, sj = slot.get(i), slot.get(j)
-        if si is not None:
-            info[si][si] += w
-        if sj is not None:
-            info[sj][sj] += w
-            if si is not None:
-                info[si][sj] -= w
-                info[sj][si] -= w
+    _, info = _gradient_and_information(k, pairs, x, reference)
     cov = _inverse(info) if free else []
     full = [[0.0] * k for _ in range(k)]
     for a, i in enumerate(free):
@@ -334,32 +322,40 @@ def _log_likelihood(x: Sequence[float], pairs: _Pairs) -> float:
     return total
 
 
+def _gradient_and_information(
+    k: int, pairs: _Pairs, x: Sequence[float], fixed: int
+) -> tuple[list[float], list[list[float]]]:
+    """The log-likelihood's gradient at ``x`` (every entry), and its information matrix
+    (minus the Hessian) over every entry but ``fixed``, in their order."""
+    slot = [-1] * k
+    for n, i in enumerate(i for i in range(k) if i != fixed):
+        slot[i] = n
+    grad = [0.0] * k
+    info = [[0.0] * (k - 1) for _ in range(k - 1)]
+    for i, j, score_i, score_j in pairs:
+        p, q = _odds(x[i] - x[j])
+        g = score_i * q - score_j * p  # actual minus expected score of i
+        w = (score_i + score_j) * p * q
+        grad[i] += g
+        grad[j] -= g
+        si, sj = slot[i], slot[j]
+        if si >= 0:
+            info[si][si] += w
+        if sj >= 0:
+            info[sj][sj] += w
+            if si >= 0:
+                info[si][sj] -= w
+                info[sj][si] -= w
+    return grad, info
+
+
 def _newton(k: int, pairs: _Pairs, fixed: int, start: Sequence[float] | None = None) -> list[float]:
     """Log-odds ratings maximizing the likelihood, with entry ``fixed`` held where it starts."""
     x = list(start) if start is not None else [0.0] * k
     free = [i for i in range(k) if i != fixed]
-    slot = [-1] * k
-    for n, i in enumerate(free):
-        slot[i] = n
-    m = len(free)
     previous = math.inf
     for _ in range(_MAX_ITERATIONS):
-        grad = [0.0] * k
-        hess = [[0.0] * m for _ in range(m)]
-        for i, j, score_i, score_j in pairs:
-            p, q = _odds(x[i] - x[j])
-            g = score_i * q - score_j * p  # actual minus expected score of i
-            w = (score_i + score_j) * p * q
-            grad[i] += g
-            grad[j] -= g
-            si, sj = slot[i], slot[j]
-            if si >= 0:
-                hess[si][si] += w
-            if sj >= 0:
-                hess[sj][sj] += w
-                if si >= 0:
-                    hess[si][sj] -= w
-                    hess[sj][si] -= w
+        grad, hess = _gradient_and_information(k, pairs, x, fixed)
         step = _solve(hess, [grad[i] for i in free])
         biggest = max(abs(s) for s in step)
         scale = 1.0

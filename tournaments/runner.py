@@ -411,10 +411,10 @@ class TournamentRun:
         self.tables = tables
         """Where matches without remote entries are played; None: the head's referee."""
         self.on_warning = on_warning
+        """Hears one line for each lost table (its match goes on elsewhere)."""
         self.on_notice = on_notice
         """Told a line when a remote entrant's bot is lost for the rest of a match, and when
         it comes back."""
-        """Hears one line for each lost table (its match goes on elsewhere)."""
         if shards < 1:
             raise ValueError(f"shards must be at least 1, not {shards}")
         self.shards = shards

@@ -51,10 +51,9 @@ def names_host(names: list[str], host: str) -> bool:
     return False
 
 
-def tls_name_warning(pem: bytes, address: str, where: str) -> str | None:
-    """One line if the certificate ``pem`` (from ``where``) does not name the host of
-    ``address`` (``host:port``), the address bots are told; None if it does."""
-    host = address.rpartition(":")[0] or address
+def tls_name_warning(pem: bytes, host: str, where: str) -> str | None:
+    """One line if the certificate ``pem`` (from ``where``) does not name ``host``, the
+    host bots are told to connect to; None if it does."""
     try:
         names = certificate_names(pem)
     except CertificateError as exc:

@@ -47,8 +47,6 @@ class Outcome:
     """How a game ended."""
 
     termination: Termination
-    winner: int | None
-    """Winning side, or None for a draw."""
     totals: tuple[int, ...]
     """Game points per side."""
     deals: int
@@ -56,6 +54,11 @@ class Outcome:
     places: tuple[int, ...]
     """Each side's place, 0 the first; sides level share a place. What the tournament
     reads for every pair of sides (:func:`rank_sides`)."""
+
+    @property
+    def winner(self) -> int | None:
+        """Winning side, or None for a draw: the side alone in first place."""
+        return winner_of(self.places)
 
 
 def rank_sides(
@@ -286,14 +289,13 @@ class GameBase(Generic[DealT, ObsT]):
         self, termination: Termination, *, first: int | None = None, last: int | None = None
     ) -> None:
         places = rank_sides(self.totals, self.rules.lower_wins, first, last)
-        winner = winner_of(places)
-        self.outcome = Outcome(termination, winner, tuple(self.totals), self.deal_number, places)
+        self.outcome = Outcome(termination, tuple(self.totals), self.deal_number, places)
         if self.events is not None:
             self.events.append(
                 {
                     "type": "result",
                     "termination": termination.value,
-                    "winner": winner,
+                    "winner": self.outcome.winner,
                     "totals": list(self.totals),
                     "deals": self.deal_number,
                 }

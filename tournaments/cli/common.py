@@ -176,15 +176,19 @@ def read_tls(cert: Path | None, key: Path | None) -> tuple[bytes, bytes] | None:
         fail(f"cannot read {exc.filename}: {exc.strerror}")
 
 
+def reachable_host(host: str) -> str:
+    """``host``, or this machine's name if it is a wildcard listen host: a wildcard address
+    is no place to connect to."""
+    return socket.getfqdn() if host in WILDCARD_HOSTS else host
+
+
 def warn_if_unnamed(tls: tuple[bytes, bytes] | None, cert: Path | None, told: str) -> None:
     """One warning line if the referee's certificate does not name the host of ``told``
     (``host:port``, the address bots are told to connect to)."""
     if tls is None or cert is None:
         return
-    host = told.rpartition(":")[0]
-    if host in WILDCARD_HOSTS:
-        host = socket.getfqdn()
-    line = tls_name_warning(tls[1], f"{host}:0", str(cert))
+    host = reachable_host(told.rpartition(":")[0])
+    line = tls_name_warning(tls[1], host, str(cert))
     if line is not None:
         typer.echo(f"warning: {line}", err=True)
 

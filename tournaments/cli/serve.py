@@ -35,6 +35,7 @@ from tournaments.cli.common import (
     TLS_KEY_HELP,
     check_connect_timeout,
     fail,
+    reachable_host,
     read_tls,
     read_token_file,
     referee_channel,
@@ -161,8 +162,7 @@ async def _serve(
         referee = await _listen(listen, tls, public_names, relay)
     port = referee.address.rsplit(":", 1)[1]
     if advertise is None:
-        # A wildcard address is no place to connect to: name this host instead.
-        advertise = f"{socket.getfqdn() if host in WILDCARD_HOSTS else host}:{port}"
+        advertise = f"{reachable_host(host)}:{port}"
     try:
         if relay is None:
             Organiser(referee, token, records, advertise, sandbox, connect_timeout)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import socket
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -40,6 +39,7 @@ from tournaments.cli.common import (
     check_connect_timeout,
     fail,
     main_fault,
+    reachable_host,
     read_tls,
     run_interruptible,
     warn_if_unnamed,
@@ -496,7 +496,7 @@ class _LiveStandings:
             return self.advertise
         host = self.listen.rpartition(":")[0]
         if host in WILDCARD_HOSTS:
-            return f"{socket.getfqdn()}:{address.rpartition(':')[2]}"
+            return f"{reachable_host(host)}:{address.rpartition(':')[2]}"
         return address
 
     def ticket(self, label: str, ticket: str, address: str) -> None:
