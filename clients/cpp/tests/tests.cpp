@@ -257,10 +257,16 @@ bool plays_one_match(const std::string& referee) {
   return true;
 }
 
-void test_run_over_unix_socket() {
+// A new folder under $TMPDIR (or /tmp) for a test's Unix socket; "" if none could be made.
+std::string temp_folder() {
   const char* tmp = std::getenv("TMPDIR");
   std::string folder = std::string(tmp && *tmp ? tmp : "/tmp") + "/tavolo-cpp-XXXXXX";
-  if (!mkdtemp(folder.data())) {
+  return mkdtemp(folder.data()) ? folder : std::string();
+}
+
+void test_run_over_unix_socket() {
+  const std::string folder = temp_folder();
+  if (folder.empty()) {
     CHECK(!"mkdtemp failed");
     return;
   }
@@ -814,9 +820,8 @@ void test_a_close_then_refused_connections_are_retried() {
 // gRPC says "Socket closed" here too, but a slot's own socket serves no TLS: a referee
 // closing it is retried as before.
 void test_unix_socket_closing_at_once_is_retried() {
-  const char* tmp = std::getenv("TMPDIR");
-  std::string folder = std::string(tmp && *tmp ? tmp : "/tmp") + "/tavolo-cpp-XXXXXX";
-  if (!mkdtemp(folder.data())) {
+  const std::string folder = temp_folder();
+  if (folder.empty()) {
     CHECK(!"mkdtemp failed");
     return;
   }

@@ -23,6 +23,7 @@ import {
 } from "../index";
 import { RefereeServiceService } from "../gen/tavolo/v1/referee";
 import { retryable } from "../runner";
+import { playCaptured } from "./capture";
 
 // The referee's details texts (docs/protocol.md §4.6): a reason word, then the explanation.
 const UNKNOWN_TICKET = "unknown_ticket: unknown ticket";
@@ -119,25 +120,6 @@ async function serve(referee: FakeReferee): Promise<string> {
   return referee.listen();
 }
 
-/** `play` with stderr captured: the exit code, stderr's lines, and how long it took. */
-async function playCaptured(
-  bot: Bot | ((info: StreamInfo) => Bot),
-  env: Record<string, string>,
-): Promise<{ code: number; lines: string[]; ms: number }> {
-  const lines: string[] = [];
-  const write = process.stderr.write;
-  process.stderr.write = ((chunk: string | Uint8Array) => {
-    lines.push(...String(chunk).split("\n").filter((line) => line));
-    return true;
-  }) as typeof process.stderr.write;
-  const start = Date.now();
-  try {
-    const code = await play(bot, { env: { TAVOLO_RECONNECT_SECONDS: "5", ...env } });
-    return { code, lines, ms: Date.now() - start };
-  } finally {
-    process.stderr.write = write;
-  }
-}
 
 const firstLegal = (): Bot => ({ choose: (turn) => turn.legal[0].id });
 

@@ -9,8 +9,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
 import { status as Code } from "@grpc/grpc-js";
-import { EXIT_FAILED, play } from "../index";
+import { EXIT_FAILED } from "../index";
 import { TLS_EXPECTED_AFTER, tlsExpected } from "../runner";
+import { playCaptured } from "./capture";
 
 // grpc-js's details when the referee closes the connection at once (and when none listens).
 const CLOSED = "No connection established. Last error: Failed to connect (2026-01-01T00:00:00.000Z). Resolution note: ";
@@ -65,22 +66,10 @@ function listen(server: Server, where: number | string): Promise<void> {
   );
 }
 
-/** `play` with stderr captured: the exit code, stderr's lines, and how long it took. */
-async function playCaptured(referee: string, seconds: string): Promise<{ code: number; lines: string[]; ms: number }> {
-  const lines: string[] = [];
-  const write = process.stderr.write;
-  process.stderr.write = ((chunk: string | Uint8Array) => {
-    lines.push(...String(chunk).split("\n").filter((line) => line));
-    return true;
-  }) as typeof process.stderr.write;
-  const start = Date.now();
-  try {
-    const env = { TAVOLO_REFEREE: referee, TAVOLO_TICKET: "tk", TAVOLO_RECONNECT_SECONDS: seconds };
-    const code = await play({ choose: (turn) => turn.legal[0].id }, { env });
-    return { code, lines, ms: Date.now() - start };
-  } finally {
-    process.stderr.write = write;
-  }
+/** `play` of a bot that takes the first legal action, against ``referee``. */
+function playFirstLegal(referee: string, seconds: string): Promise<{ code: number; lines: string[]; ms: number }> {
+  const env = { TAVOLO_REFEREE: referee, TAVOLO_TICKET: "tk", TAVOLO_RECONNECT_SECONDS: seconds };
+  return playCaptured({ choose: (turn) => turn.legal[0].id }, env);
 }
 
 test("a plain-text bot is told after three attempts that a host:port referee closing the connection serves TLS", async () => {
@@ -90,7 +79,7 @@ test("a plain-text bot is told after three attempts that a host:port referee clo
   const address = server.address();
   assert.ok(address !== null && typeof address === "object");
   const referee = `127.0.0.1:${address.port}`;
-  const out = await playCaptured(referee, "10");
+  const out = await playFirstLegal(referee, "10");
   assert.equal(out.code, EXIT_FAILED);
   assert.ok(out.ms < 5000, `${out.ms} ms`);
   assert.equal(accepted(), TLS_EXPECTED_AFTER);
@@ -109,7 +98,7 @@ for (const closes of [1, TLS_EXPECTED_AFTER - 1]) {
     const address = server.address();
     assert.ok(address !== null && typeof address === "object");
     const referee = `127.0.0.1:${address.port}`;
-    const out = await playCaptured(referee, "0.5");
+    const out = await playFirstLegal(referee, "0.5");
     assert.equal(out.code, EXIT_FAILED);
     assert.equal(accepted(), closes);
     assert.equal(out.lines.length, 1, out.lines.join("\n"));
@@ -126,7 +115,7 @@ test("a unix: socket closing the connection is retried", async () => {
   folders.push(folder);
   const { server, accepted } = closer();
   await listen(server, join(folder, "referee.sock"));
-  const out = await playCaptured(`unix:${join(folder, "referee.sock")}`, "0.5");
+  const out = await playFirstLegal(`unix:${join(folder, "referee.sock")}`, "0.5");
   assert.equal(out.code, EXIT_FAILED);
   assert.ok(accepted() > 1, `connections: ${accepted()}`);
   assert.equal(out.lines.length, 1, out.lines.join("\n"));

@@ -155,7 +155,8 @@ class RunnerContractTest {
   /** A run's exit code, what it wrote to stderr, and how long it took. */
   record Outcome(int code, List<String> lines, long millis) {}
 
-  private static Outcome run(Bot.Factory factory, Runner.Settings settings) {
+  /** Runs the bots, catching what they say on stderr (RunnerTlsTest uses it too). */
+  static Outcome run(Bot.Factory factory, Runner.Settings settings) {
     PrintStream saved = System.err;
     ByteArrayOutputStream err = new ByteArrayOutputStream();
     long start = System.nanoTime();

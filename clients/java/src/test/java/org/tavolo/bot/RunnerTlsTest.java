@@ -5,10 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.grpc.Status;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.PrintStream;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
@@ -80,18 +78,11 @@ class RunnerTlsTest {
       closer.start();
       String referee = "127.0.0.1:" + listener.getLocalPort();
 
-      PrintStream saved = System.err;
-      ByteArrayOutputStream err = new ByteArrayOutputStream();
-      long start = System.nanoTime();
-      int code;
-      try {
-        System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
-        code = Runner.run(slot -> turn -> turn.legal().get(0).getId(), settings(referee, null));
-      } finally {
-        System.setErr(saved);
-      }
-      long millis = (System.nanoTime() - start) / 1_000_000;
-      String text = err.toString(StandardCharsets.UTF_8).strip();
+      RunnerContractTest.Outcome out =
+          RunnerContractTest.run(slot -> turn -> turn.legal().get(0).getId(), settings(referee, null));
+      int code = out.code();
+      long millis = out.millis();
+      String text = String.join("\n", out.lines()).strip();
 
       assertEquals(Runner.EXIT_FAILED, code, text);
       assertEquals(1, text.lines().count(), text);
