@@ -31,11 +31,13 @@ import grpc
 import grpc.aio
 
 from referee.bot_process import BotProcess, start_bot
-from referee.engine.actions import NUM_PLAY_ACTIONS
-from referee.engine.calabresella_auction import BID_PASS
-from referee.engine.families import AnyGame, new_game
-from referee.engine.rules import Rules, RulesError, preset
+from referee.engine.errors import RulesError
+from referee.engine.game_base import AnyGame
+from referee.engine.registry import new_game, preset
+from referee.engine.rules import Rules
 from referee.entries import Entry
+from referee.families.calabresella.auction import BID_PASS
+from referee.families.tressette.actions import NUM_PLAY_ACTIONS
 from referee.links import parse_request
 from referee.proto import referee_pb2 as pb
 from referee.protocol import PROTOCOL_VERSION, fill_observation, legal_messages, monte_of

@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import IO, Any
 
-from referee.engine.families import AnyGame, new_game
-from referee.engine.game_base import Outcome
+from referee.engine.game_base import AnyGame, Outcome
+from referee.engine.registry import new_game
 from referee.engine.rules import Rules
 from referee.entries import built_in_bot, unique_names
 from referee.match import (

@@ -32,8 +32,8 @@ from referee.bot_process import (
     start_bot,
 )
 from referee.engine.deal_book import DealBook
-from referee.engine.families import AnyGame, new_game
-from referee.engine.game_base import Outcome, Termination
+from referee.engine.game_base import AnyGame, Outcome, Termination
+from referee.engine.registry import new_game
 from referee.engine.rules import Rules
 from referee.entrant_keys import EntrantKeys
 from referee.entries import Entry, unique_names

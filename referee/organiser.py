@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import IO
 
 from referee.engine.deals import SeedError, check_seed
-from referee.engine.rules import RulesError, preset
+from referee.engine.errors import RulesError
+from referee.engine.registry import preset
 from referee.entries import BUILT_IN_BOTS, parse_entry
 from referee.match import Limits, Match, MatchConfig, MatchResult, result_json
 from referee.proto import referee_pb2 as pb

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from google.protobuf.message import Message
 
-from referee.engine.actions import Action
-from referee.engine.families import AnyGame
+from referee.engine.codec import Action
+from referee.engine.game_base import AnyGame
 from referee.proto import referee_pb2 as pb
 from referee.protocol import fill_decision
 

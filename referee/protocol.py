@@ -11,19 +11,21 @@ import functools
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from referee.engine.action_codec import (
-    CALABRESELLA_CODEC,
-    TRESSETTE_CODEC,
-    ActionCodec,
-)
-from referee.engine.actions import SIGNAL_NAMES, Action
-from referee.engine.calabresella import CalabresellaObservation
-from referee.engine.calabresella import Phase as CalabresellaPhase
-from referee.engine.calabresella_auction import CONTRACT_NAMES
 from referee.engine.cards import CARD_NAMES, cards_of
-from referee.engine.declarations import DECLARATION_CARDS, DECLARATION_NAMES, declaration_points
-from referee.engine.families import AnyGame
-from referee.engine.tressette import Observation
+from referee.engine.codec import Action, ActionCodec
+from referee.engine.game_base import AnyGame
+from referee.families.calabresella.auction import CONTRACT_NAMES
+from referee.families.calabresella.codec import CALABRESELLA_CODEC
+from referee.families.calabresella.deal import CalabresellaObservation
+from referee.families.calabresella.deal import Phase as CalabresellaPhase
+from referee.families.tressette.actions import SIGNAL_NAMES
+from referee.families.tressette.codec import TRESSETTE_CODEC
+from referee.families.tressette.deal import Observation
+from referee.families.tressette.declarations import (
+    DECLARATION_CARDS,
+    DECLARATION_NAMES,
+    declaration_points,
+)
 from referee.proto import referee_pb2 as pb
 
 PROTOCOL_VERSION = 1
@@ -42,7 +44,7 @@ _KINDS = {
     "discard": pb.ACTION_KIND_DISCARD,
     "split": pb.ACTION_KIND_SPLIT,
 }
-"""The protocol's ``ActionKind`` of each kind of :mod:`referee.engine.action_codec`."""
+"""The protocol's ``ActionKind`` of each kind of :mod:`referee.engine.codec`."""
 
 
 @functools.cache

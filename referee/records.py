@@ -15,20 +15,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from referee.engine.action_codec import ActionParts
-from referee.engine.actions import (
-    Action,
-    ActionError,
-    parse_signal,
-)
 from referee.engine.cards import CardError, cards_of, parse_card
+from referee.engine.codec import Action, ActionError, ActionParts
 from referee.engine.deal_book import BookError, DealBook, parse_book, read_deal
 from referee.engine.deals import Deal, SeedError, check_seed
-from referee.engine.declarations import DeclarationError, parse_declaration
-from referee.engine.errors import FileLineError, IllegalActionError
-from referee.engine.families import AnyGame, new_game
-from referee.engine.game_base import RECORD_FORMAT, Outcome, Termination
-from referee.engine.rules import Rules, RulesError
+from referee.engine.errors import FileLineError, IllegalActionError, RulesError
+from referee.engine.game_base import RECORD_FORMAT, AnyGame, Outcome, Termination
+from referee.engine.registry import new_game
+from referee.engine.rules import Rules
+from referee.families.tressette.actions import parse_signal
+from referee.families.tressette.declarations import DeclarationError, parse_declaration
 
 FORFEIT_REASONS = (Termination.ILLEGAL_ACTION, Termination.TIMEOUT, Termination.CRASH)
 ACTION_TYPES = (

@@ -26,8 +26,8 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from referee.bot_process import finish_despite_cancel
-from referee.engine.rules import PRESETS
-from referee.engine.tressette import rules_tables
+from referee.engine.registry import presets
+from referee.families.tressette.deal import rules_tables
 from referee.links import LinkError, SlotLink, TicketBook, parse_request
 from referee.proto import referee_pb2 as pb
 from referee.proto import referee_pb2_grpc as pb_grpc
@@ -633,7 +633,7 @@ async def start_referee(
     # The engine's action tables and everything imported so far live as long as the
     # process: freezing them keeps the garbage collector from walking them on every
     # full collection, which otherwise shows as latency spikes mid-match.
-    for rules in PRESETS.values():
+    for rules in presets().values():
         rules_tables(rules)
     gc.freeze()
     # A decision allocates about a dozen more tracked objects than it frees: at the default

@@ -6,11 +6,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from referee.engine.actions import parse_action
 from referee.engine.cards import CardSet, mask_of, parse_card
 from referee.engine.rules import Rules
-from referee.engine.tressette import TressetteDeal
-from referee.engine.tressette_game import new_deal
+from referee.families.tressette.actions import parse_action
+from referee.families.tressette.deal import TressetteDeal
+from referee.families.tressette.game import new_deal
 
 
 def hand(text: str) -> CardSet:

@@ -23,7 +23,8 @@ from pathlib import Path
 import grpc
 import grpc.aio
 
-from referee.engine.rules import Rules, preset
+from referee.engine.registry import preset
+from referee.engine.rules import Rules
 from referee.entries import Entry
 from referee.match import Limits, Match, MatchConfig
 from referee.proto import referee_pb2 as pb

@@ -13,7 +13,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from referee.engine.rules import Rules, preset
+from referee.engine.registry import preset
+from referee.engine.rules import Rules
 from referee.local_play import play_game
 
 GOLDEN_DIR = Path(__file__).resolve().parent / "golden"

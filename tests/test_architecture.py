@@ -38,11 +38,19 @@ def full_imports(path: Path) -> set[str]:
     return found
 
 
+# The registry finds the family packages as plugins (importlib), the families' package
+# lists its members (pkgutil): module loading, no I/O of their own.
+LOADERS = {
+    ROOT / "referee" / "engine" / "registry.py": {"importlib"},
+    ROOT / "referee" / "families" / "__init__.py": {"importlib", "pkgutil"},
+}
+
+
 def test_engine_does_no_io_and_imports_no_grpc():
     files = sorted((ROOT / "referee" / "engine").glob("*.py"))
     assert files
     for path in files:
-        extra = imports(path) - ENGINE_ALLOWED
+        extra = imports(path) - ENGINE_ALLOWED - LOADERS.get(path, set())
         assert not extra, f"{path.name} imports {sorted(extra)}"
         modules = full_imports(path)
         outside = {
@@ -51,9 +59,37 @@ def test_engine_does_no_io_and_imports_no_grpc():
         assert not outside, f"{path.name} reaches outside the engine: {sorted(outside)}"
 
 
+def test_families_are_engine_code_but_for_their_adapters():
+    """A family's package is engine code (pure, no grpc), reaching only the engine and
+    itself; its ``adapters.py`` alone also speaks the protocol's generated messages."""
+    families = ROOT / "referee" / "families"
+    files = sorted(families.rglob("*.py"))
+    assert len(files) > 10
+    for path in files:
+        if path.name == "adapters.py":
+            continue
+        extra = imports(path) - ENGINE_ALLOWED - LOADERS.get(path, set())
+        assert not extra, f"{path.relative_to(ROOT)} imports {sorted(extra)}"
+        outside = {
+            m
+            for m in full_imports(path)
+            if m.startswith("referee.") and not m.startswith(("referee.engine", "referee.families"))
+        }
+        assert not outside, f"{path.relative_to(ROOT)} reaches outside: {sorted(outside)}"
+        if path.parent != families:
+            own = f"referee.families.{path.parent.name}"
+            others = {
+                m
+                for m in full_imports(path)
+                if m.startswith("referee.families.") and not m.startswith(own)
+            }
+            assert not others, f"{path.relative_to(ROOT)} reaches another family: {others}"
+
+
 def test_search_is_pure_and_reaches_only_the_engine():
-    """referee/search drives the engine for bots: seeded randomness and a clock to stop by,
-    no I/O, no grpc, nothing of the referee's service or of the SDK."""
+    """referee/search drives the engine and the families' engine code for bots: seeded
+    randomness and a clock to stop by, no I/O, no grpc, nothing of the referee's service or
+    of the SDK, and never a family's adapters."""
     allowed = {"__future__", "collections", "dataclasses", "random", "time", "typing", "referee"}
     files = sorted((ROOT / "referee" / "search").glob("*.py"))
     assert len(files) > 3
@@ -63,7 +99,11 @@ def test_search_is_pure_and_reaches_only_the_engine():
         outside = {
             m
             for m in full_imports(path)
-            if m.startswith("referee.") and not m.startswith(("referee.engine", "referee.search"))
+            if (
+                m.startswith("referee.")
+                and not m.startswith(("referee.engine", "referee.families", "referee.search"))
+            )
+            or m.endswith(".adapters")
         }
         assert not outside, f"{path.name} reaches outside the engine: {sorted(outside)}"
 

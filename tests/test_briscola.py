@@ -9,8 +9,8 @@ import pytest
 
 from referee.engine.cards import CARD_NAMES, cards_of, parse_card
 from referee.engine.deals import deal_cards
-from referee.engine.rules import preset
-from referee.engine.tressette_game import TressetteGame, new_deal
+from referee.engine.registry import preset
+from referee.families.tressette.game import TressetteGame, new_deal
 from tests.helpers import hand, play
 
 BRISCOLA = preset("tressette-briscola")

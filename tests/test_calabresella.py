@@ -15,20 +15,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from referee.engine.calabresella import (
-    CALL_BASE,
-    DISCARD_BASE,
-    GIVE_BASE,
-    SPLIT_BASE,
-    CalabresellaDeal,
-    Phase,
-    action_name,
-    call_action,
-    discard_action,
-    give_action,
-    split_action,
-)
-from referee.engine.calabresella_auction import (
+from referee.engine.cards import CARD_NAMES, FULL_DECK, CardSet, cards_of, parse_card
+from referee.engine.errors import IllegalActionError, Reason
+from referee.engine.registry import preset
+from referee.engine.rules import Rules
+from referee.families.calabresella.auction import (
     BID_CHIAMO,
     BID_DIVIDETE,
     BID_PASS,
@@ -41,9 +32,19 @@ from referee.engine.calabresella_auction import (
     Contract,
     bid_action,
 )
-from referee.engine.cards import CARD_NAMES, FULL_DECK, CardSet, cards_of, parse_card
-from referee.engine.errors import IllegalActionError, Reason
-from referee.engine.rules import Rules, preset
+from referee.families.calabresella.deal import (
+    CALL_BASE,
+    DISCARD_BASE,
+    GIVE_BASE,
+    SPLIT_BASE,
+    CalabresellaDeal,
+    Phase,
+    action_name,
+    call_action,
+    discard_action,
+    give_action,
+    split_action,
+)
 from tests.helpers import hand
 
 CALABRESELLA = preset("calabresella")

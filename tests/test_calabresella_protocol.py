@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from referee.engine.action_codec import CALABRESELLA_CODEC
-from referee.engine.calabresella_auction import BID_PASS, CONTRACT_NAMES, Contract
-from referee.engine.calabresella_game import CalabresellaGame
 from referee.engine.cards import CARD_NAMES
-from referee.engine.families import new_game
-from referee.engine.rules import RulesError, preset
+from referee.engine.errors import RulesError
+from referee.engine.registry import new_game, preset
+from referee.families.calabresella.auction import BID_PASS, CONTRACT_NAMES, Contract
+from referee.families.calabresella.codec import CALABRESELLA_CODEC
+from referee.families.calabresella.game import CalabresellaGame
 from referee.proto import referee_pb2 as pb
 from referee.protocol import fill_observation, legal_messages, public_event
 from referee.records import RecordError, verify_lines

@@ -1,14 +1,5 @@
 import pytest
 
-from referee.engine.actions import (
-    CALL_OUT,
-    END_DECLARATIONS,
-    ActionError,
-    Signal,
-    action_name,
-    parse_action,
-    play_action,
-)
 from referee.engine.cards import (
     CARD_NAMES,
     CardError,
@@ -18,6 +9,15 @@ from referee.engine.cards import (
     cards_of,
     mask_of,
     parse_card,
+)
+from referee.engine.codec import ActionError
+from referee.families.tressette.actions import (
+    CALL_OUT,
+    END_DECLARATIONS,
+    Signal,
+    action_name,
+    parse_action,
+    play_action,
 )
 
 

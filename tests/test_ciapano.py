@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 
 from referee.engine.deals import Deal
+from referee.engine.errors import RulesError
 from referee.engine.game_base import Termination
-from referee.engine.rules import RulesError, preset
-from referee.engine.tressette_game import TressetteGame
+from referee.engine.registry import preset
+from referee.families.tressette.game import TressetteGame
 from tests.helpers import ONE_SUIT_EACH, hand
 from tournaments.results import pair_results, tallies
 from tournaments.storage import GameRow

@@ -17,7 +17,7 @@ import grpc
 import grpc.aio
 import pytest
 
-from referee.engine.rules import preset
+from referee.engine.registry import preset
 from referee.entrant_keys import EntrantKeys, key_digest, new_key
 from referee.entries import Entry, parse_entry
 from referee.match import Limits, Match, MatchConfig

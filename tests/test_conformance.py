@@ -9,7 +9,7 @@ import pytest
 from typer.testing import Result
 
 from referee.conformance import GAMES, every_event, find_position, kinds_of
-from referee.engine.actions import CALL_OUT, END_DECLARATIONS, is_declaration
+from referee.families.tressette.actions import CALL_OUT, END_DECLARATIONS, is_declaration
 from tests.test_cli import assert_one_error, tavolo
 
 SCRIPTED = str(Path(__file__).parent / "bots" / "scripted.py")

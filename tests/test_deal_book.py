@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from referee.engine.deal_book import BookError, deal_line, parse_book
-from referee.engine.families import AnyGame, new_game
-from referee.engine.rules import Rules, preset
+from referee.engine.game_base import AnyGame
+from referee.engine.registry import new_game, preset
+from referee.engine.rules import Rules
 from referee.records import RecordError, dumps, verify_lines
 from tests.test_cli import assert_one_error, tavolo
 from tournaments.config import load_config

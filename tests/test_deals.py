@@ -495,8 +495,8 @@ def test_cli_presets_deal_as_their_family():
 
 
 def test_cli_matches_the_game_record():
-    from referee.engine.rules import preset
-    from referee.engine.tressette_game import TressetteGame
+    from referee.engine.registry import preset
+    from referee.families.tressette.game import TressetteGame
 
     state = TressetteGame(preset("tressette-a-tre"), "cli-record", record=True)
     assert state.events is not None

@@ -19,15 +19,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from referee.engine.action_codec import CALABRESELLA_CODEC, TRESSETTE_CODEC
-from referee.engine.actions import NUM_PLAY_ACTIONS
-from referee.engine.families import FAMILIES, AnyGame, family, new_game
-from referee.engine.game_base import Termination
-from referee.engine.rules import PRESETS, preset
+from referee.engine.game_base import AnyGame, Termination
+from referee.engine.registry import families, family, new_game, preset, presets
 from referee.engine.trick_rules import trick_winner
+from referee.families.calabresella.codec import CALABRESELLA_CODEC
+from referee.families.tressette.actions import NUM_PLAY_ACTIONS
+from referee.families.tressette.codec import TRESSETTE_CODEC
 
 ROOT = Path(__file__).resolve().parent.parent
-GAMES = sorted(PRESETS)
+GAMES = sorted(presets())
 
 
 def snapshot(game: AnyGame) -> tuple[Any, ...]:
@@ -135,9 +135,9 @@ def test_the_codecs_by_hand() -> None:
 
 
 def test_every_family_is_declared_once_and_dealt_its_one_way() -> None:
-    assert set(FAMILIES) == {r.game for r in PRESETS.values()}
-    for name, fam in FAMILIES.items():
-        rules = next(r for r in PRESETS.values() if r.game == name)
+    assert set(families()) == {r.game for r in presets().values()}
+    for name, fam in families().items():
+        rules = next(r for r in presets().values() if r.game == name)
         assert rules.family is fam is family(name)
         assert rules.players == fam.players(rules)
         dealt = fam.deal(rules, "registry", 1, 0)

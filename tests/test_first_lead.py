@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from referee.engine.families import new_game
-from referee.engine.rules import Rules, RulesError, preset
+from referee.engine.errors import RulesError
+from referee.engine.registry import new_game, preset
+from referee.engine.rules import Rules
 from referee.records import dumps, verify_lines
 from tests.helpers import ONE_SUIT_EACH, deal_from, hand, run_out_leading_own_suit
 

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner, Result
 
-from referee.engine.rules import preset
+from referee.engine.registry import preset
 from referee.local_play import play_match
 from referee.match import MatchConfig, arrangements, rotations
 from referee.players import BUILT_IN, SdkPlayer

@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from referee.bot_process import start_bot
-from referee.engine.rules import preset
+from referee.engine.registry import preset
 from referee.entries import EntryError, parse_entry
 from referee.match import Limits, Match, MatchConfig
 from referee.organiser import Organiser

@@ -17,10 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from referee.engine.actions import parse_action
 from referee.engine.deal_book import book_digest, parse_book
-from referee.engine.families import new_game
-from referee.engine.rules import preset
+from referee.engine.registry import new_game, preset
+from referee.families.tressette.actions import parse_action
 from referee.records import RecordError, dumps, verify_lines
 
 OUTSIDE = Path(__file__).parent / "outside"

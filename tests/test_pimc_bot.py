@@ -20,11 +20,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from referee.bots.pimc import DEFAULT_WORLDS, PimcBot, PimcConfigError, engine_observation, knobs
-from referee.engine.actions import NUM_CARDS, parse_action
 from referee.engine.cards import CARD_NAMES, mask_of, parse_card
-from referee.engine.rules import Rules, preset
-from referee.engine.tressette import TressetteDeal
-from referee.engine.tressette_game import new_deal
+from referee.engine.registry import preset
+from referee.engine.rules import Rules
+from referee.families.tressette.actions import NUM_CARDS, parse_action
+from referee.families.tressette.deal import TressetteDeal
+from referee.families.tressette.game import new_deal
 from referee.proto import referee_pb2 as pb
 from referee.protocol import fill_observation, legal_messages
 from referee.records import without_think_times

@@ -30,19 +30,14 @@ from hypothesis import strategies as st
 
 from referee.bots.pimc import PimcBot
 from referee.bots.pimc_calabresella import SPLIT_SCREEN, bids_weigher, engine_observation
-from referee.engine.action_codec import CALABRESELLA_CODEC
-from referee.engine.calabresella import (
-    DISCARD_BASE,
-    GIVE_BASE,
-    CalabresellaDeal,
-    Phase,
-)
-from referee.engine.calabresella_auction import BID_PASS, BID_SCEGLIETE, Contract, is_bid
-from referee.engine.calabresella_game import CalabresellaGame
 from referee.engine.cards import cards_of, mask_of, parse_card
 from referee.engine.deals import Deal
-from referee.engine.families import new_game
-from referee.engine.rules import Rules, preset
+from referee.engine.registry import new_game, preset
+from referee.engine.rules import Rules
+from referee.families.calabresella.auction import BID_PASS, BID_SCEGLIETE, Contract, is_bid
+from referee.families.calabresella.codec import CALABRESELLA_CODEC
+from referee.families.calabresella.deal import DISCARD_BASE, GIVE_BASE, CalabresellaDeal, Phase
+from referee.families.calabresella.game import CalabresellaGame
 from referee.proto import referee_pb2 as rpb
 from referee.protocol import fill_decision
 from referee.search.calabresella_playout import Playout

@@ -16,11 +16,11 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from referee.engine.actions import NUM_PLAY_ACTIONS, Action
 from referee.engine.cards import FULL_DECK, NUM_CARDS, SUIT_MASKS, CardSet, cards_of, mask_of
+from referee.engine.codec import Action
 from referee.engine.deals import Deal
-from referee.engine.declarations import declaration_points
 from referee.engine.errors import IllegalActionError
+from referee.engine.registry import preset
 from referee.engine.rules import (
     CAPPOTTO_MODES,
     SIGNAL_MODES,
@@ -28,10 +28,11 @@ from referee.engine.rules import (
     STRISCIO_CORTO_MEANINGS,
     STRISCIO_MEANINGS,
     Rules,
-    preset,
 )
-from referee.engine.tressette import Observation, TressetteDeal
-from referee.engine.tressette_game import TressetteGame, new_deal
+from referee.families.tressette.actions import NUM_PLAY_ACTIONS
+from referee.families.tressette.deal import Observation, TressetteDeal
+from referee.families.tressette.declarations import declaration_points
+from referee.families.tressette.game import TressetteGame, new_deal
 from referee.records import dumps, replay, verify_lines
 
 PRESET_NAMES = (

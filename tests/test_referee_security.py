@@ -33,11 +33,12 @@ import grpc.aio
 import pytest
 from google.protobuf.message import Message
 
-from referee.engine.actions import parse_action
 from referee.engine.cards import CARD_NAMES, cards_of
 from referee.engine.deals import deal_cards
-from referee.engine.rules import PRESETS, Rules
+from referee.engine.registry import presets
+from referee.engine.rules import Rules
 from referee.entries import parse_entry
+from referee.families.tressette.actions import parse_action
 from referee.match import FaultPolicy
 from referee.proto import referee_pb2 as pb
 from referee.proto import referee_pb2_grpc as pb_grpc
@@ -164,7 +165,7 @@ async def all_matches(referee: Referee, tmp_path: Path) -> list[Played]:
             recorded_match(
                 referee,
                 tmp_path / "a-tre",
-                rules=PRESETS["tressette-a-tre"],
+                rules=presets()["tressette-a-tre"],
                 seed="sec-t",
                 deals=1,
             ),
@@ -566,7 +567,7 @@ def test_spectators_of_calabresella_see_the_auction_and_no_hidden_card(tmp_path:
                 referee,
                 tuple(parse_entry(name) for name in ("heuristic", "random", "random")),
                 tmp_path / "calabresella.jsonl",
-                rules=PRESETS["calabresella"],
+                rules=presets()["calabresella"],
                 seed="spectate-calabresella",
                 deals=2,
                 limits=limits(deadline_ms=DEADLINE_MS),

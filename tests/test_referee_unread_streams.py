@@ -12,7 +12,7 @@ import asyncio
 import sys
 from pathlib import Path
 
-from referee.engine.rules import preset
+from referee.engine.registry import preset
 from referee.entries import parse_entry
 from referee.match import FaultPolicy, Limits, Match, MatchConfig, MatchResult
 from referee.service import start_referee

@@ -17,13 +17,13 @@ from typing import Any
 
 import pytest
 
-from referee.engine.actions import play_action
-from referee.engine.calabresella import call_action
-from referee.engine.calabresella_auction import BID_CHIAMO, BID_PASS
-from referee.engine.calabresella_game import CalabresellaGame
 from referee.engine.cards import parse_card
-from referee.engine.rules import preset
-from referee.engine.tressette_game import TressetteGame
+from referee.engine.registry import preset
+from referee.families.calabresella.auction import BID_CHIAMO, BID_PASS
+from referee.families.calabresella.deal import call_action
+from referee.families.calabresella.game import CalabresellaGame
+from referee.families.tressette.actions import play_action
+from referee.families.tressette.game import TressetteGame
 from referee.records import dumps
 from tests.bots.harness import record_lines
 from tests.browser import screenshot

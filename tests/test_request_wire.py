@@ -15,10 +15,11 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from referee.engine.families import AnyGame, new_game
-from referee.engine.rules import PRESETS, Rules, preset
-from referee.engine.tressette import Observation, Phase, TressetteDeal
-from referee.engine.tressette_game import TressetteGame
+from referee.engine.game_base import AnyGame
+from referee.engine.registry import new_game, preset, presets
+from referee.engine.rules import Rules
+from referee.families.tressette.deal import Observation, Phase, TressetteDeal
+from referee.families.tressette.game import TressetteGame
 from referee.proto import referee_pb2 as pb
 from referee.protocol import (
     Sent,
@@ -32,7 +33,7 @@ from referee.protocol import (
 )
 from tests.test_properties import rule_sets
 
-games = st.one_of(st.sampled_from(sorted(PRESETS)).map(preset), rule_sets())
+games = st.one_of(st.sampled_from(sorted(presets())).map(preset), rule_sets())
 
 
 def events_of(lines: list[dict[str, Any]], seat: int, hands: list[list[str]]) -> list[pb.Event]:

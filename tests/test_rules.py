@@ -1,6 +1,8 @@
 import pytest
 
-from referee.engine.rules import PRESETS, Rules, RulesError, preset
+from referee.engine.errors import RulesError
+from referee.engine.registry import preset, presets
+from referee.engine.rules import Rules
 
 
 def test_presets():
@@ -11,7 +13,7 @@ def test_presets():
     assert preset("treseta").target == 41
     a_tre = preset("tressette-a-tre")
     assert (a_tre.players, a_tre.hand_size, a_tre.target, a_tre.sides) == (3, 12, 21, 3)
-    assert set(PRESETS) >= {"tressette", "tressette-muto", "treseta", "tressette-a-tre"}
+    assert set(presets()) >= {"tressette", "tressette-muto", "treseta", "tressette-a-tre"}
 
 
 def test_unknown_game_names_choices():
@@ -56,7 +58,7 @@ def test_command_line_knobs():
 
 
 def test_every_knob_round_trips():
-    for rules in PRESETS.values():
+    for rules in presets().values():
         data = rules.to_dict()
         assert Rules.from_dict(data) == rules
     assert set(Rules().to_dict()) == {
@@ -74,7 +76,7 @@ def test_record_headers_keep_later_knobs_out_at_their_default():
     later = {"briscola", "table_seats", "stramazzo", "first_lead", "auction", "striscio_corto"}
     assert Rules().record_dict() == {k: v for k, v in Rules().to_dict().items() if k not in later}
     assert preset("tressette-briscola").record_dict()["briscola"] is True
-    for rules in PRESETS.values():
+    for rules in presets().values():
         assert Rules.from_record(rules.record_dict()) == rules
 
 

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from referee.engine.rules import preset
+from referee.engine.registry import preset
 from referee.entries import Entry, load_manifest, parse_entry
 from referee.match import Limits, Match, MatchConfig, MatchResult
 from referee.sandbox import SandboxMode

@@ -164,7 +164,7 @@ print(dict(os.environ) == before, "grpc" in sys.modules)
 
 
 @pytest.mark.parametrize(
-    "module", ["referee", "referee.engine.cards", "referee.engine.families", "referee.engine.rules"]
+    "module", ["referee", "referee.engine.cards", "referee.engine.registry", "referee.engine.rules"]
 )
 def test_importing_the_engine_changes_nothing_in_the_process(module: str) -> None:
     """A researcher's notebook that imports the engine keeps its environment, and no grpc."""

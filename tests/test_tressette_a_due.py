@@ -9,18 +9,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from referee.engine.actions import NUM_PLAY_ACTIONS, action_name
 from referee.engine.cards import CARD_NAMES, FULL_DECK, NUM_CARDS, cards_of, mask_of, parse_card
 from referee.engine.deals import deal_cards, first_dealer, shuffled_deck
-from referee.engine.declarations import DECLARATION_CARDS, declaration_points
 from referee.engine.errors import IllegalActionError, Reason
 from referee.engine.rules import CAPPOTTO_MODES, SIGNAL_MODES, Rules
-from referee.engine.tressette import Phase
-from referee.engine.tressette_a_due import (
-    STOCK_SIZE,
-    TressetteADueDeal,
-    seeded_stock,
-)
+from referee.families.tressette.a_due_deal import STOCK_SIZE, TressetteADueDeal, seeded_stock
+from referee.families.tressette.actions import NUM_PLAY_ACTIONS, action_name
+from referee.families.tressette.deal import Phase
+from referee.families.tressette.declarations import DECLARATION_CARDS, declaration_points
 from tests.helpers import hand, play
 
 A_DUE = Rules(game="tressette-a-due", target=21, signals="muto")
@@ -354,8 +350,8 @@ def test_random_deals_keep_the_invariants(
 
 def test_the_game_records_the_stock_and_every_draw() -> None:
     from referee.engine.deals import shuffled_deck
-    from referee.engine.rules import preset
-    from referee.engine.tressette_game import TressetteGame
+    from referee.engine.registry import preset
+    from referee.families.tressette.game import TressetteGame
 
     rules = preset("tressette-a-due")
     state = TressetteGame(rules, "due-rec", deals=1, record=True)
@@ -378,8 +374,8 @@ def test_the_game_records_the_stock_and_every_draw() -> None:
 
 
 def test_protocol_observations_name_only_own_played_and_drawn_cards() -> None:
-    from referee.engine.rules import preset
-    from referee.engine.tressette_game import TressetteGame
+    from referee.engine.registry import preset
+    from referee.families.tressette.game import TressetteGame
     from referee.proto import referee_pb2 as pb
     from referee.protocol import fill_observation
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from google.protobuf.json_format import Parse
 
-from referee.engine.rules import PRESETS
+from referee.engine.registry import presets
 from referee.entries import parse_entry
 from referee.proto import referee_pb2 as pb
 from referee.service import Referee
@@ -25,7 +25,7 @@ async def _played_and_watched(
         referee,
         tuple(parse_entry(e) for e in entries),
         tmp_path / "record.jsonl",
-        rules=PRESETS[game],
+        rules=presets()[game],
         seed=f"watch-{game}",
         deals=2,
         limits=limits(deadline_ms=1000),

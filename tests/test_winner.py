@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from referee.engine.families import new_game
 from referee.engine.game_base import Termination, rank_sides, winner_of
-from referee.engine.rules import preset
+from referee.engine.registry import new_game, preset
 from referee.match import game_over_event
 from tournaments.results import pair_results, tallies
 from tournaments.storage import GameRow, Store

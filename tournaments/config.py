@@ -19,7 +19,9 @@ from typing import Any
 from referee.deal_book_files import read_book
 from referee.engine.deal_book import BookError, DealBook
 from referee.engine.deals import SeedError, check_seed
-from referee.engine.rules import Rules, RulesError, preset
+from referee.engine.errors import RulesError
+from referee.engine.registry import preset
+from referee.engine.rules import Rules
 from referee.entries import Entry, EntryError, load_manifest, parse_entry, program_hashes
 from referee.match import TEMPO_FREE, FaultPolicy, Limits, book_problem, parse_tempo, rotations
 from referee.sandbox import SandboxMode

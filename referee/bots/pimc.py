@@ -34,11 +34,12 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import NoReturn
 
-from referee.engine.actions import parse_action
 from referee.engine.cards import parse_card
-from referee.engine.declarations import parse_declaration
-from referee.engine.rules import Rules, RulesError
-from referee.engine.tressette import Observation, Phase, rules_tables
+from referee.engine.errors import RulesError
+from referee.engine.rules import Rules
+from referee.families.tressette.actions import parse_action
+from referee.families.tressette.deal import Observation, Phase, rules_tables
+from referee.families.tressette.declarations import parse_declaration
 from referee.search.pimc import SearchResult, search_tressette
 from referee.search.tressette_worlds import twins_removed
 from tavolo_bot.bot import Bot

@@ -32,16 +32,16 @@ import random
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from referee.engine.action_codec import CALABRESELLA_CODEC
-from referee.engine.calabresella import (
+from referee.engine.cards import mask_of, parse_card
+from referee.engine.rules import Rules
+from referee.families.calabresella.auction import CONTRACT_NAMES, Auction
+from referee.families.calabresella.codec import CALABRESELLA_CODEC
+from referee.families.calabresella.deal import (
     CALL_BASE,
     DISCARD_BASE,
     CalabresellaObservation,
     Phase,
 )
-from referee.engine.calabresella_auction import CONTRACT_NAMES, Auction
-from referee.engine.cards import mask_of, parse_card
-from referee.engine.rules import Rules
 from referee.search.calabresella_playout import Playout
 from referee.search.calabresella_worlds import Story, limits, plays_in_order, sample_world
 from referee.search.pimc import SearchResult, search

@@ -29,6 +29,10 @@ class Reason(StrEnum):
     CALL_OUT_NOT_ALLOWED = "call_out_not_allowed"
 
 
+class RulesError(ValueError):
+    """An unknown game, preset or knob, or a knob value out of range."""
+
+
 class IllegalActionError(ValueError):
     """An action the rules forbid in this state; ``reason`` says why for machines."""
 

@@ -3,8 +3,8 @@
 :class:`GameBase` plays deals one after another until a side reaches the target (or a
 fixed number of deals), adds up the scores, and with ``record=True`` writes the game's
 events, the lines of a game record (``docs/records.md``). Each family says how a deal
-starts, ends and is recorded: :class:`~referee.engine.tressette_game.TressetteGame`,
-:class:`~referee.engine.calabresella_game.CalabresellaGame`.
+starts, ends and is recorded: :class:`~referee.families.tressette.game.TressetteGame`,
+:class:`~referee.families.calabresella.game.CalabresellaGame`.
 """
 
 from __future__ import annotations
@@ -14,14 +14,16 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Generic, Protocol, Self, TypeVar
 
-from referee.engine.actions import Action
 from referee.engine.cloning import clone_state
+from referee.engine.codec import Action
 from referee.engine.deal_book import DealBook
 from referee.engine.deals import Deal, first_dealer
 from referee.engine.errors import IllegalActionError, Reason
 from referee.engine.rules import Rules
 
 RECORD_FORMAT = "tavolo-record/1"
+DealSource = Callable[[int, int], Deal]
+"""``(deal number, dealer) -> Deal``: given deals in place of the seeded ones."""
 
 
 class Termination(StrEnum):
@@ -300,3 +302,7 @@ class GameBase(Generic[DealT, ObsT]):
                     "deals": self.deal_number,
                 }
             )
+
+
+AnyGame = GameBase[Any, Any]
+"""A game of any family: the state API, the record and faults are the same for all."""

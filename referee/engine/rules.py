@@ -12,11 +12,10 @@ import dataclasses
 import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from referee.engine.families import Family
-
+from referee.engine.errors import RulesError
+from referee.engine.registry import Family, families, family
 
 SIGNAL_MODES = ("any", "leader", "muto")
 STRISCIO_MEANINGS = ("more", "more_no_honours")
@@ -30,16 +29,12 @@ STANDARD_CARD_VALUES = (1, 1, 3, 1, 1, 1, 0, 0, 0, 0)
 """Thirds of a point per rank ``3 2 A K Q J 7 6 5 4``: the ace 3/3, figures and pezzi 1/3."""
 
 
-class RulesError(ValueError):
-    """An unknown game, preset or knob, or a knob value out of range."""
-
-
 @dataclass(frozen=True)
 class Rules:
     """The complete rule set of one game. Defaults are the ``tressette`` preset."""
 
     game: str = "tressette"
-    """The game family (``referee.engine.families``): ``tressette`` (4 seats, partners 0+2
+    """The game family (``referee.engine.registry``): ``tressette`` (4 seats, partners 0+2
     and 1+3), ``tressette-a-tre`` (3 seats, each alone), ``ciapano`` (4 seats, each alone,
     points count against), ``tressette-a-due`` (2 seats) or ``calabresella``."""
     target: int = 41
@@ -101,9 +96,6 @@ class Rules:
         Cached on the instance, as are the seat facts below: the engine reads them on
         every deal. (A frozen dataclass keeps them out of equality and hashing.)
         """
-        # Imported here: the families' game classes import this module.
-        from referee.engine.families import family
-
         return family(self.game)
 
     @functools.cached_property
@@ -263,11 +255,9 @@ def _check_knob(key: str, value: Any) -> Any:
         raise RulesError(f"unknown knob {key!r}; knobs are: {known}")
     default = _FIELDS[key].default
     if key == "game":
-        from referee.engine.families import FAMILIES  # the families import this module
-
-        if value not in FAMILIES:
+        if value not in families():
             raise RulesError(
-                f"knob 'game' cannot be {value!r}; choose one of {', '.join(FAMILIES)}"
+                f"knob 'game' cannot be {value!r}; choose one of {', '.join(families())}"
             )
         return value
     if key in _CHOICES:
@@ -325,31 +315,3 @@ def _parse_text(key: str, text: str) -> Any:
         except ValueError:
             raise RulesError(f"knob {key!r} must be a whole number, got {text!r}") from None
     return text
-
-
-PRESETS: dict[str, Rules] = {
-    "tressette": Rules(),
-    "tressette-muto": Rules(signals="muto"),
-    "treseta": Rules(target=41, signals="leader"),
-    "tressette-a-tre": Rules(game="tressette-a-tre", target=21, signals="muto"),
-    "tressette-briscola": Rules(briscola=True),
-    "ciapano": Rules(
-        game="ciapano", target=21, signals="muto", declarations=False, cappotto="none"
-    ),
-    "tressette-a-due": Rules(game="tressette-a-due", target=21, signals="muto"),
-    "calabresella": Rules(
-        game="calabresella", target=21, signals="muto", declarations=False, cappotto="double"
-    ),
-    "tressette-study": Rules(
-        target=21, signals="muto", auto_declare=True, cappotto="none", first_lead="four_of_denari"
-    ),
-}
-"""Named rule sets. ``tressette`` is all defaults."""
-
-
-def preset(name: str) -> Rules:
-    """The rule set of a preset name; raises :class:`RulesError` naming the choices."""
-    try:
-        return PRESETS[name]
-    except KeyError:
-        raise RulesError(f"unknown game {name!r}; choose one of {', '.join(PRESETS)}") from None

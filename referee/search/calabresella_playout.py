@@ -12,7 +12,10 @@ else throws its cheapest card.
 
 from __future__ import annotations
 
-from referee.engine.calabresella import (
+from referee.engine.cards import NUM_CARDS, SUIT_MASKS, cards_of
+from referee.engine.rules import Rules
+from referee.families.calabresella.auction import BID_CHIAMO, BID_PASS, BID_SOLISSIMO, BID_SOLO
+from referee.families.calabresella.deal import (
     CALL_BASE,
     DISCARD_BASE,
     GIVE_BASE,
@@ -21,9 +24,6 @@ from referee.engine.calabresella import (
     CalabresellaDeal,
     Phase,
 )
-from referee.engine.calabresella_auction import BID_CHIAMO, BID_PASS, BID_SOLISSIMO, BID_SOLO
-from referee.engine.cards import NUM_CARDS, SUIT_MASKS, cards_of
-from referee.engine.rules import Rules
 
 _SUIT = tuple(c // 10 for c in range(NUM_CARDS))
 _RANK = tuple(c % 10 for c in range(NUM_CARDS))

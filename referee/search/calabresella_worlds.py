@@ -24,7 +24,11 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from referee.engine.calabresella import (
+from referee.engine.cards import FULL_DECK, SUIT_MASKS, CardSet, cards_of, mask_of
+from referee.engine.errors import IllegalActionError
+from referee.engine.rules import Rules
+from referee.families.calabresella.auction import Contract
+from referee.families.calabresella.deal import (
     CALL_BASE,
     DISCARD_BASE,
     GIVE_BASE,
@@ -34,10 +38,6 @@ from referee.engine.calabresella import (
     CalabresellaObservation,
     Phase,
 )
-from referee.engine.calabresella_auction import Contract
-from referee.engine.cards import FULL_DECK, SUIT_MASKS, CardSet, cards_of, mask_of
-from referee.engine.errors import IllegalActionError
-from referee.engine.rules import Rules
 from referee.search.world_checks import same_view
 
 HAND, DISCARDS, MONTE = "hand", "discards", "monte"

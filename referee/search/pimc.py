@@ -20,9 +20,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, Self, TypeVar
 
-from referee.engine.actions import Action
+from referee.engine.codec import Action
 from referee.engine.rules import Rules
-from referee.engine.tressette import Observation
+from referee.families.tressette.deal import Observation
 from referee.search.tressette_playout import Playout
 from referee.search.tressette_worlds import limits, sample_world
 

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from referee.engine.actions import END_DECLARATIONS, Action, is_declaration
 from referee.engine.cards import NUM_CARDS, SUIT_MASKS, cards_of
+from referee.engine.codec import Action
 from referee.engine.rules import Rules
-from referee.engine.tressette import Phase, TressetteDeal
+from referee.families.tressette.actions import END_DECLARATIONS, is_declaration
+from referee.families.tressette.deal import Phase, TressetteDeal
 
 _SUIT = tuple(c // 10 for c in range(NUM_CARDS))
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from referee.engine.actions import END_DECLARATIONS, Signal, declare_action
 from referee.engine.cards import (
     FULL_DECK,
     NUM_CARDS,
@@ -31,16 +30,17 @@ from referee.engine.cards import (
     make_card,
     mask_of,
 )
-from referee.engine.declarations import (
+from referee.engine.errors import IllegalActionError
+from referee.engine.rules import Rules
+from referee.families.tressette.actions import END_DECLARATIONS, Signal, declare_action
+from referee.families.tressette.deal import Observation, Phase, TressetteDeal
+from referee.families.tressette.declarations import (
     DECLARATION_CARDS,
     DECLARATION_KINDS,
     TRE,
     held_declarations,
 )
-from referee.engine.errors import IllegalActionError
-from referee.engine.rules import Rules
-from referee.engine.tressette import Observation, Phase, TressetteDeal
-from referee.engine.tressette_game import new_deal
+from referee.families.tressette.game import new_deal
 from referee.search.world_checks import same_view, without_twins
 
 _HONOURS = tuple(0b111 << (10 * s) for s in range(4))

@@ -16,7 +16,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from referee.engine.rules import Rules, preset
+from referee.engine.registry import preset
+from referee.engine.rules import Rules
 from referee.entries import Entry, parse_entry
 from referee.match import GameReport, Limits, MatchConfig, rotations
 from referee.sandbox import SandboxMode

@@ -10,9 +10,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from referee.engine.deals import deal_cards
-from referee.engine.families import new_game
+from referee.engine.registry import new_game
 from referee.engine.rules import Rules
-from referee.engine.tressette_game import new_deal
+from referee.families.tressette.game import new_deal
 
 
 @dataclass(frozen=True)

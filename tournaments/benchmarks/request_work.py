@@ -14,8 +14,7 @@ import random
 import sys
 import time
 
-from referee.engine.families import new_game
-from referee.engine.rules import preset
+from referee.engine.registry import new_game, preset
 from referee.proto import referee_pb2 as pb
 from referee.protocol import Sent, encode_decision, encode_response, fill_decision, public_event
 

@@ -29,7 +29,7 @@ import grpc
 import grpc.aio
 
 from referee.bot_process import start_bot
-from referee.engine.rules import preset
+from referee.engine.registry import preset
 from referee.entries import Entry, parse_entry
 from referee.match import Limits, Match, MatchConfig
 from referee.sandbox import SandboxMode

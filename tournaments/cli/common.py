@@ -21,7 +21,9 @@ import typer
 from referee.deal_book_files import read_book, read_book_bytes
 from referee.engine.cards import CARD_NAMES
 from referee.engine.deal_book import BookError, DealBook, parse_book
-from referee.engine.rules import Rules, RulesError, preset
+from referee.engine.errors import RulesError
+from referee.engine.registry import preset
+from referee.engine.rules import Rules
 from referee.entries import Entry
 from referee.match import Limits
 from referee.sandbox import SandboxMode

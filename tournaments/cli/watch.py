@@ -14,7 +14,7 @@ import typer
 from google.protobuf.json_format import MessageToJson
 from tabulate import tabulate
 
-from referee.engine.actions import SIGNAL_NAMES
+from referee.families.tressette.actions import SIGNAL_NAMES
 from referee.proto import referee_pb2 as pb
 from referee.proto import referee_pb2_grpc as pb_grpc
 from referee.service import SPECTATOR_TOKEN_KEY

@@ -43,7 +43,7 @@ from starlette.responses import (
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from referee.engine.actions import SIGNAL_NAMES
+from referee.families.tressette.actions import SIGNAL_NAMES
 from referee.proto import referee_pb2 as pb
 from referee.service import Referee, TableFeed
 from tournaments.ratings import RatingsError

@@ -11,18 +11,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from referee.engine.action_codec import TRESSETTE_CODEC
-from referee.engine.actions import (
-    SIGNAL_NAMES,
-    Action,
-)
 from referee.engine.cards import CARD_NAMES, CardSet, cards_of, names
+from referee.engine.codec import Action
 from referee.engine.deals import deal_cards
-from referee.engine.declarations import DECLARATION_CARDS, DECLARATION_NAMES, declaration_points
 from referee.engine.game_base import GameBase, Termination
 from referee.engine.rules import Rules
-from referee.engine.tressette import Observation, TressetteDeal
-from referee.engine.tressette_a_due import TressetteADueDeal
+from referee.families.tressette.a_due_deal import TressetteADueDeal
+from referee.families.tressette.actions import SIGNAL_NAMES
+from referee.families.tressette.codec import TRESSETTE_CODEC
+from referee.families.tressette.deal import Observation, TressetteDeal
+from referee.families.tressette.declarations import (
+    DECLARATION_CARDS,
+    DECLARATION_NAMES,
+    declaration_points,
+)
 
 
 def new_deal(

@@ -9,7 +9,7 @@ last trick, to the player who wins it, as captured cards.
 from __future__ import annotations
 
 from referee.engine.cards import cards_of
-from referee.engine.tressette import TressetteDeal
+from referee.families.tressette.deal import TressetteDeal
 
 
 class TressetteATreDeal(TressetteDeal):

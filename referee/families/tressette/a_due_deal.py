@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from referee.engine.cards import NUM_CARDS, CardSet
 from referee.engine.deals import deal_cards, shuffled_deck
 from referee.engine.rules import Rules
-from referee.engine.tressette import Observation, TressetteDeal
+from referee.families.tressette.deal import Observation, TressetteDeal
 
 GAME = "tressette-a-due"
 HAND_SIZE = 10
@@ -38,7 +38,7 @@ class TressetteADueDeal(TressetteDeal):
     """One deal of tressette a due.
 
     ``stock`` is the undealt cards in draw order, top first. ``widow``, accepted for the
-    signature of :func:`~referee.engine.tressette_game.new_deal`, must be 0 or the stock's cards;
+    signature of :func:`~referee.families.tressette.game.new_deal`, must be 0 or the stock's cards;
     a stock without its order cannot be played, so a widow without a ``stock`` is refused.
 
     ``widow`` then holds the cards still face down in the stock: it shrinks with each

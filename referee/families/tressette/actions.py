@@ -17,10 +17,8 @@ from __future__ import annotations
 from enum import IntEnum
 
 from referee.engine.cards import CARD_NAMES, NUM_CARDS, CardError, parse_card
-from referee.engine.declarations import DECLARATION_NAMES, parse_declaration
-
-Action = int
-"""An action id; see the module table."""
+from referee.engine.codec import Action, ActionError
+from referee.families.tressette.declarations import DECLARATION_NAMES, parse_declaration
 
 
 class Signal(IntEnum):
@@ -50,10 +48,6 @@ NUM_PLAY_ACTIONS = NUM_CARDS * len(Signal)
 DECLARE_BASE = 300
 END_DECLARATIONS: Action = 320
 CALL_OUT: Action = 321
-
-
-class ActionError(ValueError):
-    """Text or an id that names no action."""
 
 
 def play_action(card: int, signal: Signal | int = Signal.NONE) -> Action:

@@ -1,7 +1,7 @@
 """Tressette: one deal, played out under a :class:`~referee.engine.rules.Rules`.
 
 Four seats in two sides (0+2, 1+3), or, for tressette a tre, three seats each alone
-(see :mod:`referee.engine.tressette_a_tre`). The hot path (``legal_actions`` and
+(see :mod:`referee.families.tressette.a_tre_deal`). The hot path (``legal_actions`` and
 ``apply_action``) works on bitmask hands and precomputed action tables, because
 search bots live on its speed.
 """
@@ -14,28 +14,28 @@ from enum import IntEnum
 from functools import cache
 from typing import NamedTuple, Self
 
-from referee.engine.actions import (
+from referee.engine.cards import CARD_NAMES, SUIT_MASKS, SUIT_NAMES, CardSet, cards_of
+from referee.engine.cloning import clone_state
+from referee.engine.codec import Action
+from referee.engine.errors import IllegalActionError, Reason
+from referee.engine.rules import Rules
+from referee.engine.trick_rules import floored_points, follow_suit_refusal
+from referee.families.tressette.actions import (
     CALL_OUT,
     DECLARE_BASE,
     END_DECLARATIONS,
     NUM_PLAY_ACTIONS,
     SIGNAL_NAMES,
-    Action,
     Signal,
     action_name,
     is_declaration,
 )
-from referee.engine.cards import CARD_NAMES, SUIT_MASKS, SUIT_NAMES, CardSet, cards_of
-from referee.engine.cloning import clone_state
-from referee.engine.declarations import (
+from referee.families.tressette.declarations import (
     DECLARATION_NAMES,
     HELD,
     declaration_points,
     honours_key,
 )
-from referee.engine.errors import IllegalActionError, Reason
-from referee.engine.rules import Rules
-from referee.engine.trick_rules import floored_points, follow_suit_refusal
 
 
 class Phase(IntEnum):

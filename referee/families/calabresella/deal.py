@@ -42,7 +42,12 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import Self
 
-from referee.engine.calabresella_auction import (
+from referee.engine.cards import CARD_NAMES, NUM_CARDS, SUIT_MASKS, CardSet, cards_of
+from referee.engine.cloning import clone_state
+from referee.engine.deals import Deal, deal_cards
+from referee.engine.rules import Rules
+from referee.engine.trick_rules import floored_points, follow_suit_refusal, trick_winner
+from referee.families.calabresella.auction import (
     BID_PASS,
     BID_SCEGLIETE,
     Auction,
@@ -52,11 +57,6 @@ from referee.engine.calabresella_auction import (
     bid_name,
     is_bid,
 )
-from referee.engine.cards import CARD_NAMES, NUM_CARDS, SUIT_MASKS, CardSet, cards_of
-from referee.engine.cloning import clone_state
-from referee.engine.deals import Deal, deal_cards
-from referee.engine.rules import Rules
-from referee.engine.trick_rules import floored_points, follow_suit_refusal, trick_winner
 
 Action = int
 

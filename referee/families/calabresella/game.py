@@ -1,6 +1,6 @@
 """A game of Calabresella: deals until a player reaches the target, and its record.
 
-The deal itself (auction, monte, play, score) is :mod:`referee.engine.calabresella`.
+The deal itself (auction, monte, play, score) is :mod:`referee.families.calabresella.deal`.
 Here: the dealer passes to the right after each deal but deals again when all pass; with
 four at the table the dealer sits out; the payouts add up per player; the first player at
 or above the target at the end of a deal wins, the higher total if several, and an exact
@@ -12,16 +12,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from referee.engine.action_codec import CALABRESELLA_CODEC
-from referee.engine.actions import Action
-from referee.engine.calabresella import (
+from referee.engine.cards import CARD_NAMES, CardSet, cards_of
+from referee.engine.codec import Action
+from referee.engine.game_base import GameBase
+from referee.families.calabresella.auction import CONTRACT_NAMES
+from referee.families.calabresella.codec import CALABRESELLA_CODEC
+from referee.families.calabresella.deal import (
     CalabresellaDeal,
     CalabresellaObservation,
     deal_calabresella,
 )
-from referee.engine.calabresella_auction import CONTRACT_NAMES
-from referee.engine.cards import CARD_NAMES, CardSet, cards_of
-from referee.engine.game_base import GameBase
 
 
 def _cards(mask: CardSet) -> list[str]:
