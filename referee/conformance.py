@@ -40,7 +40,7 @@ from referee.families.calabresella.auction import BID_PASS
 from referee.families.tressette.actions import NUM_PLAY_ACTIONS
 from referee.links import parse_request
 from referee.proto import referee_pb2 as pb
-from referee.protocol import PROTOCOL_VERSION, fill_observation, legal_messages, monte_of
+from referee.protocol import PROTOCOL_VERSION, adapters_of, fill_observation, legal_messages
 from referee.sandbox import SandboxMode
 
 GAMES = (
@@ -125,12 +125,21 @@ def find_position(game: str, kind: str) -> Position:
                 fill_observation(
                     out,
                     state.observation(seat),
+                    family=rules.family,
                     game=1,
                     deal=state.deal_number,
                     players=rules.players,
                     quattro_points=rules.quattro_points,
                 )
-                return Position(game, kind, rules, seat, out, legal, monte_of(state.deal))
+                return Position(
+                    game,
+                    kind,
+                    rules,
+                    seat,
+                    out,
+                    legal,
+                    tuple(adapters_of(rules.family).named_cards(state.deal)),
+                )
             # Declarations are made first; later, play on to reach a trick in progress.
             plays = [a for a in legal if a < NUM_PLAY_ACTIONS] or list(legal)
             if legal[0] == BID_PASS:  # Calabresella's auction: bid the contract wanted

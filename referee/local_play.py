@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from typing import IO, Any
 
 from referee.engine.game_base import AnyGame, Outcome
-from referee.engine.registry import new_game
+from referee.engine.registry import Family, new_game
 from referee.engine.rules import Rules
 from referee.entries import built_in_bot, unique_names
 from referee.match import (
@@ -79,7 +79,7 @@ class _Table:
             events = state.events
             if events is not None:
                 if hearing:
-                    hands = self._dispatch(events[sent:], hearing, hands)
+                    hands = self._dispatch(state.rules.family, events[sent:], hearing, hands)
                 if self.on_deal is not None:
                     for line in events[sent:]:
                         if line["type"] in ("score", "redeal"):
@@ -99,7 +99,10 @@ class _Table:
 
     @staticmethod
     def _dispatch(
-        lines: list[dict[str, Any]], hearing: list[tuple[int, Player]], hands: list[list[str]]
+        family: Family,
+        lines: list[dict[str, Any]],
+        hearing: list[tuple[int, Player]],
+        hands: list[list[str]],
     ) -> list[list[str]]:
         """The events of new record lines, to each seat as the referee sends them; the
         hands of the deal in progress."""
@@ -111,11 +114,11 @@ class _Table:
                     player.hear(hand_event(line, seat))
                 continue
             if kind in ("score", "redeal"):
-                event: pb.Event | None = scored_event(line, hands)
+                event: pb.Event | None = scored_event(family, line, hands)
             elif kind == "forfeit":
                 event = None
             else:
-                event = public_event(line)
+                event = public_event(family, line)
             if event is not None:
                 for _, player in hearing:
                     player.hear(event)

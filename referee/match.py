@@ -46,7 +46,7 @@ from referee.protocol import (
     public_event,
     scored_event,
 )
-from referee.records import TIMED_TYPES, RecordWriter, dumps
+from referee.records import RecordWriter, dumps, timed_types
 from referee.sandbox import SandboxError, SandboxMode, running_as_root, sandbox_problem
 from referee.service import Referee, TableFeed, open_slot_socket
 
@@ -961,7 +961,7 @@ class Match:
             elif kind in ("score", "redeal"):
                 if kind == "score":
                     game.deal_points.append(tuple(line["points"]))
-                event = scored_event(line, game.hands)
+                event = scored_event(game.state.rules.family, line, game.hands)
                 self._to_all(game, event)
                 self.deals_done += 1
                 if self._on_deal is not None:
@@ -970,7 +970,7 @@ class Match:
                 game.forfeit_seat = line["seat"]
                 game.forfeit_detail = line["detail"]
             else:
-                public = public_event(line)
+                public = public_event(game.state.rules.family, line)
                 if public is not None:
                     self._to_all(game, public)
         if self._keep_lines:
@@ -1311,7 +1311,7 @@ class _Game:
     def time_answer(self, seat: int, line: int) -> None:
         """Give record line ``line``, ``seat``'s answer, the answer's think time."""
         event = self.events[line]
-        assert event["type"] in TIMED_TYPES and event["seat"] == seat, event
+        assert event["type"] in timed_types() and event["seat"] == seat, event
         event["ms"] = self.answer_ms
         self.answers.append((seat, self.answer_ms))
 

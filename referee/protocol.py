@@ -8,29 +8,24 @@ lines of the game record. Nothing a bot sends reaches another bot but its action
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
-from typing import Any, NamedTuple
+import importlib
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NamedTuple, Protocol
 
-from referee.engine.cards import CARD_NAMES, cards_of
-from referee.engine.codec import Action, ActionCodec
+from referee.engine.cards import CARD_NAMES
+from referee.engine.codec import Action, ActionCodec, ActionParts
 from referee.engine.game_base import AnyGame
-from referee.families.calabresella.auction import CONTRACT_NAMES
-from referee.families.calabresella.codec import CALABRESELLA_CODEC
-from referee.families.calabresella.deal import CalabresellaObservation
-from referee.families.calabresella.deal import Phase as CalabresellaPhase
-from referee.families.tressette.actions import SIGNAL_NAMES
-from referee.families.tressette.codec import TRESSETTE_CODEC
-from referee.families.tressette.deal import Observation
-from referee.families.tressette.declarations import (
-    DECLARATION_CARDS,
-    DECLARATION_NAMES,
-    declaration_points,
-)
+from referee.engine.registry import Family
 from referee.proto import referee_pb2 as pb
 
 PROTOCOL_VERSION = 1
 
-_SIGNALS = {name: i for i, name in enumerate(SIGNAL_NAMES) if name}
+_SIGNALS = {
+    name.removeprefix("SIGNAL_").lower().replace("_", "-"): value
+    for name, value in pb.Signal.items()
+    if value
+}
+"""A signal's record name (``striscio-lungo``) to the protocol's ``Signal``."""
 
 
 _KINDS = {
@@ -58,17 +53,10 @@ def action_message(codec: ActionCodec, action: Action) -> pb.Action:
     if parts.signal:
         message.signal = parts.signal  # type: ignore[assignment]
     if parts.declaration is not None:
-        message.declaration = DECLARATION_NAMES[parts.declaration]
+        message.declaration = message.text.removeprefix("declare ")
     if parts.bid is not None:
         message.bid = parts.bid
     return message
-
-
-def monte_of(deal: object) -> tuple[int, ...]:
-    """A Calabresella deal's monte (card ids, ascending), which names the cards of split
-    actions; empty for a deal of any other game."""
-    monte = getattr(deal, "monte", 0)
-    return tuple(cards_of(monte)) if isinstance(monte, int) else ()
 
 
 def legal_messages(
@@ -89,36 +77,17 @@ def legal_messages(
     return out
 
 
-def declared_message(seat: int, declaration: int, quattro_points: int) -> pb.Declared:
-    """A declaration, as every seat sees it."""
-    return pb.Declared(
-        seat=seat,
-        declaration=DECLARATION_NAMES[declaration],
-        cards=[CARD_NAMES[c] for c in cards_of(DECLARATION_CARDS[declaration])],
-        points=declaration_points(declaration, quattro_points),
-    )
-
-
 @functools.cache
-def _play(codec: ActionCodec, seat: int, action: Action) -> pb.Play:
+def play_message(codec: ActionCodec, seat: int, action: Action) -> pb.Play:
     return pb.Play(seat=seat, action=action_message(codec, action))
 
 
 @functools.lru_cache(maxsize=8192)
-def _trick(codec: ActionCodec, plays: tuple[tuple[int, Action], ...], winner: int) -> pb.Trick:
+def trick_message(
+    codec: ActionCodec, plays: tuple[tuple[int, Action], ...], winner: int
+) -> pb.Trick:
     # Every request repeats the finished tricks of the deal: build each one once.
-    return pb.Trick(plays=[_play(codec, s, a) for s, a in plays], winner=winner)
-
-
-_CALABRESELLA_PHASES = {
-    CalabresellaPhase.AUCTION: pb.PHASE_AUCTION,
-    CalabresellaPhase.CALL: pb.PHASE_CALL,
-    CalabresellaPhase.GIVE: pb.PHASE_GIVE,
-    CalabresellaPhase.DISCARD: pb.PHASE_DISCARD,
-    CalabresellaPhase.SPLIT: pb.PHASE_SPLIT,
-    CalabresellaPhase.PLAY: pb.PHASE_PLAY,
-    CalabresellaPhase.OVER: pb.PHASE_DONE,
-}
+    return pb.Trick(plays=[play_message(codec, s, a) for s, a in plays], winner=winner)
 
 
 class Sent(NamedTuple):
@@ -133,10 +102,42 @@ class Sent(NamedTuple):
     bids: int
 
 
+class TrickView(Protocol):
+    """What an observation of a trick-taking deal holds that every family shows alike."""
+
+    @property
+    def seat(self) -> int: ...
+    @property
+    def dealer(self) -> int: ...
+    @property
+    def phase(self) -> int: ...
+    @property
+    def hand(self) -> tuple[int, ...]: ...
+    @property
+    def trick(self) -> tuple[tuple[int, Action], ...]: ...
+    @property
+    def tricks(self) -> tuple[tuple[tuple[tuple[int, Action], ...], int], ...]: ...
+    @property
+    def captured(self) -> tuple[int, ...]: ...
+    @property
+    def totals(self) -> tuple[int, ...]: ...
+    @property
+    def draws(self) -> tuple[tuple[int, int], ...]: ...
+    @property
+    def stock_left(self) -> int: ...
+    @property
+    def trump(self) -> int | None: ...
+
+
+Declared = Callable[[int, int], pb.Declared]
+"""``(seat, declaration) -> Declared``: how a family shows a declaration."""
+
+
 def fill_observation(
     out: pb.Observation,
-    obs: Observation | CalabresellaObservation,
+    obs: Any,
     *,
+    family: Family,
     game: int,
     deal: int,
     players: int,
@@ -145,7 +146,7 @@ def fill_observation(
     since: Sent | None = None,
 ) -> Sent:
     """Write what one seat may know, as the engine built it for that seat, into ``out``;
-    return what it holds.
+    return what it holds, as ``family`` shows it (:func:`adapters_of`).
 
     ``totals``: the game's totals per side, for observations that do not hold them.
     ``since``: what the stream's previous observation held; if it was of this game and
@@ -153,79 +154,52 @@ def fill_observation(
     """
     if since is not None and (since.game != game or since.deal != deal):
         since = None
-    if isinstance(obs, CalabresellaObservation):
-        return _fill_calabresella(out, obs, game=game, deal=deal, totals=totals, since=since)
+    return adapters_of(family).fill_observation(
+        out, obs, game=game, deal=deal, players=players, quattro_points=quattro_points,
+        totals=totals, since=since,
+    )  # fmt: skip
+
+
+def fill_trick_observation(
+    out: pb.Observation,
+    obs: TrickView,
+    codec: ActionCodec,
+    *,
+    game: int,
+    deal: int,
+    players: int,
+    since: Sent | None,
+    declarations: Sequence[tuple[int, int]] = (),
+    declared: Declared | None = None,
+) -> Sent:
+    """:func:`fill_observation` of a deal of plays and tricks, with its draws and trump;
+    ``declarations`` shown by ``declared`` where the family has them."""
     out.seat = obs.seat
     out.game = game
     out.deal = deal
     out.dealer = obs.dealer
     out.phase = int(obs.phase) + 1  # type: ignore[assignment]
     out.hand.extend([CARD_NAMES[c] for c in obs.hand])
-    out.trick.extend([_play(TRESSETTE_CODEC, s, a) for s, a in obs.trick])
-    tricks, declarations, draws = obs.tricks, obs.declarations, obs.draws
+    out.trick.extend([play_message(codec, s, a) for s, a in obs.trick])
+    tricks, draws, shown = obs.tricks, obs.draws, declarations
     if since is not None:
         out.compact = True
         tricks = tricks[since.tricks :]
-        declarations = declarations[since.declarations :]
+        shown = shown[since.declarations :]
         draws = draws[since.draws :]
-    out.tricks.extend([_trick(TRESSETTE_CODEC, plays, w) for plays, w in tricks])
-    if declarations:
-        out.declarations.extend([declared_message(s, d, quattro_points) for s, d in declarations])
+    out.tricks.extend([trick_message(codec, plays, w) for plays, w in tricks])
+    if shown and declared is not None:
+        out.declarations.extend([declared(s, d) for s, d in shown])
     out.captured.extend(obs.captured)
     out.totals.extend(obs.totals)
     out.players = players
     out.sides = len(obs.totals)
-    if obs.stock_left or obs.draws:  # tressette a due only: nothing to do on the hot path
+    if obs.stock_left or obs.draws:  # a stock: nothing to do on the hot path otherwise
         out.draws.extend(pb.Draw(seat=s, card=CARD_NAMES[c]) for s, c in draws)
         out.stock_left = obs.stock_left
     if obs.trump is not None:
         out.trump = CARD_NAMES[obs.trump]
-    return Sent(game, deal, len(obs.tricks), len(obs.declarations), len(obs.draws), 0)
-
-
-def _fill_calabresella(
-    out: pb.Observation,
-    obs: CalabresellaObservation,
-    *,
-    game: int,
-    deal: int,
-    totals: Sequence[int],
-    since: Sent | None,
-) -> Sent:
-    out.seat = obs.seat
-    out.game = game
-    out.deal = deal
-    out.dealer = obs.dealer
-    out.phase = _CALABRESELLA_PHASES[obs.phase]
-    out.hand.extend([CARD_NAMES[c] for c in obs.hand])
-    out.trick.extend([_play(CALABRESELLA_CODEC, s, c) for s, c in obs.trick])
-    tricks, bids = obs.tricks, obs.bids
-    if since is not None:
-        out.compact = True
-        tricks = tricks[since.tricks :]
-        bids = bids[since.bids :]
-    out.tricks.extend([_trick(CALABRESELLA_CODEC, plays, w) for plays, w in tricks])
-    out.captured.extend(obs.captured)
-    out.totals.extend(totals)
-    out.players = obs.seats
-    out.sides = obs.seats
-    view = out.calabresella
-    view.bids.extend(pb.Bid(seat=s, bid=CALABRESELLA_CODEC.decode(b).bid) for s, b in bids)
-    view.contract = CONTRACT_NAMES[obs.contract] if obs.contract is not None else ""
-    view.soloist = -1 if obs.soloist is None else obs.soloist
-    view.called = CARD_NAMES[obs.called] if obs.called is not None else ""
-    view.called_holder = -1 if obs.called_holder is None else obs.called_holder
-    view.called_in_monte = bool(obs.called_in_monte)
-    view.received.extend(CARD_NAMES[c] for c in obs.received)
-    view.given.extend(CARD_NAMES[c] for c in obs.given)
-    view.monte.extend(CARD_NAMES[c] for c in obs.monte)
-    if obs.split is not None:
-        view.split_made = True
-        shown = list(obs.monte)
-        view.split.extend(CARD_NAMES[c] for i, c in enumerate(shown) if obs.split >> i & 1)
-    view.discards.extend(CARD_NAMES[c] for c in obs.discards)
-    view.seats = obs.seats
-    return Sent(game, deal, len(obs.tricks), 0, 0, len(obs.bids))
+    return Sent(game, deal, len(obs.tricks), len(declarations), len(obs.draws), 0)
 
 
 def fill_decision(
@@ -241,7 +215,8 @@ def fill_decision(
     after ``since`` as :func:`fill_observation` says. Returns what the observation holds."""
     observed = state.observation(seat)
     sent = fill_observation(request.observation, observed, **_seen(state, game), since=since)
-    request.legal_actions.extend(legal_messages(state.rules.family.codec, legal, _monte(state)))
+    named = adapters_of(state.rules.family).named_cards(state.deal)
+    request.legal_actions.extend(legal_messages(state.rules.family.codec, legal, named))
     return sent
 
 
@@ -249,17 +224,13 @@ def _seen(state: AnyGame, game: int) -> dict[str, Any]:
     """What an observation of ``state`` needs besides itself, as keyword arguments."""
     rules = state.rules
     return {
+        "family": rules.family,
         "game": game,
         "deal": state.deal_number,
         "players": rules.players,
         "quattro_points": rules.quattro_points,
         "totals": state.totals,
     }
-
-
-def _monte(state: AnyGame) -> Sequence[int]:
-    # Only Calabresella's split actions name monte cards.
-    return monte_of(state.deal) if state.rules.family.codec is CALABRESELLA_CODEC else ()
 
 
 # -- requests in the wire format -------------------------------------------------------------
@@ -269,7 +240,7 @@ def _monte(state: AnyGame) -> Sequence[int]:
 # SerializeToString gives the message fill_decision builds (tests/test_request_wire.py).
 
 
-def _varint(n: int) -> bytes:
+def varint(n: int) -> bytes:
     if 0 <= n < 0x80:
         return _BYTES[n]
     if 0 <= n < 0x4000:  # a request's numbers and lengths, mostly
@@ -286,66 +257,60 @@ def _varint(n: int) -> bytes:
 _BYTES = tuple(bytes((i,)) for i in range(0x80))
 
 
-def _field(tag: bytes, body: bytes) -> bytes:
+def field(tag: bytes, body: bytes) -> bytes:
     """A length-delimited field: its tag, the length, the body."""
-    return tag + _varint(len(body)) + body
+    return tag + varint(len(body)) + body
 
 
-def _uint(tag: bytes, value: int) -> bytes:
-    return tag + _varint(value) if value else b""
+def uint(tag: bytes, value: int) -> bytes:
+    return tag + varint(value) if value else b""
 
 
-def _packed(tag: bytes, values: Sequence[int]) -> bytes:
+def packed(tag: bytes, values: Sequence[int]) -> bytes:
     if not values:
         return b""
-    return _field(tag, b"".join([_varint(v) for v in values]))
+    return field(tag, b"".join([varint(v) for v in values]))
 
 
 # Observation's fields, in field-number order (proto/tavolo/v1/referee.proto).
-_HAND = tuple(_field(b"\x32", name.encode()) for name in CARD_NAMES)
+_HAND = tuple(field(b"\x32", name.encode()) for name in CARD_NAMES)
 _COMPACT = b"\x90\x01\x01"
 
 
 @functools.cache
 def _action_field(codec: ActionCodec, action: Action) -> bytes:
     """DecisionRequest.legal_actions (5): one action."""
-    return _field(b"\x2a", action_message(codec, action).SerializeToString())
+    return field(b"\x2a", action_message(codec, action).SerializeToString())
 
 
 @functools.cache
 def _play_bytes(codec: ActionCodec, seat: int, action: Action) -> bytes:
-    return _play(codec, seat, action).SerializeToString()
+    return play_message(codec, seat, action).SerializeToString()
 
 
 @functools.cache
 def _trick_play_field(codec: ActionCodec, seat: int, action: Action) -> bytes:
     """Observation.trick (7): one play."""
-    return _field(b"\x3a", _play_bytes(codec, seat, action))
+    return field(b"\x3a", _play_bytes(codec, seat, action))
 
 
 @functools.cache
 def _plays_field(codec: ActionCodec, seat: int, action: Action) -> bytes:
     """Trick.plays (1): one play."""
-    return _field(b"\x0a", _play_bytes(codec, seat, action))
+    return field(b"\x0a", _play_bytes(codec, seat, action))
 
 
 @functools.lru_cache(maxsize=8192)
 def _trick_field(codec: ActionCodec, plays: tuple[tuple[int, Action], ...], winner: int) -> bytes:
     """Observation.tricks (8): one finished trick."""
-    body = b"".join([_plays_field(codec, s, a) for s, a in plays]) + _uint(b"\x10", winner)
-    return _field(b"\x42", body)
-
-
-@functools.cache
-def _declared_field(seat: int, declaration: int, quattro_points: int) -> bytes:
-    """Observation.declarations (9): one declaration."""
-    return _field(b"\x4a", declared_message(seat, declaration, quattro_points).SerializeToString())
+    body = b"".join([_plays_field(codec, s, a) for s, a in plays]) + uint(b"\x10", winner)
+    return field(b"\x42", body)
 
 
 @functools.cache
 def _draw_field(seat: int, card: int) -> bytes:
     """Observation.draws (16): one card drawn from the stock."""
-    return _field(b"\x82\x01", pb.Draw(seat=seat, card=CARD_NAMES[card]).SerializeToString())
+    return field(b"\x82\x01", pb.Draw(seat=seat, card=CARD_NAMES[card]).SerializeToString())
 
 
 @functools.lru_cache(maxsize=4096)
@@ -353,11 +318,11 @@ def _observation_head(seat: int, game: int, deal: int, dealer: int, phase: int) 
     """Observation's fields 1 - 5: the same for every request of a seat in a phase."""
     return b"".join(
         (
-            _uint(b"\x08", seat),
-            _uint(b"\x10", game),
-            _uint(b"\x18", deal),
-            _uint(b"\x20", dealer),
-            _uint(b"\x28", phase),
+            uint(b"\x08", seat),
+            uint(b"\x10", game),
+            uint(b"\x18", deal),
+            uint(b"\x20", dealer),
+            uint(b"\x28", phase),
         )
     )
 
@@ -369,18 +334,19 @@ def _observation_tail(
     """Observation's fields 10 - 14: the same for every request until a trick ends."""
     return b"".join(
         (
-            _packed(b"\x52", captured),
-            _packed(b"\x5a", totals),
-            _uint(b"\x60", players),
-            b"" if trump is None else _field(b"\x6a", CARD_NAMES[trump].encode()),
-            _uint(b"\x70", len(totals)),
+            packed(b"\x52", captured),
+            packed(b"\x5a", totals),
+            uint(b"\x60", players),
+            b"" if trump is None else field(b"\x6a", CARD_NAMES[trump].encode()),
+            uint(b"\x70", len(totals)),
         )
     )
 
 
 def encode_observation(
-    obs: Observation | CalabresellaObservation,
+    obs: Any,
     *,
+    family: Family,
     game: int,
     deal: int,
     players: int,
@@ -391,31 +357,44 @@ def encode_observation(
     """What :func:`fill_observation` writes, as its message's wire bytes; and what it holds."""
     if since is not None and (since.game != game or since.deal != deal):
         since = None
-    if isinstance(obs, CalabresellaObservation):
-        # Off the hot path: its many optional parts are left to the message.
-        out = pb.Observation()
-        sent = _fill_calabresella(out, obs, game=game, deal=deal, totals=totals, since=since)
-        return out.SerializeToString(), sent
-    codec = TRESSETTE_CODEC
-    tricks, declarations, draws = obs.tricks, obs.declarations, obs.draws
+    return adapters_of(family).encode_observation(
+        obs, game=game, deal=deal, players=players, quattro_points=quattro_points,
+        totals=totals, since=since,
+    )  # fmt: skip
+
+
+def encode_trick_observation(
+    obs: TrickView,
+    codec: ActionCodec,
+    *,
+    game: int,
+    deal: int,
+    players: int,
+    since: Sent | None,
+    declarations: Sequence[tuple[int, int]] = (),
+    declared_field: Callable[[int, int], bytes] | None = None,
+) -> tuple[bytes, Sent]:
+    """What :func:`fill_trick_observation` writes, as its message's wire bytes; and what it
+    holds. ``declared_field`` writes one declaration as Observation field 9."""
+    tricks, shown, draws = obs.tricks, declarations, obs.draws
     if since is not None:
         tricks = tricks[since.tricks :]
-        declarations = declarations[since.declarations :]
+        shown = shown[since.declarations :]
         draws = draws[since.draws :]
     hand = _HAND
     parts = [_observation_head(obs.seat, game, deal, obs.dealer, int(obs.phase) + 1)]
     parts += [hand[c] for c in obs.hand]
     parts += [_trick_play_field(codec, s, a) for s, a in obs.trick]
     parts += [_trick_field(codec, plays, w) for plays, w in tricks]
-    if declarations:
-        parts += [_declared_field(s, d, quattro_points) for s, d in declarations]
+    if shown and declared_field is not None:
+        parts += [declared_field(s, d) for s, d in shown]
     parts.append(_observation_tail(obs.captured, obs.totals, players, obs.trump))
-    if obs.stock_left or obs.draws:  # tressette a due only, as in fill_observation
+    if obs.stock_left or obs.draws:  # a stock only, as in fill_trick_observation
         parts += [_draw_field(s, c) for s, c in draws]
-        parts.append(_uint(b"\x88\x01", obs.stock_left))
+        parts.append(uint(b"\x88\x01", obs.stock_left))
     if since is not None:
         parts.append(_COMPACT)
-    sent = Sent(game, deal, len(obs.tricks), len(obs.declarations), len(obs.draws), 0)
+    sent = Sent(game, deal, len(obs.tricks), len(declarations), len(obs.draws), 0)
     return b"".join(parts), sent
 
 
@@ -426,7 +405,7 @@ def encode_legal(
     if monte and actions and codec.decode(actions[0]).kind == "split":
         # The cards of a split depend on the monte: built as messages, as they are rare.
         return b"".join(
-            [_field(b"\x2a", m.SerializeToString()) for m in legal_messages(codec, actions, monte)]
+            [field(b"\x2a", m.SerializeToString()) for m in legal_messages(codec, actions, monte)]
         )
     return b"".join([_action_field(codec, a) for a in actions])
 
@@ -439,8 +418,9 @@ def encode_decision(
     observation, sent = encode_observation(
         state.observation(seat), **_seen(state, game), since=since
     )
-    legal_bytes = encode_legal(state.rules.family.codec, legal, _monte(state))
-    return _field(b"\x22", observation) + legal_bytes, sent
+    named = adapters_of(state.rules.family).named_cards(state.deal)
+    legal_bytes = encode_legal(state.rules.family.codec, legal, named)
+    return field(b"\x22", observation) + legal_bytes, sent
 
 
 def encode_response(
@@ -456,26 +436,17 @@ def encode_response(
     legal actions are ``body`` (as :func:`encode_decision` gives them)."""
     request = b"".join(
         (
-            _uint(b"\x08", request_id),
-            _uint(b"\x10", deadline_ms),
-            _uint(b"\x18", time_bank_ms),
+            uint(b"\x08", request_id),
+            uint(b"\x10", deadline_ms),
+            uint(b"\x18", time_bank_ms),
             body,
-            _uint(b"\x30", attempts_left),
+            uint(b"\x30", attempts_left),
         )
     )
     shared = _SHARED_EVENTS.get
-    parts = [shared(id(e)) or _field(b"\x0a", e.SerializeToString()) for e in events]
-    parts.append(_field(b"\x12", request))
+    parts = [shared(id(e)) or field(b"\x0a", e.SerializeToString()) for e in events]
+    parts.append(field(b"\x12", request))
     return b"".join(parts)
-
-
-def observation_message(
-    obs: Observation, *, game: int, deal: int, players: int, quattro_points: int
-) -> pb.Observation:
-    """What one seat may know, as a new message."""
-    out = pb.Observation()
-    fill_observation(out, obs, game=game, deal=deal, players=players, quattro_points=quattro_points)
-    return out
 
 
 _SHARED_EVENTS: dict[int, bytes] = {}
@@ -484,7 +455,7 @@ kept (functools.cache), so no id is reused, and nothing changes one."""
 
 
 def _shared(event: pb.Event) -> pb.Event:
-    _SHARED_EVENTS[id(event)] = _field(b"\x0a", event.SerializeToString())
+    _SHARED_EVENTS[id(event)] = field(b"\x0a", event.SerializeToString())
     return event
 
 
@@ -508,95 +479,29 @@ def _trick_won(trick: int, winner: int) -> pb.Event:
     return _shared(pb.Event(trick_won=pb.TrickWon(trick=trick, winner=winner)))
 
 
-def public_event(line: dict[str, Any]) -> pb.Event | None:
-    """The event every seat sees for a public record line, or None for a private one.
+def public_event(family: Family, line: dict[str, Any]) -> pb.Event | None:
+    """The event every seat sees for a public record line of a game of ``family``, or None
+    for a private one.
 
-    ``deal`` lines hold every hand: they are private, and each seat gets its own
-    ``HandDealt`` instead (see :func:`hand_event`).
+    Plays and tricks are shown alike in every family; the lines of a family's own (a
+    declaration, a bid, a draw from the stock) as the family says
+    (``FamilyAdapters.events``). ``deal`` lines hold every hand: they are private, and each
+    seat gets its own ``HandDealt`` instead (see :func:`hand_event`); scores are
+    :func:`scored_event`.
     """
     kind = line["type"]
     if kind == "play":
         return _card_played(line["seat"], line["card"], line["signal"])
     if kind == "trick":
         return _trick_won(line["trick"], line["winner"])
-    if kind == "declare":
-        return pb.Event(
-            declared=pb.Declared(
-                seat=line["seat"],
-                declaration=line["declaration"],
-                cards=line["cards"],
-                points=line["points"],
-            )
-        )
-    if kind == "end-declarations":
-        return pb.Event(declarations_ended=pb.DeclarationsEnded(seat=line["seat"]))
-    if kind == "call-out":
-        return pb.Event(
-            called_out=pb.CalledOut(
-                seat=line["seat"], claimed=line["claimed"], correct=line["correct"]
-            )
-        )
-    if kind == "bid":
-        return pb.Event(bid_made=pb.BidMade(seat=line["seat"], bid=line["bid"]))
-    if kind == "call":
-        holder = line["holder"]
-        return pb.Event(
-            card_called=pb.CardCalled(
-                seat=line["seat"], card=line["card"], holder=-1 if holder is None else holder
-            )
-        )
-    if kind == "split":
-        return pb.Event(monte_split=pb.MonteSplit(seat=line["seat"], take=line["take"]))
-    if kind == "draw":
-        return pb.Event(card_drawn=pb.Draw(seat=line["seat"], card=line["card"]))
-    # give and discard are face down; contract and redeal follow from the bids.
-    return None
+    shown = adapters_of(family).events.get(kind)
+    return None if shown is None else shown(line)
 
 
-def scored_event(line: dict[str, Any], hands: list[list[str]]) -> pb.Event:
-    """A deal's score, with every hand as dealt, now public (a Calabresella redeal too)."""
-    if line["type"] == "redeal" or "contract" in line:
-        return _calabresella_scored(line, hands)
-    cappotto = line["cappotto"]
-    return pb.Event(
-        deal_scored=pb.DealScored(
-            deal=line["deal"],
-            last_trick=line["last_trick"],
-            thirds=line["thirds"],
-            card_points=line["card_points"],
-            declarations=line["declarations"],
-            points=line["points"],
-            totals=line["totals"],
-            cappotto=-1 if cappotto is None else cappotto,
-            hands=[pb.Hand(cards=h) for h in hands],
-        )
-    )
-
-
-def _calabresella_scored(line: dict[str, Any], hands: list[list[str]]) -> pb.Event:
-    if line["type"] == "redeal":
-        return pb.Event(
-            deal_scored=pb.DealScored(
-                deal=line["deal"], cappotto=-1, soloist=-1,
-                hands=[pb.Hand(cards=h) for h in hands],
-            )
-        )  # fmt: skip
-    return pb.Event(
-        deal_scored=pb.DealScored(
-            deal=line["deal"],
-            last_trick=line["last_trick"],
-            thirds=line["thirds"],
-            points=line["points"],
-            totals=line["totals"],
-            # Whoever wins every trick wins the last one too.
-            cappotto=line["last_trick"] if line["cappotto"] else -1,
-            hands=[pb.Hand(cards=h) for h in hands],
-            contract=line["contract"],
-            soloist=line["soloist"],
-            success=line["success"],
-            set_aside=line["set_aside"],
-        )
-    )
+def scored_event(family: Family, line: dict[str, Any], hands: list[list[str]]) -> pb.Event:
+    """A deal's score (``score`` or ``redeal`` line), with every hand as dealt, now public:
+    as ``family`` shows it."""
+    return adapters_of(family).scored_event(line, hands)
 
 
 def hand_event(deal_line: dict[str, Any], seat: int) -> pb.Event:
@@ -609,3 +514,54 @@ def hand_event(deal_line: dict[str, Any], seat: int) -> pb.Event:
             trump=deal_line.get("trump", ""),
         )
     )
+
+
+# -- the families' adapters ------------------------------------------------------------------
+
+
+class FamilyAdapters(Protocol):
+    """How the protocol and the records show one family's games: the ``ADAPTERS`` of its
+    package's ``adapters`` module (``referee/families/<family>/adapters.py``)."""
+
+    events: Mapping[str, Callable[[dict[str, Any]], pb.Event | None]]
+    """The public event of each record line of its own (None: a face-down step)."""
+
+    def fill_observation(
+        self, out: pb.Observation, obs: Any, *, game: int, deal: int, players: int,
+        quattro_points: int, totals: Sequence[int], since: Sent | None,
+    ) -> Sent:  # fmt: skip
+        """:func:`fill_observation` for this family (``since`` already checked)."""
+        ...
+
+    def encode_observation(
+        self, obs: Any, *, game: int, deal: int, players: int, quattro_points: int,
+        totals: Sequence[int], since: Sent | None,
+    ) -> tuple[bytes, Sent]:  # fmt: skip
+        """:func:`encode_observation` for this family (``since`` already checked)."""
+        ...
+
+    def named_cards(self, deal: Any) -> Sequence[int]:
+        """The cards (ids, ascending) that a mask in a legal action names; () for none."""
+        ...
+
+    def scored_event(self, line: dict[str, Any], hands: list[list[str]]) -> pb.Event:
+        """The ``DealScored`` of a ``score`` or ``redeal`` line."""
+        ...
+
+    def action_parts(
+        self, line: dict[str, Any], state: AnyGame, field: Callable[[str, type], Any]
+    ) -> ActionParts:
+        """The action a record's action line names, for the family's codec to encode;
+        ``field(key, type)`` reads a field, or raises ValueError naming it."""
+        ...
+
+
+def adapters_of(family: Family) -> FamilyAdapters:
+    """The adapters of ``family``: its package's ``adapters.ADAPTERS``."""
+    return _adapters(family.package)
+
+
+@functools.cache
+def _adapters(package: str) -> FamilyAdapters:
+    adapters: FamilyAdapters = importlib.import_module(f"{package}.adapters").ADAPTERS
+    return adapters

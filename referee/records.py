@@ -8,6 +8,7 @@ engine produces, so replaying the actions of a record reproduces it byte for byt
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import os
 from collections.abc import Iterable, Iterator
@@ -15,29 +16,37 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from referee.engine.cards import CardError, cards_of, parse_card
-from referee.engine.codec import Action, ActionError, ActionParts
+from referee.engine.cards import CardError
+from referee.engine.codec import Action, ActionError
 from referee.engine.deal_book import BookError, DealBook, parse_book, read_deal
 from referee.engine.deals import Deal, SeedError, check_seed
 from referee.engine.errors import FileLineError, IllegalActionError, RulesError
 from referee.engine.game_base import RECORD_FORMAT, AnyGame, Outcome, Termination
-from referee.engine.registry import new_game
+from referee.engine.registry import families, new_game
 from referee.engine.rules import Rules
-from referee.families.tressette.actions import parse_signal
-from referee.families.tressette.declarations import DeclarationError, parse_declaration
+from referee.protocol import adapters_of
 
 FORFEIT_REASONS = (Termination.ILLEGAL_ACTION, Termination.TIMEOUT, Termination.CRASH)
-ACTION_TYPES = (
-    "play", "declare", "end-declarations", "call-out", "forfeit", "rejected", "incident",
-    "bid", "call", "give", "discard", "split",
-)  # fmt: skip
-"""Lines that say what someone did; every other line is derived from them."""
-TIMED_TYPES = (
-    "play", "declare", "end-declarations", "call-out", "rejected",
-    "bid", "call", "give", "discard", "split",
-)  # fmt: skip
-"""Lines that record a bot's answer to a request: a referee's record gives each its think
-time, ``ms``, as the line's last field (docs/records.md)."""
+FAULT_TYPES = ("forfeit", "rejected", "incident")
+"""Lines of faults: what someone did that is not an action."""
+
+
+@functools.cache
+def _action_kinds() -> frozenset[str]:
+    return frozenset(kind for family in families().values() for kind in family.kinds)
+
+
+def action_types() -> frozenset[str]:
+    """Lines that say what someone did (every family's actions, and faults); every other
+    line is derived from them."""
+    return _action_kinds() | frozenset(FAULT_TYPES)
+
+
+def timed_types() -> frozenset[str]:
+    """Lines that record a bot's answer to a request (every family's actions, and
+    ``rejected``): a referee's record gives each its think time, ``ms``, as the line's
+    last field (docs/records.md)."""
+    return _action_kinds() | {"rejected"}
 
 
 class RecordError(FileLineError):
@@ -84,7 +93,7 @@ def without_think_times(lines: Iterable[str]) -> list[str]:
     out = []
     for text in lines:
         obj = json.loads(text)
-        if isinstance(obj, dict) and obj.get("type") in TIMED_TYPES:
+        if isinstance(obj, dict) and obj.get("type") in timed_types():
             obj.pop("ms", None)
         out.append(dumps(obj))
     return out
@@ -130,34 +139,15 @@ def _field(obj: dict[str, Any], key: str, kind: type | tuple[type, ...], where: 
 
 
 def _action_of(obj: dict[str, Any], state: AnyGame) -> tuple[int, Action]:
-    """(seat, action) of an action line, put together by the family's codec; ValueError
-    names the bad field."""
-    kind = obj["type"]
-    where = f"'{kind}' line"
+    """(seat, action) of an action line, read by the family's adapters and put together by
+    its codec; ValueError names the bad field."""
+    where = f"'{obj['type']}' line"
     seat = _field(obj, "seat", int, where)
-    if kind == "bid":
-        parts = ActionParts("bid", bid=_field(obj, "bid", str, where))
-    elif kind in ("call", "give", "discard"):
-        parts = ActionParts(kind, card=parse_card(_field(obj, "card", str, where)))
-    elif kind == "split":
-        take = _field(obj, "take", list, where)
-        monte = list(cards_of(state.deal.monte))
-        cards = [parse_card(c) if isinstance(c, str) else -1 for c in take]
-        if any(c not in monte for c in cards) or len(set(cards)) != len(cards):
-            raise ValueError(f"{where}: field 'take' must name distinct cards of the monte")
-        parts = ActionParts("split", mask=sum(1 << monte.index(c) for c in cards))
-    elif kind == "play":
-        card = parse_card(_field(obj, "card", str, where))
-        signal = obj.get("signal")
-        if signal is not None and not isinstance(signal, str):
-            raise ValueError(f"{where}: field 'signal' must be a signal name or null")
-        parts = ActionParts("play", card=card, signal=int(parse_signal(signal)) if signal else 0)
-    elif kind == "declare":
-        declaration = parse_declaration(_field(obj, "declaration", str, where))
-        parts = ActionParts("declare", declaration=declaration)
-    else:
-        parts = ActionParts(kind)
-    return seat, state.rules.family.codec.encode(parts)
+    family = state.rules.family
+    parts = adapters_of(family).action_parts(
+        obj, state, lambda key, kind: _field(obj, key, kind, where)
+    )
+    return seat, family.codec.encode(parts)
 
 
 def _difference(obj: dict[str, Any], expected: dict[str, Any], dealt_from: str) -> str:
@@ -169,9 +159,7 @@ def _difference(obj: dict[str, Any], expected: dict[str, Any], dealt_from: str) 
         if key not in obj:
             return f"'{kind}' line is missing field '{key}'"
         if obj[key] != value:
-            if kind == "deal" and key in (
-                "hands", "widow", "monte", "stock", "dealer", "trump", "book_line",
-            ):  # fmt: skip
+            if kind == "deal" and key != "deal":  # what the seed or the book dealt
                 return f"deal {expected['deal']}: field '{key}' does not match {dealt_from}"
             return (
                 f"'{kind}' line: field '{key}' is {json.dumps(obj[key])}, "
@@ -403,7 +391,7 @@ class _Walk:
                 raise RecordError(source, number, "a line must be an object with a 'type'")
             elif pos == len(events):
                 _apply_line(state, obj, source, number)
-                if "ms" in obj and obj["type"] in TIMED_TYPES:
+                if "ms" in obj and obj["type"] in timed_types():
                     # A fact of the match, as the sandbox is: checked for its form, kept.
                     try:
                         events[pos]["ms"] = _think_time(obj)
@@ -436,7 +424,7 @@ def _apply_line(state: AnyGame, obj: dict[str, Any], source: str, number: int) -
     """Apply the action a line records, or raise RecordError saying why it cannot be."""
     kind = obj["type"]
     to_act = state.current_player()
-    if kind not in ACTION_TYPES:
+    if kind not in action_types():
         raise RecordError(
             source, number, f"expected an action of seat {to_act}, found a '{kind}' line"
         )
@@ -465,7 +453,7 @@ def _apply_line(state: AnyGame, obj: dict[str, Any], source: str, number: int) -
             state.note_rejected(seat, action)
             return
         seat, action = _action_of(obj, state)
-    except (ValueError, CardError, ActionError, DeclarationError) as exc:
+    except (ValueError, CardError, ActionError) as exc:
         raise RecordError(source, number, str(exc)) from None
     if seat != to_act:
         raise RecordError(source, number, f"seat {seat} acts, but it is seat {to_act}'s turn")

@@ -66,7 +66,14 @@ def test_protocol_observations_show_only_what_the_rules_allow(
                 obs = game.observation(seat)
                 out = pb.Observation()
                 fill_observation(
-                    out, obs, game=1, deal=1, players=seats, quattro_points=0, totals=game.totals
+                    out,
+                    obs,
+                    family=CALABRESELLA.family,
+                    game=1,
+                    deal=1,
+                    players=seats,
+                    quattro_points=0,
+                    totals=game.totals,
                 )
                 allowed = {CARD_NAMES[c] for c in obs.hand}
                 allowed |= {CARD_NAMES[c] for c in _cards(deal.dealt_hand(seat))}
@@ -90,11 +97,13 @@ def _cards(mask: int) -> list[int]:
 
 
 def test_face_down_steps_send_no_event() -> None:
-    assert public_event({"type": "give", "seat": 0, "card": "3D"}) is None
-    assert public_event({"type": "discard", "seat": 0, "card": "3D"}) is None
-    bid = public_event({"type": "bid", "seat": 1, "bid": "solo"})
+    assert public_event(CALABRESELLA.family, {"type": "give", "seat": 0, "card": "3D"}) is None
+    assert public_event(CALABRESELLA.family, {"type": "discard", "seat": 0, "card": "3D"}) is None
+    bid = public_event(CALABRESELLA.family, {"type": "bid", "seat": 1, "bid": "solo"})
     assert bid is not None and bid.bid_made.bid == "solo"
-    call = public_event({"type": "call", "seat": 1, "card": "3D", "holder": None})
+    call = public_event(
+        CALABRESELLA.family, {"type": "call", "seat": 1, "card": "3D", "holder": None}
+    )
     assert call is not None and call.card_called.holder == -1
 
 

@@ -66,6 +66,7 @@ def request_for(rules: Rules, deal: TressetteDeal, seat: int) -> sdk_pb.Decision
     fill_observation(
         request.observation,
         deal.observation(seat),
+        family=rules.family,
         game=1,
         deal=1,
         players=rules.players,

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from referee.engine.game_base import AnyGame
-from referee.engine.registry import new_game, preset, presets
+from referee.engine.registry import Family, family, new_game, preset, presets
 from referee.engine.rules import Rules
 from referee.families.tressette.deal import Observation, Phase, TressetteDeal
 from referee.families.tressette.game import TressetteGame
@@ -36,7 +36,9 @@ from tests.test_properties import rule_sets
 games = st.one_of(st.sampled_from(sorted(presets())).map(preset), rule_sets())
 
 
-def events_of(lines: list[dict[str, Any]], seat: int, hands: list[list[str]]) -> list[pb.Event]:
+def events_of(
+    family: Family, lines: list[dict[str, Any]], seat: int, hands: list[list[str]]
+) -> list[pb.Event]:
     """The events a seat hears for record lines, as the table makes them."""
     out = []
     for line in lines:
@@ -45,8 +47,8 @@ def events_of(lines: list[dict[str, Any]], seat: int, hands: list[list[str]]) ->
             hands[:] = line["hands"]
             out.append(hand_event(line, seat))
         elif kind in ("score", "redeal"):
-            out.append(scored_event(line, hands))
-        elif (event := public_event(line)) is not None:
+            out.append(scored_event(family, line, hands))
+        elif (event := public_event(family, line)) is not None:
             out.append(event)
     return out
 
@@ -88,7 +90,7 @@ def test_wire_requests_are_the_messages_bytes(
         assert seat is not None
         lines = state.events[heard[seat] :]
         heard[seat] = len(state.events)
-        events = events_of(lines, seat, hands)
+        events = events_of(state.rules.family, lines, seat, hands)
         request_id += rng.choice((1, 127, 128, 20_000))  # one- to three-byte varints
         numbers = (request_id, rng.choice((0, 200, 5000)), rng.choice((0, 90_000)), 3)
         since = last[seat] if rng.random() < 0.8 else None
@@ -159,7 +161,7 @@ def test_numbers_are_encoded_as_protobuf_encodes_them(values: list[int], number:
             legal_actions=(), trick=(), tricks=(), declarations=(), captured=tuple(values),
             totals=tuple(values),
         ),
-        game=0, deal=0, players=number, quattro_points=3,
+        family=family("tressette"), game=0, deal=0, players=number, quattro_points=3,
     )  # fmt: skip
     observation.phase = pb.PHASE_DECLARE
     observation.sides = len(values)

@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from referee.records import TIMED_TYPES, replay, without_think_times
+from referee.records import replay, timed_types, without_think_times
 from tests.bots.harness import SCRIPTED, record_lines, split_games
 from tests.test_cli import assert_one_error, tavolo
 from tournaments.storage import Store
@@ -46,7 +46,7 @@ def assert_answers_timed(lines: list[dict[str, Any]]) -> None:
         by_referee = referee_played(game)
         for i, line in enumerate(game):
             # ``declare`` is derived only under auto_declare, which these games do not use.
-            if line["type"] in TIMED_TYPES and i not in by_referee:
+            if line["type"] in timed_types() and i not in by_referee:
                 ms = line.get("ms")
                 assert isinstance(ms, int) and not isinstance(ms, bool) and ms >= 0, line
                 assert list(line)[-1] == "ms", line
@@ -77,7 +77,7 @@ def test_every_answer_of_a_match_carries_its_think_time(tmp_path: Path) -> None:
     game = split_games(lines)[0]
     name = game[0]["seats"][0]
     for seat in (s for s, n in enumerate(game[0]["seats"]) if n == name):
-        answers = [line for line in game if line["type"] in TIMED_TYPES and line["seat"] == seat]
+        answers = [line for line in game if line["type"] in timed_types() and line["seat"] == seat]
         assert all(line["ms"] >= 150 for line in answers[1:4]), answers[:4]
     checked = tavolo("verify", record)
     assert checked.exit_code == 0, checked.output

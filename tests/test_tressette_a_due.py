@@ -388,7 +388,15 @@ def test_protocol_observations_name_only_own_played_and_drawn_cards() -> None:
             for seat in (0, 1):
                 obs = state.observation(seat)
                 out = pb.Observation()
-                fill_observation(out, obs, game=1, deal=1, players=2, quattro_points=4)
+                fill_observation(
+                    out,
+                    obs,
+                    family=state.rules.family,
+                    game=1,
+                    deal=1,
+                    players=2,
+                    quattro_points=4,
+                )
                 allowed = {CARD_NAMES[c] for c in obs.hand}
                 allowed |= {CARD_NAMES[a % 40] for _, a in obs.trick}
                 allowed |= {CARD_NAMES[a % 40] for plays, _ in obs.tricks for _, a in plays}

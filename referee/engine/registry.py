@@ -63,9 +63,9 @@ class Family:
     """What the family's own rules refuse of the knobs, as an error text; None: all well."""
     presets: Mapping[str, Rules] = field(default_factory=dict)
     """Its named rule sets, in the order help lists them."""
-    adapters: Any = None
-    """How the protocol and the records show its games (``referee.families.<name>.adapters``):
-    set by the family's package, read only outside the engine."""
+    package: str = ""
+    """The module name of its package, whose ``adapters`` module says how the protocol and
+    the records show its games (read by the referee, never by the engine)."""
 
 
 _FAMILIES: dict[str, Family] = {}
@@ -78,6 +78,8 @@ def register(*families: Family) -> None:
     for fam in families:
         if fam.name in _FAMILIES:
             raise ValueError(f"family {fam.name!r} is registered twice")
+        if not fam.package:
+            raise ValueError(f"family {fam.name!r} names no package")
         for name, rules in fam.presets.items():
             if name in _PRESETS:
                 raise ValueError(f"preset {name!r} is registered twice")

@@ -58,7 +58,7 @@ def run(games: int, *, wire: bool) -> dict[str, float]:
             state.apply_action(rng.choice(legal))
             t2 = time.perf_counter()
             for line in state.events[done:]:
-                event = None if line["type"] in _PRIVATE else public_event(line)
+                event = None if line["type"] in _PRIVATE else public_event(rules.family, line)
                 if event is not None:
                     for box in outbox:
                         box.append(event)

@@ -39,6 +39,7 @@ def register_families() -> None:
             game=CalabresellaGame,
             leftover="monte",
             check=_knobs,
+            package=__name__,
             presets={
                 "calabresella": Rules(
                     game="calabresella", target=21, signals="muto", declarations=False,

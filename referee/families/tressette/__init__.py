@@ -52,6 +52,7 @@ def _tressette_family(
         check=None if briscola else no_briscola,
         leftover=leftover,
         presets=presets,
+        package=__name__,
     )
 
 

@@ -1,0 +1,168 @@
+"""How the protocol and the records show Calabresella's games: its observation with the
+auction and the contract, its bid, call and split events, the deal's score and payouts,
+and its action lines read."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar
+
+from referee.engine.cards import CARD_NAMES, cards_of, parse_card
+from referee.engine.codec import ActionError, ActionParts
+from referee.engine.game_base import AnyGame
+from referee.families.calabresella.auction import CONTRACT_NAMES
+from referee.families.calabresella.codec import CALABRESELLA_CODEC
+from referee.families.calabresella.deal import CalabresellaObservation
+from referee.families.calabresella.deal import Phase as CalabresellaPhase
+from referee.proto import referee_pb2 as pb
+from referee.protocol import Sent, play_message, trick_message
+
+_PHASES = {
+    CalabresellaPhase.AUCTION: pb.PHASE_AUCTION,
+    CalabresellaPhase.CALL: pb.PHASE_CALL,
+    CalabresellaPhase.GIVE: pb.PHASE_GIVE,
+    CalabresellaPhase.DISCARD: pb.PHASE_DISCARD,
+    CalabresellaPhase.SPLIT: pb.PHASE_SPLIT,
+    CalabresellaPhase.PLAY: pb.PHASE_PLAY,
+    CalabresellaPhase.OVER: pb.PHASE_DONE,
+}
+
+
+def _fill_calabresella(
+    out: pb.Observation,
+    obs: CalabresellaObservation,
+    *,
+    game: int,
+    deal: int,
+    totals: Sequence[int],
+    since: Sent | None,
+) -> Sent:
+    out.seat = obs.seat
+    out.game = game
+    out.deal = deal
+    out.dealer = obs.dealer
+    out.phase = _PHASES[obs.phase]
+    out.hand.extend([CARD_NAMES[c] for c in obs.hand])
+    out.trick.extend([play_message(CALABRESELLA_CODEC, s, c) for s, c in obs.trick])
+    tricks, bids = obs.tricks, obs.bids
+    if since is not None:
+        out.compact = True
+        tricks = tricks[since.tricks :]
+        bids = bids[since.bids :]
+    out.tricks.extend([trick_message(CALABRESELLA_CODEC, plays, w) for plays, w in tricks])
+    out.captured.extend(obs.captured)
+    out.totals.extend(totals)
+    out.players = obs.seats
+    out.sides = obs.seats
+    view = out.calabresella
+    view.bids.extend(pb.Bid(seat=s, bid=CALABRESELLA_CODEC.decode(b).bid) for s, b in bids)
+    view.contract = CONTRACT_NAMES[obs.contract] if obs.contract is not None else ""
+    view.soloist = -1 if obs.soloist is None else obs.soloist
+    view.called = CARD_NAMES[obs.called] if obs.called is not None else ""
+    view.called_holder = -1 if obs.called_holder is None else obs.called_holder
+    view.called_in_monte = bool(obs.called_in_monte)
+    view.received.extend(CARD_NAMES[c] for c in obs.received)
+    view.given.extend(CARD_NAMES[c] for c in obs.given)
+    view.monte.extend(CARD_NAMES[c] for c in obs.monte)
+    if obs.split is not None:
+        view.split_made = True
+        shown = list(obs.monte)
+        view.split.extend(CARD_NAMES[c] for i, c in enumerate(shown) if obs.split >> i & 1)
+    view.discards.extend(CARD_NAMES[c] for c in obs.discards)
+    view.seats = obs.seats
+    return Sent(game, deal, len(obs.tricks), 0, 0, len(obs.bids))
+
+
+def _call(line: dict[str, Any]) -> pb.Event:
+    holder = line["holder"]
+    return pb.Event(
+        card_called=pb.CardCalled(
+            seat=line["seat"], card=line["card"], holder=-1 if holder is None else holder
+        )
+    )
+
+
+class CalabresellaAdapters:
+    """Calabresella's adapters (``referee.protocol.FamilyAdapters``)."""
+
+    # give and discard are face down; contract and redeal follow from the bids.
+    events: ClassVar[dict[str, Callable[[dict[str, Any]], pb.Event | None]]] = {
+        "bid": lambda line: pb.Event(bid_made=pb.BidMade(seat=line["seat"], bid=line["bid"])),
+        "call": _call,
+        "split": lambda line: pb.Event(
+            monte_split=pb.MonteSplit(seat=line["seat"], take=line["take"])
+        ),
+        "give": lambda line: None,
+        "discard": lambda line: None,
+    }
+
+    def fill_observation(
+        self, out: pb.Observation, obs: CalabresellaObservation, *, game: int, deal: int,
+        players: int, quattro_points: int, totals: Sequence[int], since: Sent | None,
+    ) -> Sent:  # fmt: skip
+        return _fill_calabresella(out, obs, game=game, deal=deal, totals=totals, since=since)
+
+    def encode_observation(
+        self, obs: CalabresellaObservation, *, game: int, deal: int, players: int,
+        quattro_points: int, totals: Sequence[int], since: Sent | None,
+    ) -> tuple[bytes, Sent]:  # fmt: skip
+        # Off the hot path: its many optional parts are left to the message.
+        out = pb.Observation()
+        sent = _fill_calabresella(out, obs, game=game, deal=deal, totals=totals, since=since)
+        return out.SerializeToString(), sent
+
+    def named_cards(self, deal: Any) -> Sequence[int]:
+        """The monte (card ids, ascending), which names the cards of split actions."""
+        return tuple(cards_of(deal.monte))
+
+    def scored_event(self, line: dict[str, Any], hands: list[list[str]]) -> pb.Event:
+        if line["type"] == "redeal":
+            return pb.Event(
+                deal_scored=pb.DealScored(
+                    deal=line["deal"], cappotto=-1, soloist=-1,
+                    hands=[pb.Hand(cards=h) for h in hands],
+                )
+            )  # fmt: skip
+        return pb.Event(
+            deal_scored=pb.DealScored(
+                deal=line["deal"],
+                last_trick=line["last_trick"],
+                thirds=line["thirds"],
+                points=line["points"],
+                totals=line["totals"],
+                # Whoever wins every trick wins the last one too.
+                cappotto=line["last_trick"] if line["cappotto"] else -1,
+                hands=[pb.Hand(cards=h) for h in hands],
+                contract=line["contract"],
+                soloist=line["soloist"],
+                success=line["success"],
+                set_aside=line["set_aside"],
+            )
+        )
+
+    def action_parts(
+        self, line: dict[str, Any], state: AnyGame, field: Callable[[str, type], Any]
+    ) -> ActionParts:
+        kind = line["type"]
+        if kind == "bid":
+            return ActionParts("bid", bid=field("bid", str))
+        if kind in ("call", "give", "discard", "play"):
+            signal = line.get("signal") if kind == "play" else None
+            if signal is not None and not isinstance(signal, str):
+                raise ValueError(f"'{kind}' line: field 'signal' must be a signal name or null")
+            if signal:
+                raise ActionError("calabresella has no signals")
+            return ActionParts(kind, card=parse_card(field("card", str)))
+        if kind == "split":
+            take = field("take", list)
+            monte = list(cards_of(state.deal.monte))
+            cards = [parse_card(c) if isinstance(c, str) else -1 for c in take]
+            if any(c not in monte for c in cards) or len(set(cards)) != len(cards):
+                raise ValueError(
+                    f"'{kind}' line: field 'take' must name distinct cards of the monte"
+                )
+            return ActionParts("split", mask=sum(1 << monte.index(c) for c in cards))
+        return ActionParts(kind)
+
+
+ADAPTERS = CalabresellaAdapters()

@@ -1,0 +1,126 @@
+"""How the protocol and the records show the Tressette families' games: observations with
+declarations, the declaration and call-out events, the deal's score, action lines read."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar
+
+from referee.engine.cards import CARD_NAMES, cards_of, parse_card
+from referee.engine.codec import ActionParts
+from referee.engine.game_base import AnyGame
+from referee.families.tressette.actions import parse_signal
+from referee.families.tressette.codec import TRESSETTE_CODEC
+from referee.families.tressette.deal import Observation
+from referee.families.tressette.declarations import (
+    DECLARATION_CARDS,
+    DECLARATION_NAMES,
+    declaration_points,
+    parse_declaration,
+)
+from referee.proto import referee_pb2 as pb
+from referee.protocol import Sent, encode_trick_observation, field, fill_trick_observation
+
+
+def declared_message(seat: int, declaration: int, quattro_points: int) -> pb.Declared:
+    """A declaration, as every seat sees it."""
+    return pb.Declared(
+        seat=seat,
+        declaration=DECLARATION_NAMES[declaration],
+        cards=[CARD_NAMES[c] for c in cards_of(DECLARATION_CARDS[declaration])],
+        points=declaration_points(declaration, quattro_points),
+    )
+
+
+@functools.cache
+def _declared_field(seat: int, declaration: int, quattro_points: int) -> bytes:
+    """Observation.declarations (9): one declaration."""
+    return field(b"\x4a", declared_message(seat, declaration, quattro_points).SerializeToString())
+
+
+def _declared(line: dict[str, Any]) -> pb.Event:
+    return pb.Event(
+        declared=pb.Declared(
+            seat=line["seat"],
+            declaration=line["declaration"],
+            cards=line["cards"],
+            points=line["points"],
+        )
+    )
+
+
+def _called_out(line: dict[str, Any]) -> pb.Event:
+    return pb.Event(
+        called_out=pb.CalledOut(seat=line["seat"], claimed=line["claimed"], correct=line["correct"])
+    )
+
+
+class TressetteAdapters:
+    """The Tressette families' adapters (``referee.protocol.FamilyAdapters``)."""
+
+    events: ClassVar[dict[str, Callable[[dict[str, Any]], pb.Event | None]]] = {
+        "declare": _declared,
+        "end-declarations": lambda line: pb.Event(
+            declarations_ended=pb.DeclarationsEnded(seat=line["seat"])
+        ),
+        "call-out": _called_out,
+        # Tressette a due's draws are shown to both players.
+        "draw": lambda line: pb.Event(card_drawn=pb.Draw(seat=line["seat"], card=line["card"])),
+    }
+
+    def fill_observation(
+        self, out: pb.Observation, obs: Observation, *, game: int, deal: int, players: int,
+        quattro_points: int, totals: Sequence[int], since: Sent | None,
+    ) -> Sent:  # fmt: skip
+        return fill_trick_observation(
+            out, obs, TRESSETTE_CODEC, game=game, deal=deal, players=players, since=since,
+            declarations=obs.declarations,
+            declared=lambda seat, d: declared_message(seat, d, quattro_points),
+        )  # fmt: skip
+
+    def encode_observation(
+        self, obs: Observation, *, game: int, deal: int, players: int, quattro_points: int,
+        totals: Sequence[int], since: Sent | None,
+    ) -> tuple[bytes, Sent]:  # fmt: skip
+        return encode_trick_observation(
+            obs, TRESSETTE_CODEC, game=game, deal=deal, players=players, since=since,
+            declarations=obs.declarations,
+            declared_field=lambda seat, d: _declared_field(seat, d, quattro_points),
+        )  # fmt: skip
+
+    def named_cards(self, deal: Any) -> Sequence[int]:
+        return ()
+
+    def scored_event(self, line: dict[str, Any], hands: list[list[str]]) -> pb.Event:
+        cappotto = line["cappotto"]
+        return pb.Event(
+            deal_scored=pb.DealScored(
+                deal=line["deal"],
+                last_trick=line["last_trick"],
+                thirds=line["thirds"],
+                card_points=line["card_points"],
+                declarations=line["declarations"],
+                points=line["points"],
+                totals=line["totals"],
+                cappotto=-1 if cappotto is None else cappotto,
+                hands=[pb.Hand(cards=h) for h in hands],
+            )
+        )
+
+    def action_parts(
+        self, line: dict[str, Any], state: AnyGame, field: Callable[[str, type], Any]
+    ) -> ActionParts:
+        kind = line["type"]
+        if kind == "play":
+            card = parse_card(field("card", str))
+            signal = line.get("signal")
+            if signal is not None and not isinstance(signal, str):
+                raise ValueError(f"'{kind}' line: field 'signal' must be a signal name or null")
+            return ActionParts("play", card=card, signal=int(parse_signal(signal)) if signal else 0)
+        if kind == "declare":
+            return ActionParts("declare", declaration=parse_declaration(field("declaration", str)))
+        return ActionParts(kind)
+
+
+ADAPTERS = TressetteAdapters()
