@@ -12,8 +12,8 @@ import importlib
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple, Protocol
 
-from referee.engine.cards import CARD_NAMES
-from referee.engine.codec import Action, ActionCodec, ActionParts
+from referee.engine.cards import CARD_NAMES, parse_card
+from referee.engine.codec import Action, ActionCodec, ActionError, ActionParts
 from referee.engine.game_base import AnyGame
 from referee.engine.registry import Family
 from referee.proto import referee_pb2 as pb
@@ -514,6 +514,19 @@ def hand_event(deal_line: dict[str, Any], seat: int) -> pb.Event:
             trump=deal_line.get("trump", ""),
         )
     )
+
+
+def card_play_parts(
+    line: dict[str, Any], field: Callable[[str, type], Any], family: str
+) -> ActionParts:
+    """The play of an action line in a family without signals (its ``signal`` null)."""
+    kind = line["type"]
+    signal = line.get("signal") if kind == "play" else None
+    if signal is not None and not isinstance(signal, str):
+        raise ValueError(f"'{kind}' line: field 'signal' must be a signal name or null")
+    if signal:
+        raise ActionError(f"{family} has no signals")
+    return ActionParts(kind, card=parse_card(field("card", str)))
 
 
 # -- the families' adapters ------------------------------------------------------------------

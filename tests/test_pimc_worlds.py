@@ -24,10 +24,11 @@ from hypothesis import strategies as st
 
 from referee.engine.cards import CARD_NAMES, NUM_CARDS, SUIT_MASKS, CardSet, parse_card
 from referee.engine.codec import Action
+from referee.engine.observation import Observation, Phase
 from referee.engine.registry import preset
 from referee.engine.rules import Rules
 from referee.families.tressette.actions import END_DECLARATIONS, is_declaration
-from referee.families.tressette.deal import Observation, Phase, TressetteDeal
+from referee.families.tressette.deal import TressetteDeal
 from referee.families.tressette.game import new_deal
 from referee.search.tressette_worlds import Limits, limits, sample_world, twins_removed
 from tests.test_properties import rule_sets

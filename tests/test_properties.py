@@ -20,6 +20,7 @@ from referee.engine.cards import FULL_DECK, NUM_CARDS, SUIT_MASKS, CardSet, card
 from referee.engine.codec import Action
 from referee.engine.deals import Deal
 from referee.engine.errors import IllegalActionError
+from referee.engine.observation import Observation
 from referee.engine.registry import preset
 from referee.engine.rules import (
     CAPPOTTO_MODES,
@@ -30,7 +31,7 @@ from referee.engine.rules import (
     Rules,
 )
 from referee.families.tressette.actions import NUM_PLAY_ACTIONS
-from referee.families.tressette.deal import Observation, TressetteDeal
+from referee.families.tressette.deal import TressetteDeal
 from referee.families.tressette.declarations import declaration_points
 from referee.families.tressette.game import TressetteGame, new_deal
 from referee.records import dumps, replay, verify_lines

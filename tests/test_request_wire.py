@@ -16,9 +16,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from referee.engine.game_base import AnyGame
+from referee.engine.observation import Observation, Phase
 from referee.engine.registry import Family, family, new_game, preset, presets
 from referee.engine.rules import Rules
-from referee.families.tressette.deal import Observation, Phase, TressetteDeal
+from referee.families.tressette.deal import TressetteDeal
 from referee.families.tressette.game import TressetteGame
 from referee.proto import referee_pb2 as pb
 from referee.protocol import (

@@ -10,9 +10,10 @@ from referee.engine.cards import cards_of, names
 from referee.engine.deals import Deal, first_dealer
 from referee.engine.errors import IllegalActionError, Reason
 from referee.engine.game_base import Termination
+from referee.engine.observation import Phase
 from referee.engine.registry import preset
 from referee.families.tressette.actions import action_name, parse_action
-from referee.families.tressette.deal import Phase, score_deal
+from referee.families.tressette.deal import score_deal
 from referee.families.tressette.game import TressetteGame
 from tests.helpers import ONE_SUIT_EACH, deal_from, hand, play, run_out_leading_own_suit
 

@@ -12,10 +12,10 @@ from hypothesis import strategies as st
 from referee.engine.cards import CARD_NAMES, FULL_DECK, NUM_CARDS, cards_of, mask_of, parse_card
 from referee.engine.deals import deal_cards, first_dealer, shuffled_deck
 from referee.engine.errors import IllegalActionError, Reason
+from referee.engine.observation import Phase
 from referee.engine.rules import CAPPOTTO_MODES, SIGNAL_MODES, Rules
 from referee.families.tressette.a_due_deal import STOCK_SIZE, TressetteADueDeal, seeded_stock
 from referee.families.tressette.actions import NUM_PLAY_ACTIONS, action_name
-from referee.families.tressette.deal import Phase
 from referee.families.tressette.declarations import DECLARATION_CARDS, declaration_points
 from tests.helpers import hand, play
 

@@ -36,9 +36,10 @@ from typing import NoReturn
 
 from referee.engine.cards import parse_card
 from referee.engine.errors import RulesError
+from referee.engine.observation import Observation, Phase
 from referee.engine.rules import Rules
 from referee.families.tressette.actions import parse_action
-from referee.families.tressette.deal import Observation, Phase, rules_tables
+from referee.families.tressette.deal import rules_tables
 from referee.families.tressette.declarations import parse_declaration
 from referee.search.pimc import SearchResult, search_tressette
 from referee.search.tressette_worlds import twins_removed

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from typing import Protocol, Self, TypeVar
 
 from referee.engine.codec import Action
+from referee.engine.observation import Observation
 from referee.engine.rules import Rules
-from referee.families.tressette.deal import Observation
 from referee.search.tressette_playout import Playout
 from referee.search.tressette_worlds import limits, sample_world
 

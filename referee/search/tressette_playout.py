@@ -11,9 +11,10 @@ from collections.abc import Sequence
 
 from referee.engine.cards import NUM_CARDS, SUIT_MASKS, cards_of
 from referee.engine.codec import Action
+from referee.engine.observation import Phase
 from referee.engine.rules import Rules
 from referee.families.tressette.actions import END_DECLARATIONS, is_declaration
-from referee.families.tressette.deal import Phase, TressetteDeal
+from referee.families.tressette.deal import TressetteDeal
 
 _SUIT = tuple(c // 10 for c in range(NUM_CARDS))
 

@@ -31,9 +31,10 @@ from referee.engine.cards import (
     mask_of,
 )
 from referee.engine.errors import IllegalActionError
+from referee.engine.observation import Observation, Phase
 from referee.engine.rules import Rules
 from referee.families.tressette.actions import END_DECLARATIONS, Signal, declare_action
-from referee.families.tressette.deal import Observation, Phase, TressetteDeal
+from referee.families.tressette.deal import TressetteDeal
 from referee.families.tressette.declarations import (
     DECLARATION_CARDS,
     DECLARATION_KINDS,

@@ -7,8 +7,8 @@ import dataclasses
 from collections.abc import Sequence
 from typing import TypeVar
 
+from referee.engine.observation import Observation
 from referee.families.calabresella.deal import CalabresellaObservation
-from referee.families.tressette.deal import Observation
 
 View = TypeVar("View", Observation, CalabresellaObservation)
 

@@ -8,14 +8,14 @@ from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 from referee.engine.cards import CARD_NAMES, cards_of, parse_card
-from referee.engine.codec import ActionError, ActionParts
+from referee.engine.codec import ActionParts
 from referee.engine.game_base import AnyGame
 from referee.families.calabresella.auction import CONTRACT_NAMES
 from referee.families.calabresella.codec import CALABRESELLA_CODEC
 from referee.families.calabresella.deal import CalabresellaObservation
 from referee.families.calabresella.deal import Phase as CalabresellaPhase
 from referee.proto import referee_pb2 as pb
-from referee.protocol import Sent, play_message, trick_message
+from referee.protocol import Sent, card_play_parts, play_message, trick_message
 
 _PHASES = {
     CalabresellaPhase.AUCTION: pb.PHASE_AUCTION,
@@ -147,12 +147,7 @@ class CalabresellaAdapters:
         if kind == "bid":
             return ActionParts("bid", bid=field("bid", str))
         if kind in ("call", "give", "discard", "play"):
-            signal = line.get("signal") if kind == "play" else None
-            if signal is not None and not isinstance(signal, str):
-                raise ValueError(f"'{kind}' line: field 'signal' must be a signal name or null")
-            if signal:
-                raise ActionError("calabresella has no signals")
-            return ActionParts(kind, card=parse_card(field("card", str)))
+            return card_play_parts(line, field, "calabresella")
         if kind == "split":
             take = field("take", list)
             monte = list(cards_of(state.deal.monte))

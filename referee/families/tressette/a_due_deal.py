@@ -19,8 +19,9 @@ from collections.abc import Sequence
 
 from referee.engine.cards import NUM_CARDS, CardSet
 from referee.engine.deals import deal_cards, shuffled_deck
+from referee.engine.observation import Observation
 from referee.engine.rules import Rules
-from referee.families.tressette.deal import Observation, TressetteDeal
+from referee.families.tressette.deal import TressetteDeal
 
 GAME = "tressette-a-due"
 HAND_SIZE = 10

@@ -10,9 +10,9 @@ from typing import Any, ClassVar
 from referee.engine.cards import CARD_NAMES, cards_of, parse_card
 from referee.engine.codec import ActionParts
 from referee.engine.game_base import AnyGame
+from referee.engine.observation import Observation
 from referee.families.tressette.actions import parse_signal
 from referee.families.tressette.codec import TRESSETTE_CODEC
-from referee.families.tressette.deal import Observation
 from referee.families.tressette.declarations import (
     DECLARATION_CARDS,
     DECLARATION_NAMES,

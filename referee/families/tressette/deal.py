@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from enum import IntEnum
 from functools import cache
 from typing import NamedTuple, Self
 
@@ -18,6 +17,7 @@ from referee.engine.cards import CARD_NAMES, SUIT_MASKS, SUIT_NAMES, CardSet, ca
 from referee.engine.cloning import clone_state
 from referee.engine.codec import Action
 from referee.engine.errors import IllegalActionError, Reason
+from referee.engine.observation import Observation, Phase
 from referee.engine.rules import Rules
 from referee.engine.trick_rules import floored_points, follow_suit_refusal
 from referee.families.tressette.actions import (
@@ -36,18 +36,6 @@ from referee.families.tressette.declarations import (
     declaration_points,
     honours_key,
 )
-
-
-class Phase(IntEnum):
-    """Where a deal stands."""
-
-    DECLARE = 0
-    """The declaration round of ``declare_before_first_card``."""
-    PLAY = 1
-    """Tricks are being played."""
-    DONE = 2
-    """All tricks played, or a player called out."""
-
 
 _HELD_ACTIONS = tuple(tuple(DECLARE_BASE + d for d in held) for held in HELD)
 _DECLARE, _PLAY, _DONE = int(Phase.DECLARE), int(Phase.PLAY), int(Phase.DONE)
@@ -248,36 +236,6 @@ class CallOut:
     claimed: int
     """The side's game total plus this deal's floored captured points and declarations."""
     correct: bool
-
-
-@dataclass(frozen=True)
-class Observation:
-    """Exactly what one seat may know of a deal in progress."""
-
-    seat: int
-    dealer: int
-    phase: Phase
-    hand: tuple[int, ...]
-    """The seat's own unplayed cards."""
-    current_player: int | None
-    legal_actions: tuple[Action, ...]
-    """The seat's legal actions when it is to act, else empty."""
-    trick: tuple[tuple[int, Action], ...]
-    """The current trick so far: (seat, play action), signals included."""
-    tricks: tuple[tuple[tuple[tuple[int, Action], ...], int], ...]
-    """Completed tricks: their plays and the winning seat."""
-    declarations: tuple[tuple[int, int], ...]
-    """Public declarations: (seat, declaration id)."""
-    captured: tuple[int, ...]
-    """Card thirds each side has captured so far."""
-    totals: tuple[int, ...]
-    """Game points of each side before this deal."""
-    trump: int | None = None
-    """The shown trump card (briscola), or None."""
-    draws: tuple[tuple[int, int], ...] = ()
-    """Tressette a due: every card drawn from the stock so far, (seat, card), shown to both."""
-    stock_left: int = 0
-    """Tressette a due: cards still in the stock."""
 
 
 FOUR_OF_DENARI = 9

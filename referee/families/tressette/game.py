@@ -15,11 +15,12 @@ from referee.engine.cards import CARD_NAMES, CardSet, cards_of, names
 from referee.engine.codec import Action
 from referee.engine.deals import deal_cards
 from referee.engine.game_base import GameBase, Termination
+from referee.engine.observation import Observation
 from referee.engine.rules import Rules
 from referee.families.tressette.a_due_deal import TressetteADueDeal
 from referee.families.tressette.actions import SIGNAL_NAMES
 from referee.families.tressette.codec import TRESSETTE_CODEC
-from referee.families.tressette.deal import Observation, TressetteDeal
+from referee.families.tressette.deal import TressetteDeal
 from referee.families.tressette.declarations import (
     DECLARATION_CARDS,
     DECLARATION_NAMES,

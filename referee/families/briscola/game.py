@@ -1,0 +1,82 @@
+"""A game of Briscola: deals until a side has won ``rules.target`` of them, and its record.
+
+Each deal won adds 1 to its side's total; a drawn deal (60 each) adds nothing, so another
+is played. The dealer passes to the next seat each deal. :class:`BriscolaGame` writes the
+deal (hands, stock in draw order, trump), each play, each trick and the draws after it
+(hidden ones too: the record is read after the match), and each deal's score.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from referee.engine.cards import CARD_NAMES, cards_of, names
+from referee.engine.codec import Action
+from referee.engine.game_base import GameBase
+from referee.engine.observation import Observation
+from referee.families.briscola.deal import BriscolaDeal, deal_briscola
+
+
+class BriscolaGame(GameBase[BriscolaDeal, Observation]):
+    """A game of Briscola, for two seats or four in partnerships, over seeded deals."""
+
+    _tricks_logged = 0
+    _draws_logged = 0
+
+    def _start_deal(self) -> BriscolaDeal:
+        self.deal_number += 1
+        rules = self.rules
+        if self.deal_number > 1:
+            self._dealer = (self._dealer + 1) % rules.players
+        if self._deal_source is not None:
+            dealt = self._deal_source(self.deal_number, self._dealer)
+        else:
+            dealt = deal_briscola(rules, self.seed, self.deal_number, self._dealer)
+        deal = BriscolaDeal(rules, dealt.hands, dealt.dealer, stock=dealt.stock, totals=self.totals)
+        self._tricks_logged = 0
+        self._draws_logged = 0
+        if self.events is not None:
+            event: dict[str, Any] = {
+                "type": "deal",
+                "deal": self.deal_number,
+                "dealer": dealt.dealer,
+                "hands": [names(cards_of(h)) for h in dealt.hands],
+            }
+            if dealt.book_line:
+                event["book_line"] = dealt.book_line
+            event["stock"] = names(dealt.stock)
+            event["trump"] = CARD_NAMES[deal.trump]
+            self.events.append(event)
+        return deal
+
+    def _end_deal(self) -> None:
+        score = self.deal.score
+        assert score is not None
+        for side, points in enumerate(score.points):
+            self.totals[side] += points
+        if self.events is not None:
+            self.events.append(
+                {
+                    "type": "score",
+                    "deal": self.deal_number,
+                    "card_points": list(score.card_points),
+                    "points": list(score.points),
+                    "totals": list(self.totals),
+                }
+            )
+        if not self._end_if_over():
+            self.deal = self._start_deal()  # no side has won enough deals yet
+
+    def _log_action(self, seat: int, action: Action, before: int) -> None:
+        events = self.events
+        assert events is not None
+        deal = self.deal
+        events.append({"type": "play", "seat": seat, "card": CARD_NAMES[action], "signal": None})
+        tricks = deal.tricks_played
+        if tricks > self._tricks_logged:
+            self._tricks_logged = tricks
+            events.append({"type": "trick", "trick": tricks, "winner": deal.trick_winners[-1]})
+            draws = deal.draws()
+            for s, card in draws[self._draws_logged :]:
+                events.append({"type": "draw", "seat": s, "card": CARD_NAMES[card]})
+            self._draws_logged = len(draws)
