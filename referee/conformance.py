@@ -30,7 +30,6 @@ from typing import Any
 import grpc
 import grpc.aio
 
-from referee.bot_process import BotProcess, start_bot
 from referee.engine.actions import NUM_PLAY_ACTIONS
 from referee.engine.calabresella_auction import BID_PASS
 from referee.engine.families import AnyGame, new_game
@@ -39,7 +38,8 @@ from referee.entries import Entry
 from referee.links import parse_request
 from referee.proto import referee_pb2 as pb
 from referee.protocol import PROTOCOL_VERSION, fill_observation, legal_messages, monte_of
-from referee.sandbox import SandboxMode
+from referee.sandbox.bot_process import BotProcess, start_bot
+from referee.sandbox.bwrap import SandboxMode
 
 GAMES = (
     "tressette", "tressette-muto", "treseta", "tressette-a-tre", "tressette-briscola", "ciapano",

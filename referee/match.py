@@ -24,13 +24,6 @@ from enum import StrEnum
 from pathlib import Path
 from typing import IO, Any, NamedTuple
 
-from referee.bot_process import (
-    BotProcess,
-    LogBudget,
-    exit_note,
-    finish_despite_cancel,
-    start_bot,
-)
 from referee.engine.deal_book import DealBook
 from referee.engine.families import AnyGame, new_game
 from referee.engine.game_base import Outcome, Termination
@@ -47,7 +40,14 @@ from referee.protocol import (
     scored_event,
 )
 from referee.records import TIMED_TYPES, RecordWriter, dumps
-from referee.sandbox import SandboxError, SandboxMode, running_as_root, sandbox_problem
+from referee.sandbox.bot_process import (
+    BotProcess,
+    LogBudget,
+    exit_note,
+    finish_despite_cancel,
+    start_bot,
+)
+from referee.sandbox.bwrap import SandboxError, SandboxMode, running_as_root, sandbox_problem
 from referee.service import Referee, TableFeed, open_slot_socket
 
 

@@ -8,7 +8,7 @@ one private tmpfs of ``disk_mb``. Its rlimits (CPU, address space, file size, pr
 and threads) are set inside its user namespace, by ``prlimit`` just before the bot starts.
 
 A referee running as root also gives each sandbox cgroups of its own (root is exempt from
-RLIMIT_NPROC, and rlimits count per process): :mod:`referee.sandbox_cgroups`.
+RLIMIT_NPROC, and rlimits count per process): :mod:`referee.sandbox.cgroups`.
 docs/security.md says what each layer stops.
 """
 
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import PurePosixPath
 
-from referee.sandbox_proc import proc_args
+from referee.sandbox.proc_views import proc_args
 
 
 class SandboxMode(StrEnum):
@@ -54,7 +54,7 @@ RUNTIME_DIRS = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/l
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
 UID_INSIDE = 65534
 """A root referee's bots are ``nobody`` inside their namespace (and hold no capability);
-that is a host uid of their own outside it (:mod:`referee.sandbox_uids`)."""
+that is a host uid of their own outside it (:mod:`referee.sandbox.uids`)."""
 DROP_ROOT = (
     "setpriv", f"--reuid={UID_INSIDE}", f"--regid={UID_INSIDE}", "--clear-groups",
     "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs",
@@ -137,9 +137,9 @@ def bwrap_argv(
     at the same paths; ``socket_path`` its socket, which appears inside at
     :data:`SOCKET_INSIDE`. With ``block_fd`` and ``info_fd``, bwrap says its child's pid and
     waits for a byte before the bot starts (a root referee moves it into its cgroups).
-    ``seccomp_fd`` holds a seccomp program for bwrap to load (:mod:`referee.sandbox_seccomp`).
+    ``seccomp_fd`` holds a seccomp program for bwrap to load (:mod:`referee.sandbox.seccomp`).
     With ``userns_block_fd`` (a root referee), bwrap waits for a byte on it while the
-    referee maps the sandbox's user namespace (:func:`referee.sandbox_uids.map_user_namespace`);
+    referee maps the sandbox's user namespace (:func:`referee.sandbox.uids.map_user_namespace`);
     the sandbox then drops its root (:data:`DROP_ROOT`) before the bot starts.
     """
     bwrap = bwrap_path()
@@ -258,7 +258,7 @@ def sandbox_problem() -> str | None:
     probe = Confinement(disk_mb=1, processes=8, cpu_seconds=5, memory_mb=256, file_mb=1)
     command = ["/bin/sh", "-c", "echo ok > /tmp/probe && cat /tmp/probe"]
     if running_as_root():
-        from referee.sandbox_cgroups import cgroups_problem  # it imports this module
+        from referee.sandbox.cgroups import cgroups_problem  # it imports this module
 
         if problem := cgroups_problem():
             return problem
@@ -286,7 +286,7 @@ def _probe(probe: Confinement, command: list[str]) -> subprocess.CompletedProces
     if not running_as_root():
         argv = bwrap_argv(probe, command, {}, (), None)
         return subprocess.run(argv, capture_output=True, text=True, timeout=20, check=False)
-    from referee.sandbox_uids import (  # it names this module
+    from referee.sandbox.uids import (  # it names this module
         forbid_user_namespaces,
         lease_uid,
         map_user_namespace,
