@@ -47,7 +47,8 @@ from referee.sandbox.bot_process import (
     finish_despite_cancel,
     start_bot,
 )
-from referee.sandbox.bwrap import SandboxError, SandboxMode, running_as_root, sandbox_problem
+from referee.sandbox.bwrap import SandboxError, SandboxMode, running_as_root
+from referee.sandbox.probe import sandbox_problem
 from referee.service import Referee, TableFeed, open_slot_socket
 
 

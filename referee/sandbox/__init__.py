@@ -3,7 +3,8 @@
 - :mod:`~referee.sandbox.bot_process`: starting a bot process, confined or not, its logs,
   its end;
 - :mod:`~referee.sandbox.bwrap`: the bubblewrap sandbox's command line (namespaces, mounts,
-  rlimits), and whether one can be made here;
+  rlimits);
+- :mod:`~referee.sandbox.probe`: whether a sandbox can be made here;
 - :mod:`~referee.sandbox.cgroups`: a root referee's cgroups per sandbox;
 - :mod:`~referee.sandbox.seccomp`: the system calls no sandboxed bot may make;
 - :mod:`~referee.sandbox.uids`: a root referee's host uid per sandbox;
