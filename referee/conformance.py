@@ -30,7 +30,6 @@ from typing import Any
 import grpc
 import grpc.aio
 
-from referee.bot_process import BotProcess, start_bot
 from referee.engine.errors import RulesError
 from referee.engine.game_base import AnyGame
 from referee.engine.registry import new_game, preset
@@ -41,7 +40,8 @@ from referee.families.tressette.actions import NUM_PLAY_ACTIONS
 from referee.links import parse_request
 from referee.proto import referee_pb2 as pb
 from referee.protocol import PROTOCOL_VERSION, adapters_of, fill_observation, legal_messages
-from referee.sandbox import SandboxMode
+from referee.sandbox.bot_process import BotProcess, start_bot
+from referee.sandbox.bwrap import SandboxMode
 
 GAMES = (
     "tressette", "tressette-muto", "treseta", "tressette-a-tre", "tressette-briscola", "ciapano",

@@ -14,7 +14,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from referee.sandbox import SandboxMode, under_runtime
+from referee.sandbox.bwrap import SandboxMode, under_runtime
 
 BUILT_IN_BOTS = {
     "random": "tavolo_bot.bots.random",

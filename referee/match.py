@@ -24,13 +24,6 @@ from enum import StrEnum
 from pathlib import Path
 from typing import IO, Any, NamedTuple
 
-from referee.bot_process import (
-    BotProcess,
-    LogBudget,
-    exit_note,
-    finish_despite_cancel,
-    start_bot,
-)
 from referee.engine.deal_book import DealBook
 from referee.engine.game_base import AnyGame, Outcome, Termination
 from referee.engine.registry import new_game
@@ -47,7 +40,15 @@ from referee.protocol import (
     scored_event,
 )
 from referee.records import RecordWriter, dumps, timed_types
-from referee.sandbox import SandboxError, SandboxMode, running_as_root, sandbox_problem
+from referee.sandbox.bot_process import (
+    BotProcess,
+    LogBudget,
+    exit_note,
+    finish_despite_cancel,
+    start_bot,
+)
+from referee.sandbox.bwrap import SandboxError, SandboxMode, running_as_root
+from referee.sandbox.probe import sandbox_problem
 from referee.service import Referee, TableFeed, open_slot_socket
 
 

@@ -15,7 +15,7 @@ from referee.entries import BUILT_IN_BOTS, parse_entry
 from referee.match import Limits, Match, MatchConfig, MatchResult, result_json
 from referee.proto import referee_pb2 as pb
 from referee.records import open_record
-from referee.sandbox import SandboxMode
+from referee.sandbox.bwrap import SandboxMode
 from referee.service import Referee
 
 LOG = logging.getLogger("tavolo.organiser")

@@ -25,13 +25,13 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from referee.bot_process import finish_despite_cancel
 from referee.engine.registry import presets
 from referee.families.tressette.deal import rules_tables
 from referee.links import LinkError, SlotLink, TicketBook, parse_request
 from referee.proto import referee_pb2 as pb
 from referee.proto import referee_pb2_grpc as pb_grpc
 from referee.protocol import PROTOCOL_VERSION
+from referee.sandbox.bot_process import finish_despite_cancel
 
 WILDCARD_HOSTS = ("0.0.0.0", "[::]", "")
 """Listen hosts that mean every interface: no address to connect to."""

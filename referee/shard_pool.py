@@ -42,10 +42,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from referee.bot_process import LogBudget
 from referee.match import DealReport, GameReport, MatchConfig, forget_old_feeds
 from referee.proto import referee_pb2 as pb
-from referee.sandbox import SandboxMode
+from referee.sandbox.bot_process import LogBudget
+from referee.sandbox.bwrap import SandboxMode
 from referee.service import Referee, TableFeed
 from referee.shard_worker import frame, read_message
 

@@ -25,10 +25,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from referee.bot_process import LogBudget
-from referee.limits_exec import die_with_parent
 from referee.match import DealReport, GameReport, Match, MatchConfig
 from referee.proto import referee_pb2 as pb
+from referee.sandbox.bot_process import LogBudget
+from referee.sandbox.rlimits import die_with_parent
 from referee.service import Referee, TableFeed, start_referee
 
 HEADER = struct.Struct(">I")

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from referee.sandbox import sandbox_problem
+from referee.sandbox.probe import sandbox_problem
 
 REQUIRED = os.environ.get("TAVOLO_REQUIRE_SANDBOX") == "1"
 

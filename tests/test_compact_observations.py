@@ -23,7 +23,7 @@ from referee.entries import Entry, parse_entry
 from referee.match import Limits, Match, MatchConfig
 from referee.proto import referee_pb2 as pb
 from referee.proto import referee_pb2_grpc as pb_grpc
-from referee.sandbox import SandboxMode
+from referee.sandbox.bwrap import SandboxMode
 from referee.service import start_referee
 from tests.bots.harness import run
 from tests.make_compact_fixture import (

@@ -13,7 +13,6 @@ import grpc
 import pytest
 from typer.testing import CliRunner
 
-from referee.bot_process import start_bot
 from referee.engine.registry import preset
 from referee.entries import EntryError, parse_entry
 from referee.match import Limits, Match, MatchConfig
@@ -21,7 +20,8 @@ from referee.organiser import Organiser
 from referee.proto import referee_pb2 as pb
 from referee.proto import referee_pb2_grpc as pb_grpc
 from referee.records import verify_file, verify_lines, without_think_times
-from referee.sandbox import sandbox_problem
+from referee.sandbox.bot_process import start_bot
+from referee.sandbox.probe import sandbox_problem
 from referee.service import start_referee
 from tests.test_cli import run_async
 from tournaments.cli.main import app

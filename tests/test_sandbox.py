@@ -24,8 +24,8 @@ import pytest
 from referee.engine.registry import preset
 from referee.entries import Entry, load_manifest, parse_entry
 from referee.match import Limits, Match, MatchConfig, MatchResult
-from referee.sandbox import SandboxMode
-from referee.sandbox_cgroups import CGROUP_ROOT, CONTROLLERS, GROUP
+from referee.sandbox.bwrap import SandboxMode
+from referee.sandbox.cgroups import CGROUP_ROOT, CONTROLLERS, GROUP
 from referee.service import start_referee
 from tests.bots.harness import run
 from tests.sandboxing import as_a_normal_user, require_sandbox

@@ -1,6 +1,6 @@
 """A root referee's sandbox cgroups: left over by a referee killed with SIGKILL, emptied and
 removed by the next; one that cannot be removed is named in a warning
-(referee/sandbox_cgroups.py)."""
+(referee/sandbox/cgroups.py)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.sandbox_cgroups import CGROUP_ROOT, CONTROLLERS, GROUP, SandboxCgroups
+from referee.sandbox.cgroups import CGROUP_ROOT, CONTROLLERS, GROUP, SandboxCgroups
 from tests.sandboxing import require_sandbox
 
 ROOT = Path(__file__).resolve().parent.parent

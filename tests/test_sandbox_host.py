@@ -3,7 +3,7 @@
 Started by a root referee, bwrap used to map the bot's uid to host uid 0: a bot without
 capabilities that still owned ``/proc/sys`` (763 files open for writing, ``core_pattern``
 among them, which a crash turns into a root command) and read ``/etc/shadow``. Now each
-sandbox runs as a host uid of its own (referee/sandbox_uids.py).
+sandbox runs as a host uid of its own (referee/sandbox/uids.py).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import pytest
 
 from referee.entries import parse_entry
 from referee.match import MatchResult
-from referee.sandbox_uids import UID_RANGE
+from referee.sandbox.uids import UID_RANGE
 from tests.bots.harness import run
 from tests.sandboxing import require_sandbox
 from tests.test_sandbox import _play, hostile

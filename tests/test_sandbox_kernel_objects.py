@@ -4,7 +4,7 @@ A hostile entry plays both seats of a side, each in a sandbox of its own. When i
 arrives, each process publishes it through every object another sandbox might reach
 (byte-range locks on ``/etc/passwd``, keyrings, System V memory, a futex in a shared
 mapping) and reads its partner's back (tests/bots/hostile.py, ``kernel-objects``). The
-seccomp filter (:mod:`referee.sandbox_seccomp`) refuses each call; without it the locks,
+seccomp filter (:mod:`referee.sandbox.seccomp`) refuses each call; without it the locks,
 the keyrings and the futex each carried whole hands.
 """
 

@@ -3,7 +3,7 @@
 The kernel runs the program on x86-64 in tests/test_sandbox_kernel_objects.py and
 tests/test_sandbox.py. Here a small interpreter of the instructions it uses runs it for
 every architecture and ABI, which this machine cannot all run, against a model made from
-the tables of :mod:`referee.sandbox_seccomp`.
+the tables of :mod:`referee.sandbox.seccomp`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import struct
 from hypothesis import given
 from hypothesis import strategies as st
 
-from referee.sandbox_seccomp import (
+from referee.sandbox.seccomp import (
     AARCH64,
     ARCHES,
     ARGUMENTS,

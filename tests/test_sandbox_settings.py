@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from referee.records import RecordError, verify_lines
-from referee.sandbox import sandbox_problem
+from referee.sandbox.probe import sandbox_problem
 from tests.sandboxing import as_a_normal_user, require_sandbox
 from tests.test_cli import assert_one_error, tavolo
 

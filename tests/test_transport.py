@@ -133,7 +133,7 @@ def _bot_sees(tmp_path: Path, env_value: str | None) -> str:
     code = (
         "import asyncio, sys\n"
         "from pathlib import Path\n"
-        "from referee.bot_process import start_bot\n"
+        "from referee.sandbox.bot_process import start_bot\n"
         "from referee.entries import Entry\n"
         "async def main():\n"
         f"    bot = await start_bot(Entry('env', command=(sys.executable, '-c', {_PRINT_ENV!r})),"

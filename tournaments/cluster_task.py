@@ -21,10 +21,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from referee import engine
-from referee.bot_process import LogBudget
 from referee.entries import BUILT_IN_BOTS, Entry, EntryError, parse_entry, program_files
 from referee.match import DealReport, GameReport, Match, MatchConfig
-from referee.sandbox import SandboxMode, sandbox_problem
+from referee.sandbox.bot_process import LogBudget
+from referee.sandbox.bwrap import SandboxMode
+from referee.sandbox.probe import sandbox_problem
 from referee.service import Referee, start_referee
 
 

@@ -24,7 +24,7 @@ from referee.engine.registry import preset
 from referee.engine.rules import Rules
 from referee.entries import Entry, EntryError, load_manifest, parse_entry, program_hashes
 from referee.match import TEMPO_FREE, FaultPolicy, Limits, book_problem, parse_tempo, rotations
-from referee.sandbox import SandboxMode
+from referee.sandbox.bwrap import SandboxMode
 
 
 class ConfigError(ValueError):

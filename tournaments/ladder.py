@@ -25,7 +25,7 @@ from referee.engine.rules import Rules
 from referee.entries import BUILT_IN_BOTS, Entry, parse_entry
 from referee.match import Faults, GameReport, Limits, Match, MatchConfig, MatchResult
 from referee.records import open_record
-from referee.sandbox import SandboxMode
+from referee.sandbox.bwrap import SandboxMode
 from referee.service import start_referee
 from tournaments.ratings import PairResult, Ratings, rate
 from tournaments.results import always_faulted, pair_results

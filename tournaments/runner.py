@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from referee.bot_process import LogBudget
 from referee.entrant_keys import EntrantKeys, key_digest, new_key
 from referee.match import (
     DealReport,
@@ -29,6 +28,7 @@ from referee.match import (
     confinement_warnings,
     rotations,
 )
+from referee.sandbox.bot_process import LogBudget
 from referee.service import Referee, start_referee
 from referee.shard_pool import ShardLost, ShardPool, ShardSpec
 from tournaments.concurrency import WINDOW_SECONDS, AdaptiveTables, split_games

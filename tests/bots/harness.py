@@ -29,7 +29,7 @@ from referee.match import FaultPolicy, Limits, Match, MatchConfig, MatchResult
 from referee.proto import referee_pb2 as pb
 from referee.proto import referee_pb2_grpc as pb_grpc
 from referee.records import verify_file
-from referee.sandbox import SandboxMode
+from referee.sandbox.bwrap import SandboxMode
 from referee.service import Referee, start_referee
 
 SCRIPTED = Path(__file__).resolve().with_name("scripted.py")

@@ -20,7 +20,7 @@ from referee.engine.registry import preset
 from referee.engine.rules import Rules
 from referee.entries import Entry, parse_entry
 from referee.match import GameReport, Limits, MatchConfig, rotations
-from referee.sandbox import SandboxMode
+from referee.sandbox.bwrap import SandboxMode
 from tournaments.ladder import Z95, match_entries, play_matches, wilson
 
 DEFAULT_SEED = "tavolo-bench-bots-1"

@@ -49,13 +49,13 @@ from typing import Any
 import grpc
 import grpc.aio
 
-from referee.bot_process import BotProcess, start_bot
 from referee.engine.game_base import Termination
 from referee.engine.registry import preset
 from referee.engine.rules import Rules
 from referee.entries import BUILT_IN_BOTS, Entry
 from referee.links import SlotLink
 from referee.match import Limits, Match, MatchConfig
+from referee.sandbox.bot_process import BotProcess, start_bot
 from referee.service import Referee, start_referee
 
 BOT_PROCESSES = 4

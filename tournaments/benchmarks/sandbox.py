@@ -28,11 +28,11 @@ from typing import Any
 import grpc
 import grpc.aio
 
-from referee.bot_process import start_bot
 from referee.engine.registry import preset
 from referee.entries import Entry, parse_entry
 from referee.match import Limits, Match, MatchConfig
-from referee.sandbox import SandboxMode
+from referee.sandbox.bot_process import start_bot
+from referee.sandbox.bwrap import SandboxMode
 from referee.service import start_referee
 from tournaments.benchmarks.round_trips import LatencyRun, bench_tables, percentile
 

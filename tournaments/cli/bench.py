@@ -19,7 +19,8 @@ from tabulate import tabulate
 from referee.engine.deals import SeedError, check_seed
 from referee.entries import EntryError
 from referee.players import UnknownPlayerError
-from referee.sandbox import SandboxError, SandboxMode, bwrap_version, sandbox_problem
+from referee.sandbox.bwrap import SandboxError, SandboxMode, bwrap_version
+from referee.sandbox.probe import sandbox_problem
 from tournaments.benchmarks.bots import (
     DEFAULT_GAMES,
     P99_TARGET_MS,

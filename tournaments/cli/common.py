@@ -26,7 +26,7 @@ from referee.engine.registry import preset
 from referee.engine.rules import Rules
 from referee.entries import Entry
 from referee.match import Limits
-from referee.sandbox import SandboxMode
+from referee.sandbox.bwrap import SandboxMode
 from referee.service import WILDCARD_HOSTS
 from tournaments.tls_names import tls_name_warning
 

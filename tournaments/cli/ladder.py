@@ -14,7 +14,7 @@ from tabulate import tabulate
 
 from referee.engine.deals import SeedError, check_seed
 from referee.match import GameReport, Limits
-from referee.sandbox import SandboxMode
+from referee.sandbox.bwrap import SandboxMode
 from tournaments.cli.common import (
     GAME_HELP,
     RULE_HELP,

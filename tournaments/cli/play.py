@@ -17,7 +17,6 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from tabulate import tabulate
 
-from referee.bot_process import LogBudget
 from referee.engine.deals import SeedError, check_seed
 from referee.engine.game_base import Outcome
 from referee.engine.rules import Rules
@@ -38,7 +37,8 @@ from referee.match import (
 )
 from referee.players import UnknownPlayerError, check_player
 from referee.records import open_record
-from referee.sandbox import SandboxMode
+from referee.sandbox.bot_process import LogBudget
+from referee.sandbox.bwrap import SandboxMode
 from referee.service import start_referee
 from tournaments.cli.common import (
     BOOK_HELP,

@@ -34,7 +34,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from referee.sandbox import SandboxError
+from referee.sandbox.bwrap import SandboxError
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 CONTROLLERS = ("pids", "cpu", "memory")

@@ -1,12 +1,12 @@
-"""Become a bot process under CPU and memory limits: ``python -m referee.limits_exec``.
+"""Become a bot process under CPU and memory limits: ``python -m referee.sandbox.rlimits``.
 
-    python -m referee.limits_exec --cpu-seconds 600 --memory-mb 2048 [--file-mb 256] -- CMD ...
+    python -m referee.sandbox.rlimits --cpu-seconds 600 --memory-mb 2048 [--file-mb 256] -- CMD ...
 
 Sets RLIMIT_CPU, RLIMIT_AS and (with ``--file-mb``) RLIMIT_FSIZE, then replaces itself
 with CMD, so the limits bind the bot and nothing else. On Linux it also asks to be killed
 when the referee dies, so a referee killed with SIGKILL leaves no bot behind. Imports
-nothing from Tavolo beyond the package's own ``__init__`` (which does nothing), to start
-fast and to pass the environment on as it came.
+nothing from Tavolo beyond its packages' ``__init__`` files (which import nothing), to
+start fast and to pass the environment on as it came.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def die_with_parent() -> None:
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="referee.limits_exec")
+    parser = argparse.ArgumentParser(prog="referee.sandbox.rlimits")
     parser.add_argument("--cpu-seconds", type=int, required=True)
     parser.add_argument("--memory-mb", type=int, required=True)
     parser.add_argument("--file-mb", type=int)
@@ -55,8 +55,7 @@ def main(argv: list[str]) -> int:
         if hasattr(signal, name):
             signal.signal(getattr(signal, name), signal.SIG_DFL)
     try:
-        # The package's __init__ set our gRPC choice again in this process: not for the bot.
-        # The environment as the referee made it (referee.bot_process.bot_environment).
+        # The environment as the referee made it (referee.sandbox.bot_process.bot_environment).
         os.execvp(command[0], command)
     except OSError as exc:
         print(f"tavolo: cannot start {command[0]!r}: {exc.strerror}", file=sys.stderr)

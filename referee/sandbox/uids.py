@@ -65,7 +65,7 @@ def lease_uid() -> UidLease:
 
 def map_user_namespace(child: int, uid: int) -> None:
     """Map sandbox process ``child``'s new user namespace: its root stays host root (bwrap's
-    own set-up needs it, and :data:`referee.sandbox.DROP_ROOT` leaves it before the bot
+    own set-up needs it, and :data:`referee.sandbox.bwrap.DROP_ROOT` leaves it before the bot
     runs); ``nobody`` (65534) is host ``uid``, which the bot runs as."""
     line = f"0 0 1\n65534 {uid} 1\n"
     for name in ("uid_map", "gid_map"):

@@ -8,15 +8,13 @@ one private tmpfs of ``disk_mb``. Its rlimits (CPU, address space, file size, pr
 and threads) are set inside its user namespace, by ``prlimit`` just before the bot starts.
 
 A referee running as root also gives each sandbox cgroups of its own (root is exempt from
-RLIMIT_NPROC, and rlimits count per process): :mod:`referee.sandbox_cgroups`.
+RLIMIT_NPROC, and rlimits count per process): :mod:`referee.sandbox.cgroups`.
 docs/security.md says what each layer stops.
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import json
 import os
 import shutil
 import subprocess
@@ -25,7 +23,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import PurePosixPath
 
-from referee.sandbox_proc import proc_args
+from referee.sandbox.proc_views import proc_args
 
 
 class SandboxMode(StrEnum):
@@ -54,7 +52,7 @@ RUNTIME_DIRS = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/l
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
 UID_INSIDE = 65534
 """A root referee's bots are ``nobody`` inside their namespace (and hold no capability);
-that is a host uid of their own outside it (:mod:`referee.sandbox_uids`)."""
+that is a host uid of their own outside it (:mod:`referee.sandbox.uids`)."""
 DROP_ROOT = (
     "setpriv", f"--reuid={UID_INSIDE}", f"--regid={UID_INSIDE}", "--clear-groups",
     "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs",
@@ -137,16 +135,16 @@ def bwrap_argv(
     at the same paths; ``socket_path`` its socket, which appears inside at
     :data:`SOCKET_INSIDE`. With ``block_fd`` and ``info_fd``, bwrap says its child's pid and
     waits for a byte before the bot starts (a root referee moves it into its cgroups).
-    ``seccomp_fd`` holds a seccomp program for bwrap to load (:mod:`referee.sandbox_seccomp`).
+    ``seccomp_fd`` holds a seccomp program for bwrap to load (:mod:`referee.sandbox.seccomp`).
     With ``userns_block_fd`` (a root referee), bwrap waits for a byte on it while the
-    referee maps the sandbox's user namespace (:func:`referee.sandbox_uids.map_user_namespace`);
+    referee maps the sandbox's user namespace (:func:`referee.sandbox.uids.map_user_namespace`);
     the sandbox then drops its root (:data:`DROP_ROOT`) before the bot starts.
     """
     bwrap = bwrap_path()
     prlimit = shutil.which("prlimit")
     setpriv = shutil.which("setpriv")
     if bwrap is None or prlimit is None or setpriv is None:
-        raise SandboxError(sandbox_problem() or "bwrap, prlimit or setpriv not found")
+        raise SandboxError(missing_tools() or "bwrap, prlimit or setpriv not found")
     if userns_block_fd is None:
         users = ["--disable-userns", "--cap-drop", "ALL"]
         drop: list[str] = []
@@ -240,12 +238,8 @@ def inside_env(extra: Mapping[str, str]) -> dict[str, str]:
     }
 
 
-@functools.cache
-def sandbox_problem() -> str | None:
-    """Why no bubblewrap sandbox can be made here (one line, with what to do), or None.
-
-    Checked once per process, by making one real sandbox the way bots get theirs.
-    """
+def missing_tools() -> str | None:
+    """Which program a sandbox needs is not here (one line, with what to do), or None."""
     if bwrap_path() is None:
         where = os.environ.get("TAVOLO_BWRAP")
         if where:
@@ -255,70 +249,7 @@ def sandbox_problem() -> str | None:
         return "prlimit (util-linux) is not installed: install util-linux"
     if shutil.which("setpriv") is None:
         return "setpriv (util-linux) is not installed: install util-linux"
-    probe = Confinement(disk_mb=1, processes=8, cpu_seconds=5, memory_mb=256, file_mb=1)
-    command = ["/bin/sh", "-c", "echo ok > /tmp/probe && cat /tmp/probe"]
-    if running_as_root():
-        from referee.sandbox_cgroups import cgroups_problem  # it imports this module
-
-        if problem := cgroups_problem():
-            return problem
-    try:
-        done = _probe(probe, command)
-    except (OSError, subprocess.SubprocessError) as exc:
-        return f"bubblewrap cannot start: {exc}"
-    if done.returncode == 0 and done.stdout.strip() == "ok":
-        return None
-    said = " ".join((done.stderr or done.stdout).split()) or f"exit status {done.returncode}"
-    hint = ""
-    if "--size" in said or "Unknown option" in said:
-        hint = "; bubblewrap 0.8 or newer is needed (bwrap --version)"
-    elif "namespace" in said.lower() or "permission" in said.lower():
-        hint = (
-            "; user namespaces may be off: sysctl user.max_user_namespaces=10000 "
-            "(and kernel.unprivileged_userns_clone=1 where it exists); in Docker see "
-            "docs/security.md"
-        )
-    return f"bubblewrap cannot make a sandbox here: {said}{hint}"
-
-
-def _probe(probe: Confinement, command: list[str]) -> subprocess.CompletedProcess[str]:
-    """Run ``command`` in a sandbox made as a bot's is: as root, on a host uid of its own."""
-    if not running_as_root():
-        argv = bwrap_argv(probe, command, {}, (), None)
-        return subprocess.run(argv, capture_output=True, text=True, timeout=20, check=False)
-    from referee.sandbox_uids import (  # it names this module
-        forbid_user_namespaces,
-        lease_uid,
-        map_user_namespace,
-    )
-
-    lease = lease_uid()
-    info_r, info_w = os.pipe()
-    users_r, users_w = os.pipe()
-    try:
-        argv = bwrap_argv(probe, command, {}, (), None, userns_block_fd=users_r, info_fd=info_w)
-        with subprocess.Popen(
-            argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            pass_fds=(users_r, info_w),
-        ) as process:  # fmt: skip
-            os.close(info_w)
-            info_w = -1
-            data = b""
-            while not data.rstrip().endswith(b"}") and (chunk := os.read(info_r, 4096)):
-                data += chunk
-            if data:
-                child = int(json.loads(data)["child-pid"])
-                map_user_namespace(child, lease.uid)
-                forbid_user_namespaces(child)
-                with contextlib.suppress(BrokenPipeError):
-                    os.write(users_w, b"1")
-            out, err = process.communicate(timeout=20)
-            return subprocess.CompletedProcess(argv, process.returncode, out, err)
-    finally:
-        for fd in (info_r, info_w, users_r, users_w):
-            if fd >= 0:
-                os.close(fd)
-        lease.release()
+    return None
 
 
 def bwrap_version() -> str:

@@ -15,7 +15,7 @@ from typing import TypeVar
 
 from referee import grpc_transport
 from referee.entries import Entry, printable
-from referee.sandbox import (
+from referee.sandbox.bwrap import (
     SOCKET_INSIDE,
     Confinement,
     SandboxError,
@@ -25,9 +25,9 @@ from referee.sandbox import (
     process_cap,
     running_as_root,
 )
-from referee.sandbox_cgroups import SandboxCgroups
-from referee.sandbox_seccomp import seccomp_program
-from referee.sandbox_uids import (
+from referee.sandbox.cgroups import SandboxCgroups
+from referee.sandbox.seccomp import seccomp_program
+from referee.sandbox.uids import (
     UidLease,
     forbid_user_namespaces,
     lease_uid,
@@ -73,7 +73,7 @@ class LogBudget:
 
 
 GLIBC_FUTEX_ABORT = "The futex facility returned an unexpected error code."
-"""What the C library prints as it aborts on a refused futex call (referee.sandbox_seccomp)."""
+"""What the C library prints as it aborts on a refused futex call (referee.sandbox.seccomp)."""
 
 
 @dataclass
@@ -255,7 +255,7 @@ def bot_environment(extra: Mapping[str, str]) -> dict[str, str]:
 
     A bot in another language may run a gRPC core that does not know these experiments
     and says so on stderr; what a user set themselves is passed on. A sandboxed bot gets
-    none of ours (``referee.sandbox.inside_env``).
+    none of ours (``referee.sandbox.bwrap.inside_env``).
     """
     env = {k: v for k, v in os.environ.items() if not k.startswith("TAVOLO_")}
     env.update(extra)
@@ -288,7 +288,7 @@ async def start_bot(
 
     ``env`` holds the bot's TAVOLO_* values; ``socket`` is the host path of its own
     socket to the referee, handed over as ``TAVOLO_REFEREE`` (a sandboxed bot sees it at
-    :data:`referee.sandbox.SOCKET_INSIDE`). A sandboxed bot gets nothing else of our
+    :data:`referee.sandbox.bwrap.SOCKET_INSIDE`). A sandboxed bot gets nothing else of our
     environment; an unconfined one gets ours without the referee's secrets. ``budget``
     caps what the logs of every process sharing it keep together.
     """
@@ -301,7 +301,7 @@ async def start_bot(
     if socket is not None:
         values["TAVOLO_REFEREE"] = f"unix:{socket}"
     argv = [
-        sys.executable, "-m", "referee.limits_exec",
+        sys.executable, "-m", "referee.sandbox.rlimits",
         "--cpu-seconds", str(entry.cpu_seconds), "--memory-mb", str(entry.memory_mb),
         "--file-mb", str(entry.file_mb),
         "--", *entry.command,
@@ -365,7 +365,7 @@ async def _launch_confined(
     info_r = info_w = block_r = block_w = users_r = users_w = seccomp_r = -1
     process = None
     try:
-        # Every sandbox: the filter of referee.sandbox_seccomp (no session, lock or key
+        # Every sandbox: the filter of referee.sandbox.seccomp (no session, lock or key
         # of its own can reach another sandbox).
         seccomp_r, seccomp_w = os.pipe()
         os.write(seccomp_w, seccomp_program())  # far less than a pipe holds
