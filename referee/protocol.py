@@ -7,6 +7,9 @@ lines of the game record. Nothing a bot sends reaches another bot but its action
 
 from __future__ import annotations
 
+from referee import grpc_transport  # noqa: F401 - first: tavolo_bot (its proto) loads grpc
+
+# isort: split
 import functools
 from collections.abc import Sequence
 from typing import Any, NamedTuple
@@ -24,7 +27,7 @@ from referee.engine.cards import CARD_NAMES, cards_of
 from referee.engine.declarations import DECLARATION_CARDS, DECLARATION_NAMES, declaration_points
 from referee.engine.families import AnyGame
 from referee.engine.tressette import Observation
-from referee.proto import referee_pb2 as pb
+from tavolo_bot.proto import referee_pb2 as pb
 
 PROTOCOL_VERSION = 1
 

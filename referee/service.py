@@ -29,9 +29,9 @@ from referee.bot_process import finish_despite_cancel
 from referee.engine.rules import PRESETS
 from referee.engine.tressette import rules_tables
 from referee.links import LinkError, SlotLink, TicketBook, parse_request
-from referee.proto import referee_pb2 as pb
-from referee.proto import referee_pb2_grpc as pb_grpc
 from referee.protocol import PROTOCOL_VERSION
+from tavolo_bot.proto import referee_pb2 as pb
+from tavolo_bot.proto import referee_pb2_grpc as pb_grpc
 
 WILDCARD_HOSTS = ("0.0.0.0", "[::]", "")
 """Listen hosts that mean every interface: no address to connect to."""

@@ -28,8 +28,8 @@ from typing import Any
 from referee.bot_process import LogBudget
 from referee.limits_exec import die_with_parent
 from referee.match import DealReport, GameReport, Match, MatchConfig
-from referee.proto import referee_pb2 as pb
 from referee.service import Referee, TableFeed, start_referee
+from tavolo_bot.proto import referee_pb2 as pb
 
 HEADER = struct.Struct(">I")
 """Every message's length, before it."""

@@ -15,9 +15,9 @@ from referee.engine.calabresella_game import CalabresellaGame
 from referee.engine.cards import CARD_NAMES
 from referee.engine.families import new_game
 from referee.engine.rules import RulesError, preset
-from referee.proto import referee_pb2 as pb
 from referee.protocol import fill_observation, legal_messages, public_event
 from referee.records import RecordError, verify_lines
+from tavolo_bot.proto import referee_pb2 as pb
 from tests.test_cli import tavolo
 
 CALABRESELLA = preset("calabresella")

@@ -25,11 +25,11 @@ from referee.engine.cards import CARD_NAMES, mask_of, parse_card
 from referee.engine.rules import Rules, preset
 from referee.engine.tressette import TressetteDeal
 from referee.engine.tressette_game import new_deal
-from referee.proto import referee_pb2 as pb
 from referee.protocol import fill_observation, legal_messages
 from referee.records import without_think_times
 from referee.search.pimc import search_tressette
 from tavolo_bot.bots.heuristic import choose_action
+from tavolo_bot.proto import referee_pb2 as pb
 from tavolo_bot.proto import referee_pb2 as sdk_pb
 from tavolo_bot.turn import Turn, card_of
 from tests.test_cli import assert_one_error, console_script, run, runner

@@ -43,12 +43,12 @@ from referee.engine.cards import cards_of, mask_of, parse_card
 from referee.engine.deals import Deal
 from referee.engine.families import new_game
 from referee.engine.rules import Rules, preset
-from referee.proto import referee_pb2 as rpb
 from referee.protocol import fill_decision
 from referee.search.calabresella_playout import Playout
 from referee.search.calabresella_worlds import DISCARDS, HAND, Limits, limits, sample_world
 from tavolo_bot.bots.heuristic import choose_action
 from tavolo_bot.proto import referee_pb2 as pb
+from tavolo_bot.proto import referee_pb2 as rpb
 from tavolo_bot.turn import Turn
 from tests.test_cli import tavolo
 from tests.test_pimc_worlds import play_randomly

@@ -39,9 +39,9 @@ from referee.engine.deals import deal_cards
 from referee.engine.rules import PRESETS, Rules
 from referee.entries import parse_entry
 from referee.match import FaultPolicy
-from referee.proto import referee_pb2 as pb
-from referee.proto import referee_pb2_grpc as pb_grpc
 from referee.service import Referee
+from tavolo_bot.proto import referee_pb2 as pb
+from tavolo_bot.proto import referee_pb2_grpc as pb_grpc
 from tests.bots.harness import (
     PUBLIC_EVENTS,
     BotLog,

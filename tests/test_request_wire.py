@@ -19,7 +19,6 @@ from referee.engine.families import AnyGame, new_game
 from referee.engine.rules import PRESETS, Rules, preset
 from referee.engine.tressette import Observation, Phase, TressetteDeal
 from referee.engine.tressette_game import TressetteGame
-from referee.proto import referee_pb2 as pb
 from referee.protocol import (
     Sent,
     encode_decision,
@@ -30,6 +29,7 @@ from referee.protocol import (
     public_event,
     scored_event,
 )
+from tavolo_bot.proto import referee_pb2 as pb
 from tests.test_properties import rule_sets
 
 games = st.one_of(st.sampled_from(sorted(PRESETS)).map(preset), rule_sets())

@@ -37,9 +37,9 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from tabulate import tabulate
 
-from referee.proto import referee_pb2 as pb
-from referee.proto import referee_pb2_grpc as pb_grpc
 from referee.protocol import PROTOCOL_VERSION
+from tavolo_bot.proto import referee_pb2 as pb
+from tavolo_bot.proto import referee_pb2_grpc as pb_grpc
 from tournaments.benchmarks.round_trips import BenchError
 
 SERVE_START_SECONDS = 60.0
