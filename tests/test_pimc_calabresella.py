@@ -48,7 +48,6 @@ from referee.search.calabresella_playout import Playout
 from referee.search.calabresella_worlds import DISCARDS, HAND, Limits, limits, sample_world
 from tavolo_bot.bots.heuristic import choose_action
 from tavolo_bot.proto import referee_pb2 as pb
-from tavolo_bot.proto import referee_pb2 as rpb
 from tavolo_bot.turn import Turn
 from tests.test_cli import tavolo
 from tests.test_pimc_worlds import play_randomly
@@ -198,9 +197,9 @@ def test_pimc_plays_calabresella_over_grpc(tmp_path: Path, seats: int, entries: 
 
 def _turn(game: CalabresellaGame, seat: int) -> Turn:
     """The request the referee would send ``seat``, as the bot's SDK reads it."""
-    request = rpb.DecisionRequest(request_id=1)
+    request = pb.DecisionRequest(request_id=1)
     fill_decision(request, game, seat, game.legal_actions(), 1)
-    return Turn(pb.DecisionRequest.FromString(request.SerializeToString()))
+    return Turn(request)
 
 
 def test_pimc_bids_the_contract_its_hand_sweeps() -> None:
