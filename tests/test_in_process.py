@@ -188,12 +188,12 @@ def test_an_sdk_player_hears_the_events_in_the_referees_order(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from tavolo_bot import Bot, Turn
-    from tavolo_bot.proto import referee_pb2 as sdk_pb
+    from tavolo_bot.proto import referee_pb2 as pb
 
     heard: list[tuple[str, Any]] = []
 
     class Listening(Bot):
-        def on_event(self, event: sdk_pb.Event) -> None:
+        def on_event(self, event: pb.Event) -> None:
             kind = event.WhichOneof("event")
             detail = {
                 "game_started": lambda: (event.game_started.game, event.game_started.seat),
