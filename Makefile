@@ -60,7 +60,7 @@ clients: $(BUF)
 clients-available: $(BUF)
 	clients/build-all
 
-# Regenerate the Python code in referee/proto and clients/python/tavolo_bot/proto.
+# Regenerate the Python code in clients/python/tavolo_bot/proto (the referee imports it too).
 proto: $(STAMP)
 	$(BIN)/python proto/generate.py
 

@@ -1,11 +1,13 @@
-"""Generate the Python protobuf and gRPC code from proto/ for the referee and the bot SDK.
+"""Generate the Python protobuf and gRPC code from proto/ into the SDK's ``tavolo_bot.proto``.
 
-    python proto/generate.py            # write the generated packages
-    python proto/generate.py --check    # exit 1 if they differ from what would be written
+    python proto/generate.py            # write the generated package
+    python proto/generate.py --check    # exit 1 if it differs from what would be written
 
+There is one generated package, the SDK's: bot authors install the SDK alone, and the
+tavolo distribution ships the SDK too, so the referee imports its messages from there.
 Needs grpcio-tools (pinned in pyproject.toml, so regenerating is byte-for-byte stable).
 protoc writes absolute imports (``from tavolo.v1 import ...``); they are made relative
-so the generated package can live inside ``referee`` and inside ``tavolo_bot``.
+so the generated package can live inside ``tavolo_bot``.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PROTO_ROOT = ROOT / "proto"
 PROTOS = sorted(p.relative_to(PROTO_ROOT) for p in (PROTO_ROOT / "tavolo").rglob("*.proto"))
-TARGETS = (ROOT / "referee" / "proto", ROOT / "clients" / "python" / "tavolo_bot" / "proto")
+TARGET = ROOT / "clients" / "python" / "tavolo_bot" / "proto"
 INIT = '"""Generated from proto/ by proto/generate.py: do not edit."""\n'
 
 
@@ -46,19 +48,18 @@ def main() -> int:
     files = generate()
     check = "--check" in sys.argv[1:]
     stale = []
-    for target in TARGETS:
-        present = {p.name for p in target.glob("*.py*")} if target.exists() else set()
-        for name, text in files.items():
-            path = target / name
-            if not path.exists() or path.read_text(encoding="utf-8") != text:
-                stale.append(str(path.relative_to(ROOT)))
-                if not check:
-                    target.mkdir(parents=True, exist_ok=True)
-                    path.write_text(text, encoding="utf-8")
-        for name in sorted(present - set(files)):
-            stale.append(str((target / name).relative_to(ROOT)))
+    present = {p.name for p in TARGET.glob("*.py*")} if TARGET.exists() else set()
+    for name, text in files.items():
+        path = TARGET / name
+        if not path.exists() or path.read_text(encoding="utf-8") != text:
+            stale.append(str(path.relative_to(ROOT)))
             if not check:
-                (target / name).unlink()
+                TARGET.mkdir(parents=True, exist_ok=True)
+                path.write_text(text, encoding="utf-8")
+    for name in sorted(present - set(files)):
+        stale.append(str((TARGET / name).relative_to(ROOT)))
+        if not check:
+            (TARGET / name).unlink()
     if check and stale:
         print("generated code is out of date; run python proto/generate.py:", *stale, sep="\n  ")
         return 1

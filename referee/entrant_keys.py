@@ -22,7 +22,7 @@ from typing import Any
 import grpc
 
 from referee.links import FLOOD_LIMIT, LinkError, SlotLink, parse_request
-from referee.proto import referee_pb2 as pb
+from tavolo_bot.proto import referee_pb2 as pb
 
 MAX_STREAMS = 32
 """Streams one entrant may hold open at once: enough for many tables, not a flood."""

@@ -307,7 +307,7 @@ def sdk_folder() -> str:
     site-packages after ``pip install .``, the source folder after ``pip install -e .``.
     """
     try:
-        return package_folder("tavolo_bot")  # found, not imported (only --in-process is)
+        return package_folder("tavolo_bot")  # found, not imported
     except EntryError:
         raise EntryError(
             "the built-in bots need the Python SDK (the tavolo_bot package), which this "

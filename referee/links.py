@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import grpc
 from google.protobuf.message import DecodeError
 
-from referee.proto import referee_pb2 as pb
 from referee.protocol import Sent, encode_response
+from tavolo_bot.proto import referee_pb2 as pb
 
 if TYPE_CHECKING:
     from referee.entrant_keys import EntrantKeys

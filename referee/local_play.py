@@ -13,6 +13,9 @@ own per game) plays the same.
 
 from __future__ import annotations
 
+from referee import grpc_transport  # noqa: F401 - first: tavolo_bot (its proto) loads grpc
+
+# isort: split
 from collections.abc import Callable, Sequence
 from typing import IO, Any
 
@@ -31,9 +34,9 @@ from referee.match import (
     seat_slots,
 )
 from referee.players import Decision, Player, UnknownPlayerError, make_player
-from referee.proto import referee_pb2 as pb
 from referee.protocol import hand_event, public_event, scored_event
 from referee.records import RecordWriter
+from tavolo_bot.proto import referee_pb2 as pb
 
 IN_PROCESS = "in-process"
 """What ``MatchResult.sandboxes`` says of every entry of a match played here."""

@@ -7,6 +7,9 @@ games, writes the record as it goes, and always kills and reaps its processes.
 
 from __future__ import annotations
 
+from referee import grpc_transport  # noqa: F401 - first: tavolo_bot (its proto) loads grpc
+
+# isort: split
 import asyncio
 import contextlib
 import hashlib
@@ -31,7 +34,6 @@ from referee.engine.rules import Rules
 from referee.entrant_keys import EntrantKeys
 from referee.entries import Entry, unique_names
 from referee.links import Incident, Request, SlotLink, Wait
-from referee.proto import referee_pb2 as pb
 from referee.protocol import (
     Sent,
     encode_decision,
@@ -50,6 +52,7 @@ from referee.sandbox.bot_process import (
 from referee.sandbox.bwrap import SandboxError, SandboxMode, running_as_root
 from referee.sandbox.probe import sandbox_problem
 from referee.service import Referee, TableFeed, open_slot_socket
+from tavolo_bot.proto import referee_pb2 as pb
 
 
 class FaultPolicy(StrEnum):

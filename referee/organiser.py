@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from referee import grpc_transport  # noqa: F401 - first: tavolo_bot (its proto) loads grpc
+
+# isort: split
 import asyncio
 import json
 import logging
@@ -13,10 +16,10 @@ from referee.engine.errors import RulesError
 from referee.engine.registry import preset
 from referee.entries import BUILT_IN_BOTS, parse_entry
 from referee.match import Limits, Match, MatchConfig, MatchResult, result_json
-from referee.proto import referee_pb2 as pb
 from referee.records import open_record
 from referee.sandbox.bwrap import SandboxMode
 from referee.service import Referee
+from tavolo_bot.proto import referee_pb2 as pb
 
 LOG = logging.getLogger("tavolo.organiser")
 

@@ -10,22 +10,22 @@ would send it (:mod:`referee.protocol`), so no second heuristic exists to drift.
 
 from __future__ import annotations
 
+from referee import grpc_transport  # noqa: F401 - first: tavolo_bot (its proto) loads grpc
+
+# isort: split
 import os
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, TypeVar
-
-from google.protobuf.message import Message
+from typing import Protocol
 
 from referee.engine.codec import Action
 from referee.engine.game_base import AnyGame
-from referee.proto import referee_pb2 as pb
 from referee.protocol import fill_decision
-
-if TYPE_CHECKING:
-    from tavolo_bot.bot import Bot
-    from tavolo_bot.proto import referee_pb2 as sdk_pb
+from tavolo_bot.bot import Bot
+from tavolo_bot.proto import referee_pb2 as pb
+from tavolo_bot.runner import action_id
+from tavolo_bot.turn import Turn
 
 ATTEMPTS = 3
 """Attempts the requests say; an in-process player never gets a second one."""
@@ -104,15 +104,6 @@ class SdkPlayer:
     hears = True
 
     def __init__(self, bot: Bot, seed: str) -> None:
-        # Only here: the referee itself never imports the SDK (see _load_sdk).
-        from tavolo_bot.proto import referee_pb2 as sdk_pb
-        from tavolo_bot.runner import action_id
-        from tavolo_bot.turn import Turn
-
-        self._event: type[sdk_pb.Event] = sdk_pb.Event
-        self._request: type[sdk_pb.DecisionRequest] = sdk_pb.DecisionRequest
-        self._turn = Turn
-        self._action_id = action_id
         bot.seed = seed  # what the SDK's runner sets from TAVOLO_SEED, for one ticket
         self._bot = bot
 
@@ -122,31 +113,19 @@ class SdkPlayer:
 
     def hear(self, event: pb.Event) -> None:
         """Pass the event to the bot (and ``on_match_over`` after ``MatchOver``)."""
-        self._bot.on_event(_as_sdk(event, self._event))
+        self._bot.on_event(event)
         if event.WhichOneof("event") == "match_over":
             self._bot.on_match_over()
 
     def act(self, decision: Decision) -> Action:
         """The bot's choice for the request the referee would send."""
-        turn = self._turn(_as_sdk(decision_request(decision), self._request))
-        chosen = self._action_id(self._bot.choose(turn), turn)
+        turn = Turn(decision_request(decision))
+        chosen = action_id(self._bot.choose(turn), turn)
         if chosen not in decision.legal:
             raise RuntimeError(
                 f"{type(self._bot).__name__} chose action {chosen}, which is not legal"
             )
         return chosen
-
-
-_SdkMessage = TypeVar("_SdkMessage", bound=Message)
-
-
-def _as_sdk(message: Message, sdk_type: type[_SdkMessage]) -> _SdkMessage:
-    """``message`` as the SDK's message class. The referee and the SDK each carry the code
-    generated from the one proto (proto/generate.py), and protobuf makes one class per
-    message type, so it is the message itself; were it not, a copy."""
-    if isinstance(message, sdk_type):
-        return message
-    return sdk_type.FromString(message.SerializeToString())
 
 
 def decision_request(decision: Decision) -> pb.DecisionRequest:
@@ -161,17 +140,8 @@ def decision_request(decision: Decision) -> pb.DecisionRequest:
     return request
 
 
-def _load_sdk() -> None:
-    """Import the SDK (``tavolo_bot``), after the referee has chosen gRPC's transport."""
-    from referee import grpc_transport  # noqa: F401 - before the SDK loads grpc
-
-    # isort: split
-    import tavolo_bot  # noqa: F401
-
-
 def heuristic_player(seed: str) -> SdkPlayer:
     """``tavolo_bot.bots.heuristic``: deterministic, so ``seed`` changes nothing."""
-    _load_sdk()
     from tavolo_bot.bots.heuristic import HeuristicBot
 
     return SdkPlayer(HeuristicBot(), seed)
@@ -180,7 +150,6 @@ def heuristic_player(seed: str) -> SdkPlayer:
 def pimc_player(seed: str) -> SdkPlayer:
     """``referee.bots.pimc`` with the knobs of this process's environment (its defaults
     where unset), seeded as its process would be."""
-    _load_sdk()
     from referee.bots.pimc import PimcBot, knobs
 
     worlds, ms = knobs([], os.environ)
@@ -209,7 +178,6 @@ def check_player(name: str) -> None:
             "(--in-process plays built-in players only)"
         )
     if name == "pimc":
-        _load_sdk()
         from referee.bots.pimc import PimcConfigError, knobs
 
         try:

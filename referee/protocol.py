@@ -7,6 +7,9 @@ lines of the game record. Nothing a bot sends reaches another bot but its action
 
 from __future__ import annotations
 
+from referee import grpc_transport  # noqa: F401 - first: tavolo_bot (its proto) loads grpc
+
+# isort: split
 import functools
 import importlib
 from collections.abc import Callable, Mapping, Sequence
@@ -16,7 +19,7 @@ from referee.engine.cards import CARD_NAMES, parse_card
 from referee.engine.codec import Action, ActionCodec, ActionError, ActionParts
 from referee.engine.game_base import AnyGame
 from referee.engine.registry import Family
-from referee.proto import referee_pb2 as pb
+from tavolo_bot.proto import referee_pb2 as pb
 
 PROTOCOL_VERSION = 1
 

@@ -28,10 +28,10 @@ from grpc_reflection.v1alpha import reflection
 from referee.engine.registry import presets
 from referee.families.tressette.deal import rules_tables
 from referee.links import LinkError, SlotLink, TicketBook, parse_request
-from referee.proto import referee_pb2 as pb
-from referee.proto import referee_pb2_grpc as pb_grpc
 from referee.protocol import PROTOCOL_VERSION
 from referee.sandbox.bot_process import finish_despite_cancel
+from tavolo_bot.proto import referee_pb2 as pb
+from tavolo_bot.proto import referee_pb2_grpc as pb_grpc
 
 WILDCARD_HOSTS = ("0.0.0.0", "[::]", "")
 """Listen hosts that mean every interface: no address to connect to."""

@@ -9,6 +9,9 @@ relayed to it (:class:`referee.service.Relay`).
 
 from __future__ import annotations
 
+from referee import grpc_transport  # noqa: F401 - first: tavolo_bot (its proto) loads grpc
+
+# isort: split
 import asyncio
 from collections.abc import Coroutine
 from dataclasses import dataclass
@@ -16,9 +19,9 @@ from typing import Any
 
 from grpc_health.v1 import health_pb2
 
-from referee.proto import referee_pb2 as pb
 from referee.service import Referee, TableFeed
 from referee.shard_pool import ShardLost, ShardPool
+from tavolo_bot.proto import referee_pb2 as pb
 
 REFEREE_SERVICE = pb.DESCRIPTOR.services_by_name["RefereeService"].full_name
 WATCH_EVERY = 0.1

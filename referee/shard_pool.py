@@ -29,6 +29,9 @@ failed (``tavolo serve``); whatever it had reported stays reported.
 
 from __future__ import annotations
 
+from referee import grpc_transport  # noqa: F401 - first: tavolo_bot (its proto) loads grpc
+
+# isort: split
 import asyncio
 import collections
 import contextlib
@@ -43,11 +46,11 @@ from pathlib import Path
 from typing import Any
 
 from referee.match import DealReport, GameReport, MatchConfig, forget_old_feeds
-from referee.proto import referee_pb2 as pb
 from referee.sandbox.bot_process import LogBudget
 from referee.sandbox.bwrap import SandboxMode
 from referee.service import Referee, TableFeed
 from referee.shard_worker import frame, read_message
+from tavolo_bot.proto import referee_pb2 as pb
 
 START_TIMEOUT = 60.0
 """Seconds a new shard has to report its referee listening."""

@@ -26,10 +26,10 @@ from pathlib import Path
 from typing import Any
 
 from referee.match import DealReport, GameReport, Match, MatchConfig
-from referee.proto import referee_pb2 as pb
 from referee.sandbox.bot_process import LogBudget
 from referee.sandbox.rlimits import die_with_parent
 from referee.service import Referee, TableFeed, start_referee
+from tavolo_bot.proto import referee_pb2 as pb
 
 HEADER = struct.Struct(">I")
 """Every message's length, before it."""

@@ -27,9 +27,9 @@ from referee.engine.registry import preset
 from referee.engine.rules import Rules
 from referee.entries import Entry
 from referee.match import Limits, Match, MatchConfig
-from referee.proto import referee_pb2 as pb
-from referee.proto import referee_pb2_grpc as pb_grpc
 from referee.service import Referee, start_referee
+from tavolo_bot.proto import referee_pb2 as pb
+from tavolo_bot.proto import referee_pb2_grpc as pb_grpc
 
 FIXTURE_DIR = Path(__file__).resolve().parent / "fixtures" / "compact"
 LIMITS = Limits(deadline_ms=10_000, connect_timeout=20, grace=1.0)

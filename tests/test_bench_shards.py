@@ -132,9 +132,10 @@ def test_bench_referee_against_refuses_what_is_no_checkout(tmp_path: Path) -> No
 
 def test_a_tree_whose_serve_has_no_shards_plays_only_one(tmp_path: Path) -> None:
     (tmp_path / "tournaments" / "cli").mkdir(parents=True)
-    (tmp_path / "referee" / "proto").mkdir(parents=True)
+    generated = tmp_path / "clients" / "python" / "tavolo_bot" / "proto"
+    generated.mkdir(parents=True)
     (tmp_path / "tournaments" / "cli" / "serve.py").write_text("def serve(listen): ...\n")
-    (tmp_path / "referee" / "proto" / "referee_pb2.py").write_text("")
+    (generated / "referee_pb2.py").write_text("")
     assert not serve_tree_has_shards(tmp_path)
     assert serve_tree_has_shards(REPO)
     with pytest.raises(BenchError, match="has no --shards, so only 1 shard"):
@@ -143,7 +144,7 @@ def test_a_tree_whose_serve_has_no_shards_plays_only_one(tmp_path: Path) -> None
 
 def test_bench_referee_against_runs_the_other_trees_own_serve(tmp_path: Path) -> None:
     tree = tmp_path / "other"
-    for folder in ("referee", "tournaments"):
+    for folder in ("referee", "tournaments", "clients/python"):
         shutil.copytree(REPO / folder, tree / folder, ignore=shutil.ignore_patterns("__pycache__"))
     serve = tree / "tournaments" / "cli" / "serve.py"
     serve.write_text(serve.read_text() + "\nraise SystemExit('the other tree serves')\n")

@@ -15,9 +15,9 @@ from referee.engine.registry import new_game, preset
 from referee.families.calabresella.auction import BID_PASS, CONTRACT_NAMES, Contract
 from referee.families.calabresella.codec import CALABRESELLA_CODEC
 from referee.families.calabresella.game import CalabresellaGame
-from referee.proto import referee_pb2 as pb
 from referee.protocol import fill_observation, legal_messages, public_event
 from referee.records import RecordError, verify_lines
+from tavolo_bot.proto import referee_pb2 as pb
 from tests.test_cli import tavolo
 
 CALABRESELLA = preset("calabresella")

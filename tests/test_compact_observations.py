@@ -21,10 +21,10 @@ from referee.engine.registry import preset
 from referee.entrant_keys import EntrantKeys, key_digest, new_key
 from referee.entries import Entry, parse_entry
 from referee.match import Limits, Match, MatchConfig
-from referee.proto import referee_pb2 as pb
-from referee.proto import referee_pb2_grpc as pb_grpc
 from referee.sandbox.bwrap import SandboxMode
 from referee.service import start_referee
+from tavolo_bot.proto import referee_pb2 as pb
+from tavolo_bot.proto import referee_pb2_grpc as pb_grpc
 from tests.bots.harness import run
 from tests.make_compact_fixture import (
     CASES,

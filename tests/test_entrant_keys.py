@@ -361,8 +361,8 @@ def test_a_stream_lost_mid_match_comes_back_to_its_slot(tmp_path: Path) -> None:
 
     import grpc
 
-    from referee.proto import referee_pb2 as pb
-    from referee.proto import referee_pb2_grpc as pb_grpc
+    from tavolo_bot.proto import referee_pb2 as pb
+    from tavolo_bot.proto import referee_pb2_grpc as pb_grpc
 
     path = tournament(tmp_path, preset="tressette-a-due", entries=("random",))
     db = tmp_path / "keys.db"
@@ -479,8 +479,8 @@ def test_a_remote_bot_cannot_watch_the_tables_of_its_round(tmp_path: Path) -> No
     as from elsewhere."""
     import grpc
 
-    from referee.proto import referee_pb2 as pb
-    from referee.proto import referee_pb2_grpc as pb_grpc
+    from tavolo_bot.proto import referee_pb2 as pb
+    from tavolo_bot.proto import referee_pb2_grpc as pb_grpc
 
     other = other_address()
     if other is None:

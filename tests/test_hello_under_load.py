@@ -24,8 +24,8 @@ CLIENT = """
 import asyncio, json, sys
 from collections import Counter
 import grpc
-from referee.proto import referee_pb2 as pb
-from referee.proto import referee_pb2_grpc as pb_grpc
+from tavolo_bot.proto import referee_pb2 as pb
+from tavolo_bot.proto import referee_pb2_grpc as pb_grpc
 
 async def main(address, streams):
     async with grpc.aio.insecure_channel(address) as channel:

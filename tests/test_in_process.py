@@ -188,12 +188,12 @@ def test_an_sdk_player_hears_the_events_in_the_referees_order(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from tavolo_bot import Bot, Turn
-    from tavolo_bot.proto import referee_pb2 as sdk_pb
+    from tavolo_bot.proto import referee_pb2 as pb
 
     heard: list[tuple[str, Any]] = []
 
     class Listening(Bot):
-        def on_event(self, event: sdk_pb.Event) -> None:
+        def on_event(self, event: pb.Event) -> None:
             kind = event.WhichOneof("event")
             detail = {
                 "game_started": lambda: (event.game_started.game, event.game_started.seat),
@@ -237,7 +237,8 @@ def _entry(*names: str) -> list[Any]:
 
 
 def test_only_the_in_process_players_import_the_sdk() -> None:
-    """The referee finds the SDK (to start bots from it) but loads it only to play it here."""
+    """The referee imports the SDK's generated messages (``tavolo_bot.proto``), and its bots
+    only to play them here; loading the SDK, it chooses gRPC's transport first."""
     importers = []
     for path in sorted([*(ROOT / "referee").rglob("*.py"), *(ROOT / "tournaments").rglob("*.py")]):
         tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -249,7 +250,8 @@ def test_only_the_in_process_players_import_the_sdk() -> None:
                 if isinstance(node, ast.ImportFrom)
                 else []
             )
-            if any(n.split(".")[0] == "tavolo_bot" for n in names):
+            sdk = [n for n in names if n.split(".")[0] == "tavolo_bot"]
+            if any(n != "tavolo_bot.proto" for n in sdk):
                 importers.append(path.relative_to(ROOT).as_posix())
     # referee/bots holds bots of the SDK that search with the engine (pimc): processes of
     # their own, or the in-process players' (referee.players imports them only then).
@@ -257,11 +259,11 @@ def test_only_the_in_process_players_import_the_sdk() -> None:
     assert bots and set(importers) - bots == {"referee/players.py"}
     code = (
         "import tournaments.cli.main, referee.match, referee.local_play, sys\n"
-        "assert 'tavolo_bot' not in sys.modules, 'loaded without an SDK player'\n"
+        "assert 'tavolo_bot.bots' not in sys.modules, 'loaded without an SDK player'\n"
         "from referee.players import make_player\n"
         "make_player('heuristic', 's')\n"
         "import referee.grpc_transport as t\n"
-        "assert 'tavolo_bot' in sys.modules and t.GRPC_EXPERIMENTS_SET_HERE\n"
+        "assert 'tavolo_bot.bots' in sys.modules and t.GRPC_EXPERIMENTS_SET_HERE\n"
     )
     env = {"PATH": "/usr/bin:/bin"}
     done = subprocess.run(

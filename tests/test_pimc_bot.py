@@ -26,12 +26,11 @@ from referee.engine.rules import Rules
 from referee.families.tressette.actions import NUM_CARDS, parse_action
 from referee.families.tressette.deal import TressetteDeal
 from referee.families.tressette.game import new_deal
-from referee.proto import referee_pb2 as pb
 from referee.protocol import fill_observation, legal_messages
 from referee.records import without_think_times
 from referee.search.pimc import search_tressette
 from tavolo_bot.bots.heuristic import choose_action
-from tavolo_bot.proto import referee_pb2 as sdk_pb
+from tavolo_bot.proto import referee_pb2 as pb
 from tavolo_bot.turn import Turn, card_of
 from tests.test_cli import assert_one_error, console_script, run, runner
 from tests.test_pimc_worlds import played_to
@@ -60,8 +59,8 @@ VOLO_PLAYS = (
 )  # fmt: skip
 
 
-def request_for(rules: Rules, deal: TressetteDeal, seat: int) -> sdk_pb.DecisionRequest:
-    """The request a referee sends ``seat`` at this point, as the SDK receives it."""
+def request_for(rules: Rules, deal: TressetteDeal, seat: int) -> pb.DecisionRequest:
+    """The request a referee sends ``seat`` at this point."""
     request = pb.DecisionRequest(request_id=1, deadline_ms=1000, attempts_left=1)
     fill_observation(
         request.observation,
@@ -74,17 +73,15 @@ def request_for(rules: Rules, deal: TressetteDeal, seat: int) -> sdk_pb.Decision
         totals=deal.totals,
     )
     request.legal_actions.extend(legal_messages(rules.family.codec, deal.legal_actions()))
-    return sdk_pb.DecisionRequest.FromString(request.SerializeToString())
+    return request
 
 
 def pimc_bot(rules: Rules, seed: str = "volo", worlds: int = DEFAULT_WORLDS) -> PimcBot:
     bot = PimcBot(worlds, ms_per_decision=60_000)
     bot.seed = seed
     rules_json = json.dumps(rules.to_dict())
-    bot.on_event(
-        sdk_pb.Event(match_started=sdk_pb.MatchStarted(match_id="m", rules_json=rules_json))
-    )
-    bot.on_event(sdk_pb.Event(game_started=sdk_pb.GameStarted(game=1, seat=3)))
+    bot.on_event(pb.Event(match_started=pb.MatchStarted(match_id="m", rules_json=rules_json)))
+    bot.on_event(pb.Event(game_started=pb.GameStarted(game=1, seat=3)))
     return bot
 
 

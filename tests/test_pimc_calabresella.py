@@ -38,7 +38,6 @@ from referee.families.calabresella.auction import BID_PASS, BID_SCEGLIETE, Contr
 from referee.families.calabresella.codec import CALABRESELLA_CODEC
 from referee.families.calabresella.deal import DISCARD_BASE, GIVE_BASE, CalabresellaDeal, Phase
 from referee.families.calabresella.game import CalabresellaGame
-from referee.proto import referee_pb2 as rpb
 from referee.protocol import fill_decision
 from referee.search.calabresella_playout import Playout
 from referee.search.calabresella_worlds import DISCARDS, HAND, Limits, limits, sample_world
@@ -193,9 +192,9 @@ def test_pimc_plays_calabresella_over_grpc(tmp_path: Path, seats: int, entries: 
 
 def _turn(game: CalabresellaGame, seat: int) -> Turn:
     """The request the referee would send ``seat``, as the bot's SDK reads it."""
-    request = rpb.DecisionRequest(request_id=1)
+    request = pb.DecisionRequest(request_id=1)
     fill_decision(request, game, seat, game.legal_actions(), 1)
-    return Turn(pb.DecisionRequest.FromString(request.SerializeToString()))
+    return Turn(request)
 
 
 def test_pimc_bids_the_contract_its_hand_sweeps() -> None:

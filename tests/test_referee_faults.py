@@ -31,10 +31,10 @@ from referee.engine.rules import Rules
 from referee.entries import parse_entry
 from referee.links import FLOOD_LIMIT, Request, TicketBook
 from referee.match import FaultPolicy, Limits
-from referee.proto import referee_pb2 as pb
 from referee.protocol import Sent
 from referee.records import verify_file
 from referee.service import MAX_MESSAGE_BYTES, Referee
+from tavolo_bot.proto import referee_pb2 as pb
 from tests.bots.harness import (
     FAST,
     NORMAL_ENDS,

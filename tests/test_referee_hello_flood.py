@@ -17,9 +17,9 @@ from collections import Counter
 
 import grpc
 
-from referee.proto import referee_pb2 as pb
-from referee.proto import referee_pb2_grpc as pb_grpc
 from referee.service import HELLO_LESS_STREAMS, HELLO_TIMEOUT, start_referee
+from tavolo_bot.proto import referee_pb2 as pb
+from tavolo_bot.proto import referee_pb2_grpc as pb_grpc
 from tournaments.benchmarks.hello_flood import FLOOD
 
 STREAMS = 2000

@@ -40,9 +40,9 @@ from referee.engine.rules import Rules
 from referee.entries import parse_entry
 from referee.families.tressette.actions import parse_action
 from referee.match import FaultPolicy
-from referee.proto import referee_pb2 as pb
-from referee.proto import referee_pb2_grpc as pb_grpc
 from referee.service import Referee
+from tavolo_bot.proto import referee_pb2 as pb
+from tavolo_bot.proto import referee_pb2_grpc as pb_grpc
 from tests.bots.harness import (
     PUBLIC_EVENTS,
     BotLog,

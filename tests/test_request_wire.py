@@ -21,7 +21,6 @@ from referee.engine.registry import Family, family, new_game, preset, presets
 from referee.engine.rules import Rules
 from referee.families.tressette.deal import TressetteDeal
 from referee.families.tressette.game import TressetteGame
-from referee.proto import referee_pb2 as pb
 from referee.protocol import (
     Sent,
     encode_decision,
@@ -32,6 +31,7 @@ from referee.protocol import (
     public_event,
     scored_event,
 )
+from tavolo_bot.proto import referee_pb2 as pb
 from tests.test_properties import rule_sets
 
 games = st.one_of(st.sampled_from(sorted(presets())).map(preset), rule_sets())

@@ -19,8 +19,8 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from referee.proto import referee_pb2 as pb
-from referee.proto import referee_pb2_grpc as pb_grpc
+from tavolo_bot.proto import referee_pb2 as pb
+from tavolo_bot.proto import referee_pb2_grpc as pb_grpc
 from tests.network import free_port
 from tests.test_cli import assert_one_error, tavolo
 from tests.test_tls_bots import certificate  # noqa: F401 - a fixture

@@ -11,9 +11,9 @@ import grpc
 import grpc.aio
 
 from referee.links import TicketBook
-from referee.proto import referee_pb2 as pb
-from referee.proto import referee_pb2_grpc as pb_grpc
 from referee.service import open_slot_socket, start_referee
+from tavolo_bot.proto import referee_pb2 as pb
+from tavolo_bot.proto import referee_pb2_grpc as pb_grpc
 from tests.bots.harness import run
 
 

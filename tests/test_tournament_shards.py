@@ -19,10 +19,10 @@ from pathlib import Path
 import grpc
 import pytest
 
-from referee.proto import referee_pb2 as pb
-from referee.proto import referee_pb2_grpc as pb_grpc
 from referee.service import Referee, start_referee
 from referee.shard_pool import ShardFailed, ShardPool, ShardSpec
+from tavolo_bot.proto import referee_pb2 as pb
+from tavolo_bot.proto import referee_pb2_grpc as pb_grpc
 from tests.test_cli import tavolo
 from tests.test_tournament_run import game_records, table_without_think_times, tournament
 from tournaments.config import load_config

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from referee import grpc_transport
+from tests.test_architecture import full_imports
 
 ROOT = Path(__file__).resolve().parent.parent
 SDK = ROOT / "clients" / "python"
@@ -180,3 +181,27 @@ def test_the_referee_modules_that_load_grpc_choose_its_transport_first() -> None
         done = _run(code, None)
         assert done.returncode == 0, done.stderr
         assert done.stdout.strip() == repr(grpc_transport.GRPC_EXPERIMENTS), module
+
+
+def _sdk_importers() -> list[str]:
+    """The referee's and the tournaments' modules that import the SDK (its generated
+    messages, mostly), but for the SDK bots of referee/bots, which are processes of their own."""
+    return [
+        ".".join(path.relative_to(ROOT).with_suffix("").parts)
+        for path in sorted(
+            [*(ROOT / "referee").rglob("*.py"), *(ROOT / "tournaments").rglob("*.py")]
+        )
+        if "bots" not in path.relative_to(ROOT).parts
+        and any(m.split(".")[0] == "tavolo_bot" for m in full_imports(path))
+    ]
+
+
+@pytest.mark.parametrize("module", _sdk_importers())
+def test_the_modules_that_load_the_sdk_choose_grpcs_transport_first(module: str) -> None:
+    """The SDK sets ``GRPC_EXPERIMENTS`` too: had it done so first, the referee would take the
+    choice for its user's and pass it on to the bots it starts."""
+    done = _run(
+        f"import {module}, referee.grpc_transport as t; print(t.GRPC_EXPERIMENTS_SET_HERE)", None
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "True"

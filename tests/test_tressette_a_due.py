@@ -376,8 +376,8 @@ def test_the_game_records_the_stock_and_every_draw() -> None:
 def test_protocol_observations_name_only_own_played_and_drawn_cards() -> None:
     from referee.engine.registry import preset
     from referee.families.tressette.game import TressetteGame
-    from referee.proto import referee_pb2 as pb
     from referee.protocol import fill_observation
+    from tavolo_bot.proto import referee_pb2 as pb
 
     rules = preset("tressette-a-due")
     for n in range(5):

@@ -26,11 +26,11 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from referee.engine.rules import Rules
 from referee.entries import Entry, parse_entry
 from referee.match import FaultPolicy, Limits, Match, MatchConfig, MatchResult
-from referee.proto import referee_pb2 as pb
-from referee.proto import referee_pb2_grpc as pb_grpc
 from referee.records import verify_file
 from referee.sandbox.bwrap import SandboxMode
 from referee.service import Referee, start_referee
+from tavolo_bot.proto import referee_pb2 as pb
+from tavolo_bot.proto import referee_pb2_grpc as pb_grpc
 
 SCRIPTED = Path(__file__).resolve().with_name("scripted.py")
 FAST = Limits(deadline_ms=300, grace=0.5, connect_timeout=3, restart_crashed=False)

@@ -2,10 +2,10 @@
 
     TAVOLO_REFEREE=host:port TAVOLO_TICKET=... python tests/bots/scripted.py --mode MODE
 
-It speaks the protocol directly with grpcio and ``referee.proto`` (not the SDK), so a
-test controls every byte it sends. Each process appends everything it receives and
-sends, and how its stream ended, to ``<--log-dir>/<pid>.jsonl`` (one JSON object a
-line: ``{"t": "recv" | "sent" | "status" | "start", ...}``, messages as base64 of
+It speaks the protocol directly with grpcio and the generated ``tavolo_bot.proto`` (not
+the SDK's runner), so a test controls every byte it sends. Each process appends everything
+it receives and sends, and how its stream ended, to ``<--log-dir>/<pid>.jsonl`` (one JSON
+object a line: ``{"t": "recv" | "sent" | "status" | "start", ...}``, messages as base64 of
 their bytes). Tests can also run a bot in their own event loop with :func:`run_bot`.
 
 Modes (the misbehaviour happens on slot ``--slot`` only, if given, from the
@@ -58,8 +58,8 @@ import grpc
 import grpc.aio
 from google.protobuf.json_format import MessageToDict
 
-from referee.proto import referee_pb2 as pb
-from referee.proto import referee_pb2_grpc as pb_grpc
+from tavolo_bot.proto import referee_pb2 as pb
+from tavolo_bot.proto import referee_pb2_grpc as pb_grpc
 
 PROTOCOL_VERSION = 1
 RANKS = "32AKQJ7654"

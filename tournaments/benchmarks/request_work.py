@@ -10,13 +10,16 @@ as the Python SDK asks; it prints microseconds per decision.
 
 from __future__ import annotations
 
+from referee import grpc_transport  # noqa: F401 - first: tavolo_bot (its proto) loads grpc
+
+# isort: split
 import random
 import sys
 import time
 
 from referee.engine.registry import new_game, preset
-from referee.proto import referee_pb2 as pb
 from referee.protocol import Sent, encode_decision, encode_response, fill_decision, public_event
+from tavolo_bot.proto import referee_pb2 as pb
 
 _PRIVATE = frozenset({"deal", "score", "redeal", "forfeit"})
 

@@ -37,9 +37,9 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from tabulate import tabulate
 
-from referee.proto import referee_pb2 as pb
-from referee.proto import referee_pb2_grpc as pb_grpc
 from referee.protocol import PROTOCOL_VERSION
+from tavolo_bot.proto import referee_pb2 as pb
+from tavolo_bot.proto import referee_pb2_grpc as pb_grpc
 from tournaments.benchmarks.round_trips import BenchError
 
 SERVE_START_SECONDS = 60.0
@@ -47,6 +47,8 @@ SERVE_START_SECONDS = 60.0
 TICKS_PER_SECOND = os.sysconf("SC_CLK_TCK")
 SERVE_COMMAND = "from tournaments.cli.main import app; app(prog_name='tavolo')"
 """``tavolo serve`` run by this Python, whatever the ``tavolo`` script on PATH."""
+SDK = Path("clients") / "python"
+"""A checkout's Python SDK folder, which holds the protocol's generated code."""
 RATIO_TARGET = 1.7
 """Decisions/s on N shards over one shard, on this 2-core machine: at least this."""
 THROUGHPUT_TABLES = 64
@@ -203,8 +205,8 @@ class ServeProcess:
             if has_shards:
                 args += ["--shards", str(shards)]
             # The tree first, before this checkout (python -c puts the working directory
-            # ahead of PYTHONPATH, hence both).
-            cwd, env["PYTHONPATH"] = tree, str(tree)
+            # ahead of PYTHONPATH, hence both), with its SDK: its generated code is there.
+            cwd, env["PYTHONPATH"] = tree, os.pathsep.join([str(tree), str(tree / SDK)])
         else:
             args += ["--shards", str(shards)]
         with self._out.open("wb") as out, self._err.open("wb") as err:
@@ -556,10 +558,11 @@ def serve_tree_has_shards(tree: Path) -> bool:
     """Whether the checkout ``tree``'s ``tavolo serve`` takes ``--shards``; BenchError if
     ``tree`` is not a tavolo checkout."""
     serve = tree / "tournaments" / "cli" / "serve.py"
-    if not serve.is_file() or not (tree / "referee" / "proto" / "referee_pb2.py").is_file():
+    generated = tree / SDK / "tavolo_bot" / "proto" / "referee_pb2.py"
+    if not serve.is_file() or not generated.is_file():
         raise BenchError(
             f"{tree}: not a tavolo checkout with its generated code "
-            "(tournaments/cli/serve.py and referee/proto/referee_pb2.py)"
+            f"(tournaments/cli/serve.py and {SDK}/tavolo_bot/proto/referee_pb2.py)"
         )
     return "shards" in serve.read_text(encoding="utf-8")
 

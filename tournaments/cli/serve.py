@@ -19,13 +19,13 @@ import grpc
 import typer
 
 from referee.organiser import Organiser
-from referee.proto import referee_pb2 as pb
-from referee.proto import referee_pb2_grpc as pb_grpc
 from referee.sandbox.bwrap import SandboxMode
 from referee.sandbox.probe import sandbox_problem
 from referee.service import WILDCARD_HOSTS, Referee, Relay, start_referee
 from referee.shard_front import ShardedMatches
 from referee.shard_pool import OrganiserSettings, ShardFailed, ShardPool, ShardSpec
+from tavolo_bot.proto import referee_pb2 as pb
+from tavolo_bot.proto import referee_pb2_grpc as pb_grpc
 from tournaments.cli.common import (
     CONNECT_HELP,
     DEFAULT_CONNECT_TIMEOUT,

@@ -44,8 +44,8 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from referee.families.tressette.actions import SIGNAL_NAMES
-from referee.proto import referee_pb2 as pb
 from referee.service import Referee, TableFeed
+from tavolo_bot.proto import referee_pb2 as pb
 from tournaments.ratings import RatingsError
 from tournaments.storage import StorageError, Store
 from tournaments.tables import as_json, stored_facts, stored_standings

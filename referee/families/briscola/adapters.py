@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+from referee import grpc_transport  # noqa: F401 - first: tavolo_bot (its proto) loads grpc
+
+# isort: split
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
@@ -10,13 +13,13 @@ from referee.engine.codec import ActionParts
 from referee.engine.game_base import AnyGame
 from referee.engine.observation import Observation
 from referee.families.briscola.codec import BRISCOLA_CODEC
-from referee.proto import referee_pb2 as pb
 from referee.protocol import (
     Sent,
     card_play_parts,
     encode_trick_observation,
     fill_trick_observation,
 )
+from tavolo_bot.proto import referee_pb2 as pb
 
 
 class BriscolaAdapters:

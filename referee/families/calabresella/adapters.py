@@ -4,6 +4,9 @@ and its action lines read."""
 
 from __future__ import annotations
 
+from referee import grpc_transport  # noqa: F401 - first: tavolo_bot (its proto) loads grpc
+
+# isort: split
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
@@ -14,8 +17,8 @@ from referee.families.calabresella.auction import CONTRACT_NAMES
 from referee.families.calabresella.codec import CALABRESELLA_CODEC
 from referee.families.calabresella.deal import CalabresellaObservation
 from referee.families.calabresella.deal import Phase as CalabresellaPhase
-from referee.proto import referee_pb2 as pb
 from referee.protocol import Sent, card_play_parts, play_message, trick_message
+from tavolo_bot.proto import referee_pb2 as pb
 
 _PHASES = {
     CalabresellaPhase.AUCTION: pb.PHASE_AUCTION,

@@ -3,6 +3,9 @@ declarations, the declaration and call-out events, the deal's score, action line
 
 from __future__ import annotations
 
+from referee import grpc_transport  # noqa: F401 - first: tavolo_bot (its proto) loads grpc
+
+# isort: split
 import functools
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
@@ -19,8 +22,8 @@ from referee.families.tressette.declarations import (
     declaration_points,
     parse_declaration,
 )
-from referee.proto import referee_pb2 as pb
 from referee.protocol import Sent, encode_trick_observation, field, fill_trick_observation
+from tavolo_bot.proto import referee_pb2 as pb
 
 
 def declared_message(seat: int, declaration: int, quattro_points: int) -> pb.Declared:

@@ -1,1 +1,0 @@
-"""Generated from proto/ by proto/generate.py: do not edit."""
