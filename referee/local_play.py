@@ -34,7 +34,7 @@ from referee.match import (
     seat_slots,
 )
 from referee.players import Decision, Player, UnknownPlayerError, make_player
-from referee.protocol import hand_event, public_event, scored_event
+from referee.protocol import heard
 from referee.records import RecordWriter
 from tavolo_bot.proto import referee_pb2 as pb
 
@@ -110,20 +110,12 @@ class _Table:
         """The events of new record lines, to each seat as the referee sends them; the
         hands of the deal in progress."""
         for line in lines:
-            kind = line["type"]
-            if kind == "deal":
+            if line["type"] == "deal":
                 hands = line["hands"]
-                for seat, player in hearing:
-                    player.hear(hand_event(line, seat))
-                continue
-            if kind in ("score", "redeal"):
-                event: pb.Event | None = scored_event(family, line, hands)
-            elif kind == "forfeit":
-                event = None
-            else:
-                event = public_event(family, line)
-            if event is not None:
-                for _, player in hearing:
+            said = heard(family, line, hands)
+            for seat, player in hearing:
+                event = said.each[seat] if said.each else said.everyone
+                if event is not None:
                     player.hear(event)
         return hands
 

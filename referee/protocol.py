@@ -519,6 +519,28 @@ def hand_event(deal_line: dict[str, Any], seat: int) -> pb.Event:
     )
 
 
+class Heard(NamedTuple):
+    """What the seats hear of one record line: each seat its own event (a ``deal`` line's
+    hand), or one event for all; nothing for a private line."""
+
+    each: Sequence[pb.Event] = ()
+    """By seat."""
+    everyone: pb.Event | None = None
+
+
+def heard(family: Family, line: dict[str, Any], hands: list[list[str]]) -> Heard:
+    """What every seat hears of ``line`` in a game of ``family``, as the match and the
+    in-process player send it; ``hands``: the deal's hands, from its ``deal`` line."""
+    kind = line["type"]
+    if kind == "deal":
+        return Heard(each=[hand_event(line, seat) for seat in range(len(line["hands"]))])
+    if kind in ("score", "redeal"):
+        return Heard(everyone=scored_event(family, line, hands))
+    if kind == "forfeit":
+        return Heard()
+    return Heard(everyone=public_event(family, line))
+
+
 def card_play_parts(
     line: dict[str, Any], field: Callable[[str, type], Any], family: str
 ) -> ActionParts:

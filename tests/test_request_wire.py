@@ -27,9 +27,7 @@ from referee.protocol import (
     encode_observation,
     encode_response,
     fill_decision,
-    hand_event,
-    public_event,
-    scored_event,
+    heard,
 )
 from tavolo_bot.proto import referee_pb2 as pb
 from tests.test_properties import rule_sets
@@ -43,13 +41,11 @@ def events_of(
     """The events a seat hears for record lines, as the table makes them."""
     out = []
     for line in lines:
-        kind = line["type"]
-        if kind == "deal":
+        if line["type"] == "deal":
             hands[:] = line["hands"]
-            out.append(hand_event(line, seat))
-        elif kind in ("score", "redeal"):
-            out.append(scored_event(family, line, hands))
-        elif (event := public_event(family, line)) is not None:
+        said = heard(family, line, hands)
+        event = said.each[seat] if said.each else said.everyone
+        if event is not None:
             out.append(event)
     return out
 
