@@ -328,7 +328,9 @@ def test_the_live_view_follows_a_running_tournament(tmp_path: Path, page: Any) -
     assert (int(done), int(total)) == (table["games"], table["games"])  # type: ignore[arg-type]
 
 
-def test_serve_web_shows_the_tables_of_a_referee(tmp_path: Path, page: Any) -> None:
+def start_serve(tmp_path: Path) -> tuple[subprocess.Popen[str], str, str, Path]:
+    """``tavolo serve`` with its live view on a port of its own: the process, the referee's
+    address, its admin token and the folder of its records."""
     token = "live-token-" + os.urandom(4).hex()
     token_file = tmp_path / "token"
     token_file.write_text(token, encoding="utf-8")
@@ -339,6 +341,11 @@ def test_serve_web_shows_the_tables_of_a_referee(tmp_path: Path, page: Any) -> N
          "--admin-token-file", str(token_file), "--sandbox", "off", "--web", "0"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV,
     )  # fmt: skip
+    return serve, address, token, records
+
+
+def test_serve_web_shows_the_tables_of_a_referee(tmp_path: Path, page: Any) -> None:
+    serve, address, token, records = start_serve(tmp_path)
     bots: list[subprocess.Popen[bytes]] = []
     try:
         assert serve.stdout is not None
@@ -410,6 +417,63 @@ def test_serve_web_shows_the_tables_of_a_referee(tmp_path: Path, page: Any) -> N
             if process.poll() is None:
                 process.kill()
                 process.wait()
+
+
+def test_serve_web_shows_briscola_tables(tmp_path: Path, page: Any) -> None:
+    """Briscola for two and for four: each deal scored in card points of 120 with its winner
+    and the deals won, the hands as dealt, and no draw (each was seen by its drawer alone)."""
+    serve, address, token, records = start_serve(tmp_path)
+    try:
+        assert serve.stdout is not None
+        url = Lines(serve.stdout).wait_for("live view: ").split()[-1]
+        page.goto(url)
+        page.wait_for_selector('#status[data-kind="ok"]', timeout=WAIT_MS)
+        for game in ("briscola", "briscola-a-quattro"):
+            created = subprocess.run(
+                [str(TAVOLO), "match", "create", "random", "random", "--game", game,
+                 "--seed", f"live-{game}", "--deals", "2", "--referee", address],
+                env={**ENV, "TAVOLO_ADMIN_TOKEN": token}, capture_output=True, text=True,
+                timeout=60,
+            )  # fmt: skip
+            assert created.returncode == 0, created.stderr
+            match_id = created.stdout.split()[1]
+            tile = page.locator(f'.table-tile[data-id="{match_id}"][data-state="over"]')
+            tile.wait_for(timeout=WAIT_MS)
+            tile.click()
+            page.wait_for_selector(f'#follow[data-table="{match_id}"]', timeout=WAIT_MS)
+            look(page, tmp_path, f"serve-{game}")
+            lines = [
+                json.loads(text)
+                for text in (records / f"{match_id}.jsonl").read_text().splitlines()
+            ]
+            # The follow box shows the last game's deals, as its record has them.
+            last = max(i for i, line in enumerate(lines) if line["type"] == "game")
+            deals = {x["deal"]: x for x in lines[last:] if x["type"] == "deal"}
+            scores = [x for x in lines[last:] if x["type"] == "score"]
+            assert len(scores) == 2
+            for score in scores:
+                scored = f'details[data-state="scored"][data-deal="{score["deal"]}"]'
+                box = page.locator(f"#follow {scored}")
+                cards = "-".join(map(str, score["card_points"]))
+                won = score["points"].index(1) if 1 in score["points"] else None
+                winner = "a draw" if won is None else f"side {won} wins the deal"
+                totals = "-".join(map(str, score["totals"]))
+                assert box.locator("summary").inner_text() == (
+                    f"Deal {score['deal']}: cards {cards} of 120, {winner}; deals won {totals}"
+                )
+                hands = box.locator("tr.hand").evaluate_all(
+                    "rows => rows.map(r => [...r.querySelectorAll('[data-card]')]"
+                    ".map(c => c.dataset.card))"
+                )
+                assert hands == deals[score["deal"]]["hands"]
+            assert " draws " not in page.locator("#follow").inner_text()
+            assert page.locator("#follow .signal").count() == 0
+        serve.send_signal(signal.SIGINT)
+        assert serve.wait(30) == 0
+    finally:
+        if serve.poll() is None:
+            serve.kill()
+            serve.wait()
 
 
 def test_serve_web_over_tls_with_public_names(tmp_path: Path, page: Any) -> None:

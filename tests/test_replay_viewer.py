@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from referee.engine.cards import parse_card
-from referee.engine.registry import preset
+from referee.engine.registry import new_game, preset
 from referee.families.calabresella.auction import BID_CHIAMO, BID_PASS
 from referee.families.calabresella.deal import call_action
 from referee.families.calabresella.game import CalabresellaGame
@@ -74,7 +74,7 @@ SNAPSHOT = """() => {
     step: Number(counter.dataset.step), line: Number(counter.dataset.line),
     game: Number(counter.dataset.game), deal: counter.dataset.deal, seats,
     thirds: nums("thirds-"), floored: nums("floored-"), declared: nums("declared-"),
-    totals: nums("total-"),
+    cardPoints: nums("card-points-"), totals: nums("total-"),
     winner: info.dataset.winner === undefined ? null : Number(info.dataset.winner),
     trickInfo: info.textContent, log: q("#log li").map((li) => li.dataset.type),
     logText: document.getElementById("log").textContent,
@@ -840,6 +840,95 @@ def test_briscola_shows_the_trump_the_dealer_turned(page: Any, tmp_path: Path) -
         assert f"{suit} are trumps" in note
         assert lines[0]["seats"][deal["dealer"]] in note
         screenshot(page, tmp_path, f"briscola-deal-{number}")
+
+
+# -- Briscola: the trump under the stock, face-down draws, card points of 120 ------------------
+
+SUIT_NAMES = {"D": "denari", "C": "coppe", "S": "spade", "B": "bastoni"}
+
+
+def briscola_record(path: Path, game: str, seats: list[str]) -> Path:
+    """A whole game of ``game`` played through the engine, each seat playing its first legal
+    card."""
+    played = new_game(preset(game), f"viewer-{game}", seats=seats, record=True)
+    while not played.is_terminal():
+        played.apply_action(played.legal_actions()[0])
+    assert played.events is not None
+    path.write_text("".join(dumps(e) + "\n" for e in played.events), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("game", "seats"),
+    [("briscola", ["ann", "bob"]), ("briscola-a-quattro", ["ann", "bob", "cy", "di"])],
+)
+def test_briscola_shows_the_trump_under_the_stock_the_draws_and_card_points(
+    page: Any, tmp_path: Path, game: str, seats: list[str]
+) -> None:
+    record = briscola_record(tmp_path / f"{game}.jsonl", game, seats)
+    done = replay_cli(record)
+    assert done.returncode == 0, done.stderr
+    html = record.with_suffix(".html")
+    lines = record_lines(record)
+    deal = lines[1]
+    trump, stock = deal["trump"], deal["stock"]
+    assert stock[-1] == trump
+    score = first(lines, lambda x: x["type"] == "score")
+    draws = [i for i in range(1, score) if lines[i]["type"] == "draw"]
+    assert len(draws) == len(stock)
+    trump_note = f"Turned up under the stock and drawn last: {SUIT_NAMES[trump[1]]} are trumps."
+    # The deal: the trump face up, the rest of the stock face down and counted.
+    view = at(page, html, "step=1", 1)
+    assert cards_at(page, "#trump [data-card]") == [trump]
+    assert page.text_content("#trump .note") == trump_note
+    assert view["stockCount"] == len(stock)
+    assert page.text_content("#stock .note") == (
+        "Face down; each card drawn was seen by its drawer alone, the trump by all."
+    )
+    assert not set(stock[:-1]) & shown_cards(view)
+    screenshot(page, tmp_path, f"{game}-deal")
+    # A draw: the card joins its drawer's hand; the stock below it stays face down.
+    for n, step in enumerate(draws[: len(seats) + 1], 1):
+        view = at(page, html, f"step={step}", step)
+        line = lines[step]
+        assert view["seats"][line["seat"]]["drawn"][-1] == line["card"] == stock[n - 1]
+        assert view["stockCount"] == len(stock) - n
+        assert not set(stock[n:-1]) & shown_cards(view), f"step {step} shows the stock"
+    # The trump drawn, by the last seat to draw: the note names it.
+    last = lines[draws[-1]]
+    assert last["card"] == trump
+    at(page, html, f"step={draws[-1]}", draws[-1])
+    drawer = f"{seats[last['seat']]} (seat {last['seat']})"
+    assert page.text_content("#trump .note") == trump_note.replace(
+        "drawn last:", f"drawn last (by {drawer}):"
+    )
+    # Mid-deal: the card points captured so far, whole points of 120.
+    view = at(page, html, f"step={draws[0] - 1}", draws[0] - 1)
+    assert view["cardPoints"] == expected(lines, draws[0] - 1)["thirds"]
+    assert view["thirds"] == view["floored"] == view["declared"] == []
+    # The score: card points of 120, who won the deal, deals won; no signal, no declaration.
+    view = at(page, html, f"step={score}", score)
+    line = lines[score]
+    assert view["cardPoints"] == line["card_points"] and sum(line["card_points"]) == 120
+    assert view["totals"] == line["totals"]
+    won = line["points"].index(1) if 1 in line["points"] else None
+    caption = page.text_content("#deal-winner") or ""
+    if won is None:
+        assert caption.startswith("Of 120: 60 each, a drawn deal that nobody wins;")
+    else:
+        two = f"{seats[won]} (seat {won})"
+        side = two if len(seats) == 2 else f"side {won} ({seats[won]} & {seats[won + 2]})"
+        assert caption.startswith(f"Of 120: {side} wins the deal with {line['card_points'][won]};")
+    assert caption.endswith("2 deals won win the game.")
+    assert f"card points {line['card_points'][0]} – {line['card_points'][1]}" in view["logText"]
+    assert page.query_selector_all("#replay .signal, #replay .declaration") == []
+    screenshot(page, tmp_path, f"{game}-score")
+    # Every step of the game draws, with and without "show everything".
+    page.goto(html.as_uri())
+    page.wait_for_selector("#step-counter[data-step]")
+    for show_all in (False, True):
+        assert page.evaluate(SWEEP, show_all) == list(range(len(lines)))
+        assert page.is_hidden("#replay-error")
 
 
 def test_every_replay_page_has_the_suits_legend(pages: dict[str, Path]) -> None:

@@ -40,7 +40,12 @@ async def _played_and_watched(
 
 @pytest.mark.parametrize(
     ("game", "entries"),
-    [("tressette", ("heuristic", "random")), ("calabresella", ("heuristic", "random", "random"))],
+    [
+        ("tressette", ("heuristic", "random")),
+        ("calabresella", ("heuristic", "random", "random")),
+        ("briscola", ("random", "random")),
+        ("briscola-a-quattro", ("random", "random")),
+    ],
 )
 def test_watch_follows_a_table_line_by_line(
     tmp_path: Path, game: str, entries: tuple[str, ...]
@@ -67,6 +72,14 @@ def test_watch_follows_a_table_line_by_line(
     assert sum(1 for text in expected if " plays " in text) == len(plays)
     first = next(r.event.card_played for r in responses if r.event.HasField("card_played"))
     assert (first.seat, first.card) == (plays[0]["seat"], plays[0]["card"])
+    if game.startswith("briscola"):
+        # Draws are face down: none reaches a spectator; each deal's score is in card points.
+        assert not any(" draws " in text for text in expected)
+        scores = [line for line in public if line["type"] == "score"]
+        heads = [text for text in expected if text.startswith("deal ")]
+        assert len(heads) == len(scores) == 4  # two deals in each game of the duplicate set
+        for head, score in zip(heads, scores, strict=True):
+            assert f"cards {score['card_points'][0]}-{score['card_points'][1]} of 120" in head
 
 
 def test_watch_lists_a_waiting_table_and_refuses_an_unknown_one(tmp_path: Path) -> None:
@@ -180,6 +193,20 @@ def test_event_lines_word_scored_deals() -> None:
     calabresella.cappotto = 1
     assert event_lines(_event(deal_scored=calabresella))[0].startswith(
         "deal 2 scored: solo by seat 1, made it, cappotto;"
+    )
+    briscola = pb.DealScored(
+        deal=1, card_points=[74, 46], points=[1, 0], totals=[1, 0], cappotto=-1, hands=hands
+    )
+    assert event_lines(_event(deal_scored=briscola)) == [
+        "deal 1 scored: cards 74-46 of 120, side 0 wins the deal; deals won 1-0",
+        "  seat 0: 3D 2D",
+        "  seat 1: AS KS",
+    ]
+    drawn = pb.DealScored(
+        deal=2, card_points=[60, 60], points=[0, 0], totals=[1, 0], cappotto=-1, hands=hands
+    )
+    assert event_lines(_event(deal_scored=drawn))[0] == (
+        "deal 2 scored: cards 60-60 of 120, a draw; deals won 1-0"
     )
     redeal = pb.DealScored(deal=3, cappotto=-1, soloist=-1, hands=hands)
     assert event_lines(_event(deal_scored=redeal)) == [

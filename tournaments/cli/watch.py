@@ -37,7 +37,10 @@ def _dash(values: Iterable[int]) -> str:
 
 
 def event_lines(event: pb.Event) -> list[str]:
-    """A spectator event as text: one line, and the revealed hands after a scored deal."""
+    """A spectator event as text: one line, and the revealed hands after a scored deal.
+
+    The events and their fields per family: docs/records.md, "What the views read".
+    """
     which = event.WhichOneof("event")
     if which == "card_played":
         e = event.card_played
@@ -85,6 +88,12 @@ def _scored(s: pb.DealScored) -> list[str]:
         )
     elif s.soloist < 0:  # a Calabresella auction where everyone passed
         head = f"deal {s.deal}: everyone passed, the same dealer deals again"
+    elif not s.thirds:  # Briscola counts whole card points, and a deal won scores 1
+        won = next((f"side {k} wins the deal" for k, p in enumerate(s.points) if p), "a draw")
+        head = (
+            f"deal {s.deal} scored: cards {_dash(s.card_points)} of 120, {won}; "
+            f"deals won {_dash(s.totals)}"
+        )
     else:
         cappotto = f", cappotto by side {s.cappotto}" if s.cappotto >= 0 else ""
         head = (

@@ -181,7 +181,8 @@ def event_json(event: pb.Event) -> dict[str, Any] | None:
     """A public spectator event as JSON-ready data for the page; None for any other kind.
 
     Only the kinds docs/protocol.md §10 lists are passed on: should a referee ever send
-    a spectator anything else, it stops here.
+    a spectator anything else, it stops here. Which families send each, with which fields:
+    docs/records.md, "What the views read".
     """
     which = event.WhichOneof("event")
     if which == "card_played":

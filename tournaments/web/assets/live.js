@@ -1,4 +1,5 @@
-/* The live view (tournaments/web/live_view.py): the referee's public spectator events and the
+/* The live view (tournaments/web/live_view.py): the referee's public spectator events (their
+   fields, and which families send each: docs/records.md, "What the views read") and the
    tournament's standings, pushed from /events as server-sent events and drawn as they come.
    No library and no network but this page's own origin. */
 "use strict";
@@ -231,6 +232,11 @@
         "; payouts " + dash(s.points) + ", totals " + dash(s.totals);
     }
     if (s.soloist < 0) return "everyone passed: the same dealer deals again";
+    if (!s.thirds.length) { // Briscola counts whole card points, and a deal won scores 1
+      const won = s.points.findIndex((p) => p > 0);
+      return "cards " + dash(s.card_points) + " of 120, " + (won < 0 ? "a draw" : "side " + won + " wins the deal") +
+        "; deals won " + dash(s.totals);
+    }
     const cappotto = s.cappotto >= 0 ? ", cappotto by side " + s.cappotto : "";
     return "points " + dash(s.points) + " (cards " + dash(s.card_points) + ", declarations " +
       dash(s.declarations) + ", last trick seat " + s.last_trick + cappotto + "), totals " +

@@ -1,6 +1,7 @@
 /* Tavolo's replay viewer (docs/replay-viewer.md). It reads the record lines embedded in the
-   page (docs/records.md) and shows any point of any game in them. A card the rules keep
-   face down at that point is drawn as an empty back: its name is never put in the page. */
+   page (their schema, and which families write each: docs/records.md, "What the views read")
+   and shows any point of any game in them. A card the rules keep face down at that point is
+   drawn as an empty back: its name is never put in the page. */
 (() => {
   "use strict";
   const FORMAT = "tavolo-record/1";
@@ -120,7 +121,8 @@
     g.seats = Array.isArray(g.h.seats) ? g.h.seats.length : g.deals.length ? g.deals[0].o.hands.length : 0;
     const sides = g.result ? g.result.totals : totals;
     g.sides = Array.isArray(sides) && sides.length ? sides.length : g.seats;
-    g.cala = g.h.game === "calabresella";
+    g.family = FAMILIES[g.h.game] || TRESSETTE;
+    g.cala = g.family === CALABRESELLA;
   }
 
   // -- names --------------------------------------------------------------------------------
@@ -243,7 +245,7 @@
         break;
       case "score":
         st.score = o;
-        log(`Deal ${o.deal} scored: ${o.points.join(" – ")}; totals ${o.totals.join(" – ")}.`);
+        log(g.family.scored(g, o));
         break;
       case "forfeit":
         log({ alert: `${w(o.seat)} forfeits the game (${o.reason}): ` }, { free: o.detail });
@@ -345,7 +347,8 @@
       if (st.g.cala && !st.split) for (const c of o.monte || []) if (!st.played.has(c)) hidden.add(c);
       for (const c of o.widow || []) hidden.add(c);
     }
-    for (const c of (o.stock || []).slice(st.drawnCount)) hidden.add(c);
+    // Briscola's trump lies face up under the stock, drawn last.
+    for (const c of (o.stock || []).slice(st.drawnCount)) if (c !== o.trump) hidden.add(c);
     return hidden;
   }
 
@@ -477,7 +480,7 @@
     const g = st.g;
     if (o.trump) {
       const suit = { D: "denari", C: "coppe", S: "spade", B: "bastoni" }[o.trump[1]];
-      box.append(panel("trump", "Trump", [face(st, o.trump)], `${who(g, o.dealer)}'s last card, shown to all: ${suit} are trumps.`));
+      box.append(panel("trump", "Trump", [face(st, o.trump)], `${g.family.trump(st)}: ${suit} are trumps.`));
     }
     if (o.widow) {
       const to = st.score ? `It goes to ${who(g, st.score.last_trick)} with the last trick.` : "Face down until the deal's end; it goes to the last trick's winner.";
@@ -486,7 +489,7 @@
     if (o.stock) {
       const left = o.stock.length - st.drawnCount;
       const cards = showAll ? o.stock.slice(st.drawnCount).map((c) => face(st, c)) : left ? [back()] : [];
-      const note = showAll ? "In draw order, the top first." : "Face down; each card drawn is shown to both players.";
+      const note = showAll ? "In draw order, the top first." : g.family.stock;
       box.append(panel("stock", "Stock", [el("span", { id: "stock-count", class: "count" }, String(left)), ` card${left === 1 ? "" : "s"} left `, cards], note));
     }
     if (g.cala && o.monte) {
@@ -512,40 +515,66 @@
   }
 
   function points(st) {
-    const g = st.g;
     const table = $("points");
     const note = $("points-note");
     table.replaceChildren();
     note.textContent = "";
-    if (!st.d) return;
-    const s = st.score;
-    let rows;
-    if (g.cala) {
-      if (st.soloist === null) {
-        note.textContent = st.redeal ? "Nobody bid: no points." : "Points count once a contract is made.";
-        return;
-      }
-      const thirds = s ? s.thirds : st.thirds;
-      const floored = thirds.map((x) => Math.floor(x / 3));
-      if (s) floored[0] = s.soloist_points;
-      const defenders = after(st, st.soloist).map((t) => name(g, t));
-      rows = [
-        [`soloist: ${who(g, st.soloist)}`, `side-${st.soloist}`, thirds[0], floored[0], null],
-        [`defenders: ${defenders.join(" & ")}`, "", thirds[1], floored[1], null],
-      ];
-    } else {
-      const thirds = s ? s.thirds : st.thirds;
-      const floored = s ? s.card_points : thirds.map((x) => Math.floor(x / 3));
-      const declared = s ? s.declarations : st.declared;
-      rows = thirds.map((x, k) => [sideName(g, k), `side-${k}`, x, floored[k], declared[k]]);
-    }
-    table.append(el("tr", {}, el("th", { class: "name" }, ""), el("th", {}, "thirds"), el("th", {}, "floored"), g.cala ? null : el("th", {}, "declared")));
-    rows.forEach(([label, cls, thirds, floored, declared], k) => {
-      table.append(el("tr", { id: `points-${k}` }, el("td", { class: `name ${cls}` }, label), el("td", { id: `thirds-${k}` }, String(thirds)), el("td", { id: `floored-${k}` }, String(floored)), declared === null ? null : el("td", { id: `declared-${k}` }, String(declared))));
+    if (st.d) note.textContent = st.g.family.points(st, table);
+  }
+
+  /* The rows of a points table in thirds: [label, class, thirds, floored, declared or null]. */
+  function thirdsRows(table, rows, declared) {
+    table.append(el("tr", {}, el("th", { class: "name" }, ""), el("th", {}, "thirds"), el("th", {}, "floored"), declared ? el("th", {}, "declared") : null));
+    rows.forEach(([label, cls, thirds, floored, decl], k) => {
+      table.append(el("tr", { id: `points-${k}` }, el("td", { class: `name ${cls}` }, label), el("td", { id: `thirds-${k}` }, String(thirds)), el("td", { id: `floored-${k}` }, String(floored)), decl === null ? null : el("td", { id: `declared-${k}` }, String(decl))));
     });
-    note.textContent = s
-      ? "The score line's own figures: the last trick's 3 thirds (and any widow or set-aside cards) included."
-      : "Card thirds captured in the tricks so far, and their points floored; the last trick's point comes with the score.";
+  }
+
+  const THIRDS_NOTE = {
+    scored: "The score line's own figures: the last trick's 3 thirds (and any widow or set-aside cards) included.",
+    running: "Card thirds captured in the tricks so far, and their points floored; the last trick's point comes with the score.",
+  };
+
+  function tressettePoints(st, table) {
+    const g = st.g;
+    const s = st.score;
+    const thirds = s ? s.thirds : st.thirds;
+    const floored = s ? s.card_points : thirds.map((x) => Math.floor(x / 3));
+    const declared = s ? s.declarations : st.declared;
+    thirdsRows(table, thirds.map((x, k) => [sideName(g, k), `side-${k}`, x, floored[k], declared[k]]), true);
+    return s ? THIRDS_NOTE.scored : THIRDS_NOTE.running;
+  }
+
+  function calabresellaPoints(st, table) {
+    const g = st.g;
+    const s = st.score;
+    if (st.soloist === null) return st.redeal ? "Nobody bid: no points." : "Points count once a contract is made.";
+    const thirds = s ? s.thirds : st.thirds;
+    const floored = thirds.map((x) => Math.floor(x / 3));
+    if (s) floored[0] = s.soloist_points;
+    const defenders = after(st, st.soloist).map((t) => name(g, t));
+    thirdsRows(table, [
+      [`soloist: ${who(g, st.soloist)}`, `side-${st.soloist}`, thirds[0], floored[0], null],
+      [`defenders: ${defenders.join(" & ")}`, "", thirds[1], floored[1], null],
+    ], false);
+    return s ? THIRDS_NOTE.scored : THIRDS_NOTE.running;
+  }
+
+  /* Briscola's card_values are whole card points, 120 in a deal. */
+  function briscolaPoints(st, table) {
+    const g = st.g;
+    const s = st.score;
+    const captured = s ? s.card_points : st.thirds;
+    table.append(el("tr", {}, el("th", { class: "name" }, ""), el("th", {}, "card points")));
+    captured.forEach((x, k) => {
+      table.append(el("tr", { id: `points-${k}` }, el("td", { class: `name side-${k}` }, sideName(g, k)), el("td", { id: `card-points-${k}` }, String(x))));
+    });
+    return s ? `The score line's card points, of 120: ${briscolaWinner(g, s)}.` : "Card points captured in the tricks so far, of 120; more than 60 wins the deal.";
+  }
+
+  function briscolaWinner(g, s) {
+    const k = s.points.findIndex((p) => p > 0);
+    return k < 0 ? "60 each, a drawn deal that nobody wins" : `${sideName(g, k)} wins the deal with ${s.card_points[k]}`;
   }
 
   /* The score line's own figures; its points and totals are in the game's table too. */
@@ -555,27 +584,45 @@
     box.hidden = !s;
     box.replaceChildren();
     if (!s) return;
-    const g = st.g;
-    const cells = (values, tag = "td") => values.map((v) => el(tag, {}, v instanceof Node || Array.isArray(v) ? v : String(v)));
     const table = el("table", { class: "data", id: "score-table" });
-    if (g.cala) {
-      const facts = [
-        ["contract", s.contract], ["soloist", who(g, s.soloist)], ["soloist's points", s.soloist_points],
-        ["made it", s.success ? "yes" : "no"], ["cappotto", s.cappotto ? "yes" : "no"],
-        ["stramazzo", s.stramazzo ? "yes" : "no"], ["value", s.value],
-        ["thirds (soloist, defenders)", s.thirds.join(", ")], ["last trick", who(g, s.last_trick)],
-        ["set aside", s.set_aside.map((c) => face(st, c, "mini"))],
-      ];
-      for (const [label, value] of facts) table.append(el("tr", {}, el("th", { class: "name" }, label), cells([value])));
-    } else {
-      table.append(el("tr", {}, el("th", { class: "name" }, ""), cells(["thirds", "cards", "decl.", "points"], "th")));
-      s.thirds.forEach((_, k) => {
-        table.append(el("tr", {}, el("td", { class: `name side-${k}` }, g.sides < g.seats ? `side ${k}` : name(g, k)), cells([s.thirds[k], s.card_points[k], s.declarations[k], s.points[k]])));
-      });
-      const cappotto = s.cappotto === null ? "none" : sideName(g, s.cappotto);
-      table.append(el("caption", {}, `Last trick: ${who(g, s.last_trick)} · cappotto: ${cappotto}`));
-    }
+    st.g.family.score(st, table);
     box.append(el("h3", {}, `Deal ${s.deal}: the score`), table);
+  }
+
+  const cells = (values, tag = "td") => values.map((v) => el(tag, {}, v instanceof Node || Array.isArray(v) ? v : String(v)));
+
+  function tressetteScore(st, table) {
+    const g = st.g;
+    const s = st.score;
+    table.append(el("tr", {}, el("th", { class: "name" }, ""), cells(["thirds", "cards", "decl.", "points"], "th")));
+    s.thirds.forEach((_, k) => {
+      table.append(el("tr", {}, el("td", { class: `name side-${k}` }, g.sides < g.seats ? `side ${k}` : name(g, k)), cells([s.thirds[k], s.card_points[k], s.declarations[k], s.points[k]])));
+    });
+    const cappotto = s.cappotto === null ? "none" : sideName(g, s.cappotto);
+    table.append(el("caption", {}, `Last trick: ${who(g, s.last_trick)} · cappotto: ${cappotto}`));
+  }
+
+  function calabresellaScore(st, table) {
+    const g = st.g;
+    const s = st.score;
+    const facts = [
+      ["contract", s.contract], ["soloist", who(g, s.soloist)], ["soloist's points", s.soloist_points],
+      ["made it", s.success ? "yes" : "no"], ["cappotto", s.cappotto ? "yes" : "no"],
+      ["stramazzo", s.stramazzo ? "yes" : "no"], ["value", s.value],
+      ["thirds (soloist, defenders)", s.thirds.join(", ")], ["last trick", who(g, s.last_trick)],
+      ["set aside", s.set_aside.map((c) => face(st, c, "mini"))],
+    ];
+    for (const [label, value] of facts) table.append(el("tr", {}, el("th", { class: "name" }, label), cells([value])));
+  }
+
+  function briscolaScore(st, table) {
+    const g = st.g;
+    const s = st.score;
+    table.append(el("tr", {}, el("th", { class: "name" }, ""), cells(["card points", "deals won", "in all"], "th")));
+    s.card_points.forEach((_, k) => {
+      table.append(el("tr", {}, el("td", { class: `name side-${k}` }, sideName(g, k)), cells([s.card_points[k], s.points[k], s.totals[k]])));
+    });
+    table.append(el("caption", { id: "deal-winner" }, `Of 120: ${briscolaWinner(g, s)}; ${g.rules.target} deals won win the game.`));
   }
 
   function totals(st) {
@@ -589,6 +636,33 @@
       table.append(el("tr", {}, el("td", { class: `name side-${k}` }, sideName(g, k)), el("td", {}, String(before[k])), el("td", {}, s ? String(s.points[k]) : ""), el("td", { id: `total-${k}` }, String(after_[k]))));
     }
   }
+
+  // -- what differs between families ----------------------------------------------------------
+
+  /* Each family's own words and tables, keyed by the game line's `game` (the family): the
+     trump panel's note, the stock panel's, the score's log line, the points table (it returns
+     its note) and the score panel. Only the fields a family's lines carry are read. */
+  const TRESSETTE = {
+    trump: (st) => `${who(st.g, st.d.o.dealer)}'s last card, shown to all`,
+    stock: "Face down; each card drawn is shown to both players.",
+    scored: (g, o) => `Deal ${o.deal} scored: ${o.points.join(" – ")}; totals ${o.totals.join(" – ")}.`,
+    points: tressettePoints,
+    score: tressetteScore,
+  };
+  // Calabresella has no trump and no stock: only its scoring is its own.
+  const CALABRESELLA = { ...TRESSETTE, points: calabresellaPoints, score: calabresellaScore };
+  const BRISCOLA = {
+    trump: (st) => {
+      const drawer = st.drawn.findIndex((cards) => cards.includes(st.d.o.trump));
+      return "Turned up under the stock and drawn last" + (drawer < 0 ? "" : ` (by ${who(st.g, drawer)})`);
+    },
+    // A finished record shows every draw; at the table each was seen by its drawer alone.
+    stock: "Face down; each card drawn was seen by its drawer alone, the trump by all.",
+    scored: (g, o) => `Deal ${o.deal} scored: card points ${o.card_points.join(" – ")}, ${briscolaWinner(g, o)}; deals won ${o.totals.join(" – ")}.`,
+    points: briscolaPoints,
+    score: briscolaScore,
+  };
+  const FAMILIES = { calabresella: CALABRESELLA, briscola: BRISCOLA, "briscola-a-quattro": BRISCOLA };
 
   // -- moving -------------------------------------------------------------------------------
 
