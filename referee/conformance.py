@@ -36,7 +36,7 @@ from referee.engine.calabresella_auction import BID_PASS
 from referee.engine.families import AnyGame, new_game
 from referee.engine.rules import Rules, RulesError, preset
 from referee.entries import Entry
-from referee.links import parse_request
+from referee.match.slots import parse_request
 from referee.proto import referee_pb2 as pb
 from referee.protocol import PROTOCOL_VERSION, fill_observation, legal_messages, monte_of
 from referee.sandbox import SandboxMode

@@ -11,7 +11,9 @@ from typing import IO
 from referee.engine.deals import SeedError, check_seed
 from referee.engine.rules import RulesError, preset
 from referee.entries import BUILT_IN_BOTS, parse_entry
-from referee.match import Limits, Match, MatchConfig, MatchResult, result_json
+from referee.match.config import Limits, MatchConfig
+from referee.match.match import Match
+from referee.match.results import MatchResult, result_json
 from referee.proto import referee_pb2 as pb
 from referee.records import open_record
 from referee.sandbox import SandboxMode

@@ -28,7 +28,7 @@ from grpc_reflection.v1alpha import reflection
 from referee.bot_process import finish_despite_cancel
 from referee.engine.rules import PRESETS
 from referee.engine.tressette import rules_tables
-from referee.links import LinkError, SlotLink, TicketBook, parse_request
+from referee.match.slots import LinkError, Slot, TicketBook, parse_request
 from referee.proto import referee_pb2 as pb
 from referee.proto import referee_pb2_grpc as pb_grpc
 from referee.protocol import PROTOCOL_VERSION
@@ -179,7 +179,7 @@ async def read_hello(
 class RefereeServicer(pb_grpc.RefereeServiceServicer):
     """Bot streams: check the Hello and its ticket, then hand the stream to its slot."""
 
-    def __init__(self, book: TicketBook, only: SlotLink | None = None) -> None:
+    def __init__(self, book: TicketBook, only: Slot | None = None) -> None:
         self._book = book
         self._only = only
         """The slot whose own socket this serves; None for the TCP listener."""
@@ -222,12 +222,12 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
 
 
 def _response_bytes(response: pb.PlayResponse | bytes) -> bytes:
-    # Requests come encoded already (SlotLink.send_request); everything else is a message.
+    # Requests come encoded already (Slot.send_request); everything else is a message.
     return response if isinstance(response, bytes) else response.SerializeToString()
 
 
 def _play_handler(
-    book: TicketBook, only: SlotLink | None
+    book: TicketBook, only: Slot | None
 ) -> grpc.RpcMethodHandler[bytes, pb.PlayResponse | bytes]:
     # Play takes raw bytes, so a malformed message is refused with a reason, not a crash.
     handler: grpc.RpcMethodHandler[bytes, pb.PlayResponse | bytes] = (
@@ -321,7 +321,7 @@ class Relay:
         return handler
 
 
-async def open_slot_socket(book: TicketBook, link: SlotLink, path: Path) -> grpc.aio.Server:
+async def open_slot_socket(book: TicketBook, link: Slot, path: Path) -> grpc.aio.Server:
     """Serve ``RefereeService`` on the Unix socket ``path`` for ``link``'s ticket alone.
 
     Each bot process the referee starts gets a socket of its own (bound into its sandbox),

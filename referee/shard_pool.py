@@ -43,7 +43,9 @@ from pathlib import Path
 from typing import Any
 
 from referee.bot_process import LogBudget
-from referee.match import DealReport, GameReport, MatchConfig, forget_old_feeds
+from referee.match.config import MatchConfig
+from referee.match.match import forget_old_feeds
+from referee.match.results import DealReport, GameReport
 from referee.proto import referee_pb2 as pb
 from referee.sandbox import SandboxMode
 from referee.service import Referee, TableFeed

@@ -27,7 +27,9 @@ from typing import Any
 
 from referee.bot_process import LogBudget
 from referee.limits_exec import die_with_parent
-from referee.match import DealReport, GameReport, Match, MatchConfig
+from referee.match.config import MatchConfig
+from referee.match.match import Match
+from referee.match.results import DealReport, GameReport
 from referee.proto import referee_pb2 as pb
 from referee.service import Referee, TableFeed, start_referee
 

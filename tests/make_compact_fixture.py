@@ -25,7 +25,8 @@ import grpc.aio
 
 from referee.engine.rules import Rules, preset
 from referee.entries import Entry
-from referee.match import Limits, Match, MatchConfig
+from referee.match.config import Limits, MatchConfig
+from referee.match.match import Match
 from referee.proto import referee_pb2 as pb
 from referee.proto import referee_pb2_grpc as pb_grpc
 from referee.service import Referee, start_referee

@@ -20,7 +20,8 @@ import pytest
 from referee.engine.rules import preset
 from referee.entrant_keys import EntrantKeys, key_digest, new_key
 from referee.entries import Entry, parse_entry
-from referee.match import Limits, Match, MatchConfig
+from referee.match.config import Limits, MatchConfig
+from referee.match.match import Match
 from referee.proto import referee_pb2 as pb
 from referee.proto import referee_pb2_grpc as pb_grpc
 from referee.sandbox import SandboxMode

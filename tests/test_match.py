@@ -16,7 +16,8 @@ from typer.testing import CliRunner
 from referee.bot_process import start_bot
 from referee.engine.rules import preset
 from referee.entries import EntryError, parse_entry
-from referee.match import Limits, Match, MatchConfig
+from referee.match.config import Limits, MatchConfig
+from referee.match.match import Match
 from referee.organiser import Organiser
 from referee.proto import referee_pb2 as pb
 from referee.proto import referee_pb2_grpc as pb_grpc

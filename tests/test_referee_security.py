@@ -38,7 +38,7 @@ from referee.engine.cards import CARD_NAMES, cards_of
 from referee.engine.deals import deal_cards
 from referee.engine.rules import PRESETS, Rules
 from referee.entries import parse_entry
-from referee.match import FaultPolicy
+from referee.match.faults import FaultPolicy
 from referee.proto import referee_pb2 as pb
 from referee.proto import referee_pb2_grpc as pb_grpc
 from referee.service import Referee

@@ -23,7 +23,9 @@ import pytest
 
 from referee.engine.rules import preset
 from referee.entries import Entry, load_manifest, parse_entry
-from referee.match import Limits, Match, MatchConfig, MatchResult
+from referee.match.config import Limits, MatchConfig
+from referee.match.match import Match
+from referee.match.results import MatchResult
 from referee.sandbox import SandboxMode
 from referee.sandbox_cgroups import CGROUP_ROOT, CONTROLLERS, GROUP
 from referee.service import start_referee

@@ -10,7 +10,7 @@ from pathlib import Path
 import grpc
 import grpc.aio
 
-from referee.links import TicketBook
+from referee.match.slots import TicketBook
 from referee.proto import referee_pb2 as pb
 from referee.proto import referee_pb2_grpc as pb_grpc
 from referee.service import open_slot_socket, start_referee

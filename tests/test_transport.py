@@ -175,7 +175,7 @@ def test_importing_the_engine_changes_nothing_in_the_process(module: str) -> Non
 
 def test_the_referee_modules_that_load_grpc_choose_its_transport_first() -> None:
     """Whichever of them a process imports first, gRPC loads with the referee's choice."""
-    for module in ("referee.links", "referee.service", "tournaments.cli.main"):
+    for module in ("referee.match.slots", "referee.service", "tournaments.cli.main"):
         code = f"import {module}, referee.grpc_transport as t; print(repr(t.TRANSPORT))"
         done = _run(code, None)
         assert done.returncode == 0, done.stderr

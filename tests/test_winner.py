@@ -13,7 +13,7 @@ from pathlib import Path
 from referee.engine.families import new_game
 from referee.engine.game_base import Termination, rank_sides, winner_of
 from referee.engine.rules import preset
-from referee.match import game_over_event
+from referee.match.match import game_over_event
 from tournaments.results import pair_results, tallies
 from tournaments.storage import GameRow, Store
 

@@ -23,7 +23,9 @@ from pathlib import Path
 from referee import engine
 from referee.bot_process import LogBudget
 from referee.entries import BUILT_IN_BOTS, Entry, EntryError, parse_entry, program_files
-from referee.match import DealReport, GameReport, Match, MatchConfig
+from referee.match.config import MatchConfig
+from referee.match.match import Match
+from referee.match.results import DealReport, GameReport
 from referee.sandbox import SandboxMode, sandbox_problem
 from referee.service import Referee, start_referee
 

@@ -21,7 +21,9 @@ from referee.engine.deal_book import BookError, DealBook
 from referee.engine.deals import SeedError, check_seed
 from referee.engine.rules import Rules, RulesError, preset
 from referee.entries import Entry, EntryError, load_manifest, parse_entry, program_hashes
-from referee.match import TEMPO_FREE, FaultPolicy, Limits, book_problem, parse_tempo, rotations
+from referee.match.config import TEMPO_FREE, Limits, book_problem, parse_tempo
+from referee.match.faults import FaultPolicy
+from referee.match.table import rotations
 from referee.sandbox import SandboxMode
 
 

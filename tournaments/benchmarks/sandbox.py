@@ -31,7 +31,8 @@ import grpc.aio
 from referee.bot_process import start_bot
 from referee.engine.rules import preset
 from referee.entries import Entry, parse_entry
-from referee.match import Limits, Match, MatchConfig
+from referee.match.config import Limits, MatchConfig
+from referee.match.match import Match
 from referee.sandbox import SandboxMode
 from referee.service import start_referee
 from tournaments.benchmarks.round_trips import LatencyRun, bench_tables, percentile

@@ -23,7 +23,7 @@ from referee.engine.cards import CARD_NAMES
 from referee.engine.deal_book import BookError, DealBook, parse_book
 from referee.engine.rules import Rules, RulesError, preset
 from referee.entries import Entry
-from referee.match import Limits
+from referee.match.config import Limits
 from referee.sandbox import SandboxMode
 from referee.service import WILDCARD_HOSTS
 from tournaments.tls_names import tls_name_warning

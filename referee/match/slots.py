@@ -1,4 +1,4 @@
-"""Tickets and the live stream of each player slot.
+"""Player slots, their tickets and their streams.
 
 A ticket is the secret that lets one connection act for one player slot of one match.
 The slot's seat may change between the games of a duplicate set; the ticket never
@@ -87,8 +87,23 @@ class Incident:
     detail: str
 
 
+class SlotState(Enum):
+    """Where a slot is, as its table sees it (:attr:`Slot.state`)."""
+
+    AWAITED = "awaited"
+    """No stream has come with its ticket yet."""
+    CONNECTED = "connected"
+    """A stream is attached."""
+    DISCONNECTED = "disconnected"
+    """Its stream went; it may come back with its ticket."""
+    EXITED = "exited"
+    """Its bot process ended: nothing connects for it until a new process plays it."""
+    CLOSED = "closed"
+    """The match is over for it, or it was given up: its ticket opens nothing."""
+
+
 @dataclass
-class SlotLink:
+class Slot:
     """One player slot of a match: its ticket, its stream, and what it still has to hear."""
 
     match_id: str
@@ -101,7 +116,8 @@ class SlotLink:
     """The Unix socket this slot's process must connect on; None: the TCP listener (remote)."""
     incidents_noted: int = 0
     """How many of ``incidents`` the table has put into the record."""
-    outbox: list[pb.Event] = field(default_factory=list)
+    _told: list[pb.Event] = field(default_factory=list)
+    """Events for the slot, sent with its next request or :meth:`flush`."""
     pending: bytes | None = None
     """The last response that carried a request, as :meth:`send_request` encoded it;
     re-sent on reconnection."""
@@ -153,7 +169,7 @@ class SlotLink:
         """A new bot process plays this slot: it will hear ``events``, nothing older."""
         self.process_exit = None
         self._exited.clear()
-        self.outbox = list(events)
+        self._told = list(events)
         self.pending = None
         self._pending_request = None
         self.expected = None
@@ -167,6 +183,17 @@ class SlotLink:
     def connected(self) -> bool:
         """Whether a stream is attached now."""
         return self._context is not None
+
+    @property
+    def state(self) -> SlotState:
+        """Where the slot is: closed, its process gone, connected, or waiting for one."""
+        if self.closed:
+            return SlotState.CLOSED
+        if self.process_exit is not None:
+            return SlotState.EXITED
+        if self._context is not None:
+            return SlotState.CONNECTED
+        return SlotState.DISCONNECTED if self.ever_connected else SlotState.AWAITED
 
     async def wait_connected(self, timeout: float) -> bool:
         """Wait up to ``timeout`` seconds for a stream; False if none came or the process ended."""
@@ -279,6 +306,15 @@ class SlotLink:
 
     # -- the table's side ---------------------------------------------------------------
 
+    def tell(self, event: pb.Event) -> None:
+        """Queue ``event`` for the slot: it goes with the next request, or :meth:`flush`."""
+        self._told.append(event)
+
+    def take_told(self) -> list[pb.Event]:
+        """The events queued for the slot, which it no longer holds."""
+        events, self._told = self._told, []
+        return events
+
     async def send_request(
         self, events: list[pb.Event], request: Request, *, within: float = FLUSH_LIMIT
     ) -> None:
@@ -315,10 +351,9 @@ class SlotLink:
         )
 
     async def flush(self) -> None:
-        """Send the events waiting in the outbox, without a request."""
-        if self.outbox:
-            events, self.outbox = self.outbox, []
-            await self._write(pb.PlayResponse(events=events))
+        """Send the events queued for the slot, without a request."""
+        if self._told:
+            await self._write(pb.PlayResponse(events=self.take_told()))
 
     async def _write(self, response: pb.PlayResponse) -> None:
         # One write at a time: gRPC refuses a second write while one is in flight.
@@ -430,23 +465,23 @@ class TicketBook:
     """Every open ticket of this referee."""
 
     def __init__(self) -> None:
-        self._links: dict[str, SlotLink] = {}
+        self._links: dict[str, Slot] = {}
         self.keys: EntrantKeys | None = None
         """The entrant keys a tournament run takes on the TCP listener; None: tickets only."""
 
-    def issue(self, match_id: str, slot: int, label: str) -> SlotLink:
+    def issue(self, match_id: str, slot: int, label: str) -> Slot:
         """A new slot with a fresh unguessable ticket."""
-        link = SlotLink(match_id, slot, secrets.token_urlsafe(24), label)
+        link = Slot(match_id, slot, secrets.token_urlsafe(24), label)
         self._links[link.ticket] = link
         return link
 
-    def reissue(self, link: SlotLink) -> None:
+    def reissue(self, link: Slot) -> None:
         """A new process plays ``link``: a fresh ticket, and the old one opens nothing."""
         self._links.pop(link.ticket, None)
         link.ticket = secrets.token_urlsafe(24)
         self._links[link.ticket] = link
 
-    def claim(self, ticket: str, via: SlotLink | None = None) -> SlotLink:
+    def claim(self, ticket: str, via: Slot | None = None) -> Slot:
         """The slot a ticket opens, on the socket of slot ``via`` (None: the TCP listener).
 
         A local slot's ticket works only on its own socket, and only while the process
@@ -488,7 +523,7 @@ class TicketBook:
             )
         return link
 
-    def retire(self, links: list[SlotLink]) -> None:
+    def retire(self, links: list[Slot]) -> None:
         """Close slots whose match is over; their tickets stay known, as used."""
         for link in links:
             link.finish()
