@@ -17,7 +17,7 @@ from referee.match.results import MatchResult, result_json
 from referee.proto import referee_pb2 as pb
 from referee.records import open_record
 from referee.sandbox import SandboxMode
-from referee.service import Referee
+from referee.service.server import Referee
 
 LOG = logging.getLogger("tavolo.organiser")
 

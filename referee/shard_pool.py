@@ -44,11 +44,11 @@ from typing import Any
 
 from referee.bot_process import LogBudget
 from referee.match.config import MatchConfig
-from referee.match.match import forget_old_feeds
 from referee.match.results import DealReport, GameReport
 from referee.proto import referee_pb2 as pb
 from referee.sandbox import SandboxMode
-from referee.service import Referee, TableFeed
+from referee.service.feeds import TableFeed, forget_old_feeds
+from referee.service.server import Referee
 from referee.shard_worker import frame, read_message
 
 START_TIMEOUT = 60.0

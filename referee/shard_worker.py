@@ -31,7 +31,8 @@ from referee.match.config import MatchConfig
 from referee.match.match import Match
 from referee.match.results import DealReport, GameReport
 from referee.proto import referee_pb2 as pb
-from referee.service import Referee, TableFeed, start_referee
+from referee.service.feeds import TableFeed
+from referee.service.server import Referee, start_referee
 
 HEADER = struct.Struct(">I")
 """Every message's length, before it."""

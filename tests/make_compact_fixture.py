@@ -29,7 +29,7 @@ from referee.match.config import Limits, MatchConfig
 from referee.match.match import Match
 from referee.proto import referee_pb2 as pb
 from referee.proto import referee_pb2_grpc as pb_grpc
-from referee.service import Referee, start_referee
+from referee.service.server import Referee, start_referee
 
 FIXTURE_DIR = Path(__file__).resolve().parent / "fixtures" / "compact"
 LIMITS = Limits(deadline_ms=10_000, connect_timeout=20, grace=1.0)

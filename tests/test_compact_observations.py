@@ -25,7 +25,7 @@ from referee.match.match import Match
 from referee.proto import referee_pb2 as pb
 from referee.proto import referee_pb2_grpc as pb_grpc
 from referee.sandbox import SandboxMode
-from referee.service import start_referee
+from referee.service.server import start_referee
 from tests.bots.harness import run
 from tests.make_compact_fixture import (
     CASES,

@@ -23,7 +23,7 @@ from referee.proto import referee_pb2 as pb
 from referee.proto import referee_pb2_grpc as pb_grpc
 from referee.records import verify_file, verify_lines, without_think_times
 from referee.sandbox import sandbox_problem
-from referee.service import start_referee
+from referee.service.server import start_referee
 from tests.test_cli import run_async
 from tournaments.cli.main import app
 

@@ -35,7 +35,8 @@ from referee.match.slots import FLOOD_LIMIT, Request, TicketBook
 from referee.proto import referee_pb2 as pb
 from referee.protocol import Sent
 from referee.records import verify_file
-from referee.service import MAX_MESSAGE_BYTES, Referee
+from referee.service.bot_streams import MAX_MESSAGE_BYTES
+from referee.service.server import Referee
 from tests.bots.harness import (
     FAST,
     NORMAL_ENDS,

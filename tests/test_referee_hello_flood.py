@@ -19,7 +19,8 @@ import grpc
 
 from referee.proto import referee_pb2 as pb
 from referee.proto import referee_pb2_grpc as pb_grpc
-from referee.service import HELLO_LESS_STREAMS, HELLO_TIMEOUT, start_referee
+from referee.service.bot_streams import HELLO_LESS_STREAMS, HELLO_TIMEOUT
+from referee.service.server import start_referee
 from tournaments.benchmarks.hello_flood import FLOOD
 
 STREAMS = 2000

@@ -41,7 +41,7 @@ from referee.entries import parse_entry
 from referee.match.faults import FaultPolicy
 from referee.proto import referee_pb2 as pb
 from referee.proto import referee_pb2_grpc as pb_grpc
-from referee.service import Referee
+from referee.service.server import Referee
 from tests.bots.harness import (
     PUBLIC_EVENTS,
     BotLog,

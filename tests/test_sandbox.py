@@ -28,7 +28,7 @@ from referee.match.match import Match
 from referee.match.results import MatchResult
 from referee.sandbox import SandboxMode
 from referee.sandbox_cgroups import CGROUP_ROOT, CONTROLLERS, GROUP
-from referee.service import start_referee
+from referee.service.server import start_referee
 from tests.bots.harness import run
 from tests.sandboxing import as_a_normal_user, require_sandbox
 from tests.test_cli import tavolo

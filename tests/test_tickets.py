@@ -13,7 +13,8 @@ import grpc.aio
 from referee.match.slots import TicketBook
 from referee.proto import referee_pb2 as pb
 from referee.proto import referee_pb2_grpc as pb_grpc
-from referee.service import open_slot_socket, start_referee
+from referee.service.bot_streams import open_slot_socket
+from referee.service.server import start_referee
 from tests.bots.harness import run
 
 

@@ -21,7 +21,7 @@ import pytest
 
 from referee.proto import referee_pb2 as pb
 from referee.proto import referee_pb2_grpc as pb_grpc
-from referee.service import Referee, start_referee
+from referee.service.server import Referee, start_referee
 from referee.shard_pool import ShardFailed, ShardPool, ShardSpec
 from tests.test_cli import tavolo
 from tests.test_tournament_run import game_records, table_without_think_times, tournament

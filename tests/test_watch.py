@@ -12,7 +12,7 @@ from google.protobuf.json_format import Parse
 from referee.engine.rules import PRESETS
 from referee.entries import parse_entry
 from referee.proto import referee_pb2 as pb
-from referee.service import Referee
+from referee.service.server import Referee
 from tests.bots.harness import PUBLIC_EVENTS, limits, play, run, serving
 from tests.test_cli import run_async
 from tournaments.cli.watch import event_lines

@@ -27,7 +27,7 @@ from referee.match.config import MatchConfig
 from referee.match.match import Match
 from referee.match.results import DealReport, GameReport
 from referee.sandbox import SandboxMode, sandbox_problem
-from referee.service import Referee, start_referee
+from referee.service.server import Referee, start_referee
 
 
 class ClusterError(RuntimeError):

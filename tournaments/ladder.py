@@ -28,7 +28,7 @@ from referee.match.match import Match
 from referee.match.results import Faults, GameReport, MatchResult
 from referee.records import open_record
 from referee.sandbox import SandboxMode
-from referee.service import start_referee
+from referee.service.server import start_referee
 from tournaments.ratings import PairResult, Ratings, rate
 from tournaments.results import always_faulted, pair_results
 from tournaments.storage import GameRow

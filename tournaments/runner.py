@@ -24,7 +24,7 @@ from referee.match.confinement import confinement_of, confinement_warnings
 from referee.match.match import Match
 from referee.match.results import DealReport, GameReport
 from referee.match.table import rotations
-from referee.service import Referee, start_referee
+from referee.service.server import Referee, start_referee
 from referee.shard_pool import ShardLost, ShardPool, ShardSpec
 from tournaments.concurrency import WINDOW_SECONDS, AdaptiveTables, split_games
 from tournaments.config import Format, TournamentConfig

@@ -50,17 +50,9 @@ from referee.protocol import (
 )
 from referee.records import TIMED_TYPES, RecordWriter, dumps
 from referee.sandbox import SandboxMode
-from referee.service import Referee, TableFeed, open_slot_socket
-
-KEPT_FEEDS = 256
-"""Finished tables a referee keeps for spectators who come late."""
-
-
-def forget_old_feeds(feeds: dict[str, TableFeed]) -> None:
-    """Drop the oldest finished tables beyond :data:`KEPT_FEEDS`, to make room for one."""
-    done = [table for table, feed in feeds.items() if feed.done]
-    for table in done[: max(0, len(done) - KEPT_FEEDS + 1)]:
-        del feeds[table]
+from referee.service.bot_streams import open_slot_socket
+from referee.service.feeds import TableFeed, forget_old_feeds
+from referee.service.server import Referee
 
 
 def bot_seed(seed: str, name: str, slot: int) -> str:
@@ -671,7 +663,7 @@ class Match:
         attempts = self.config.limits.max_attempts
         while True:
             legal = game.state.legal_actions()
-            # The turnstile keeps the referee's loop from running late (referee/service.py).
+            # The turnstile keeps the referee's loop from running late (service/turnstile.py).
             await self.referee.turnstile.enter()
             try:
                 request_id, started = await self._send_request(game, seat, legal, attempts)

@@ -33,7 +33,7 @@ from referee.proto import referee_pb2 as pb
 from referee.proto import referee_pb2_grpc as pb_grpc
 from referee.records import verify_file
 from referee.sandbox import SandboxMode
-from referee.service import Referee, start_referee
+from referee.service.server import Referee, start_referee
 
 SCRIPTED = Path(__file__).resolve().with_name("scripted.py")
 FAST = Limits(deadline_ms=300, grace=0.5, connect_timeout=3, restart_crashed=False)

@@ -56,7 +56,7 @@ from referee.entries import BUILT_IN_BOTS, Entry
 from referee.match.config import Limits, MatchConfig
 from referee.match.match import Match
 from referee.match.slots import Slot
-from referee.service import Referee, start_referee
+from referee.service.server import Referee, start_referee
 
 BOT_PROCESSES = 4
 """Bot processes of a run: process k plays slot k of every match, whatever the table count."""

@@ -34,7 +34,7 @@ from referee.entries import Entry, parse_entry
 from referee.match.config import Limits, MatchConfig
 from referee.match.match import Match
 from referee.sandbox import SandboxMode
-from referee.service import start_referee
+from referee.service.server import start_referee
 from tournaments.benchmarks.round_trips import LatencyRun, bench_tables, percentile
 
 

@@ -25,7 +25,7 @@ from referee.engine.rules import Rules, RulesError, preset
 from referee.entries import Entry
 from referee.match.config import Limits
 from referee.sandbox import SandboxMode
-from referee.service import WILDCARD_HOSTS
+from referee.service.server import WILDCARD_HOSTS
 from tournaments.tls_names import tls_name_warning
 
 GAME_HELP = (

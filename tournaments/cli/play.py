@@ -38,7 +38,7 @@ from referee.match.table import rotations
 from referee.players import UnknownPlayerError, check_player
 from referee.records import open_record
 from referee.sandbox import SandboxMode
-from referee.service import start_referee
+from referee.service.server import start_referee
 from tournaments.cli.common import (
     BOOK_HELP,
     CONNECT_HELP,

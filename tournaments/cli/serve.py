@@ -22,7 +22,8 @@ from referee.organiser import Organiser
 from referee.proto import referee_pb2 as pb
 from referee.proto import referee_pb2_grpc as pb_grpc
 from referee.sandbox import SandboxMode, sandbox_problem
-from referee.service import WILDCARD_HOSTS, Referee, Relay, start_referee
+from referee.service.relay import Relay
+from referee.service.server import WILDCARD_HOSTS, Referee, start_referee
 from referee.shard_front import ShardedMatches
 from referee.shard_pool import OrganiserSettings, ShardFailed, ShardPool, ShardSpec
 from tournaments.cli.common import (

@@ -17,7 +17,7 @@ from tabulate import tabulate
 from referee.engine.actions import SIGNAL_NAMES
 from referee.proto import referee_pb2 as pb
 from referee.proto import referee_pb2_grpc as pb_grpc
-from referee.service import SPECTATOR_TOKEN_KEY
+from referee.service.spectators import SPECTATOR_TOKEN_KEY
 from tournaments.cli.common import TLS_CA_HELP, fail, referee_channel
 
 
