@@ -38,7 +38,7 @@ from referee.match.config import MatchConfig, book_reuse
 from referee.match.confinement import confinement_of, confinement_warnings
 from referee.match.faults import FAULT_INCIDENTS, apply_fault, at_place
 from referee.match.results import DealReport, EntryStats, Faults, GameReport, MatchResult
-from referee.match.slots import Incident, Request, Slot, SlotState, Wait
+from referee.match.slots import Request, Slot, SlotState, Wait
 from referee.match.table import arrangements, seat_slots
 from referee.proto import referee_pb2 as pb
 from referee.protocol import (
@@ -385,7 +385,7 @@ class Match:
         ):
             if not ok:
                 why = link.process_exit or self._absent(link, f"no connection within {timeout:g} s")
-                link.incidents.append(Incident("never_connected", why))
+                link.note("never_connected", why)
 
     def _match_started(self) -> pb.Event:
         return match_started_event(self.rules, self.match_id, self.total_games, self.config.deals)
@@ -496,7 +496,7 @@ class Match:
             for link, ok in zip(links, oks, strict=True):
                 if not ok and not link.ever_connected and not link.incidents:
                     why = link.process_exit or f"no connection within {timeout:g} s"
-                    link.incidents.append(Incident("never_connected", why))
+                    link.note("never_connected", why)
 
     async def _play_game(self, game: int, set_number: int, seed: str, rotation: int) -> None:
         seats = self.seating(game, rotation)
@@ -855,14 +855,11 @@ class Match:
 
     def _note_link_incidents(self, game: _Game, seat: int, link: Slot) -> None:
         """Move what the slot did wrong meanwhile (stale answers, floods) into the record."""
-        if len(link.incidents) == link.incidents_noted:
-            return  # the usual case, twice a decision
-        for incident in link.incidents[link.incidents_noted :]:
+        for incident in link.unnoted_incidents():
             detail = incident.detail
             if incident.kind in FAULT_INCIDENTS:
                 detail = at_place(detail, self._where(game, seat))
             game.state.note_incident(seat, incident.kind, detail)
-        link.incidents_noted = len(link.incidents)
 
     def _stat(self, link: Slot) -> EntryStats:
         return self.result.stats[link.slot // self.slots_per_entry]

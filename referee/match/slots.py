@@ -14,7 +14,7 @@ import asyncio
 import secrets
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -114,8 +114,8 @@ class Slot:
     """Who this is in logs and records, e.g. "heuristic#1"; never sent to other bots."""
     socket: str | None = None
     """The Unix socket this slot's process must connect on; None: the TCP listener (remote)."""
-    incidents_noted: int = 0
-    """How many of ``incidents`` the table has put into the record."""
+    _incidents_noted: int = 0
+    """How many of ``incidents`` :meth:`unnoted_incidents` has given the table."""
     _told: list[pb.Event] = field(default_factory=list)
     """Events for the slot, sent with its next request or :meth:`flush`."""
     pending: bytes | None = None
@@ -292,7 +292,7 @@ class Slot:
             )
         self._unsolicited += 1
         if self._unsolicited > FLOOD_LIMIT:
-            self.incidents.append(Incident("flood", f"more than {FLOOD_LIMIT} unasked messages"))
+            self.note("flood", f"more than {FLOOD_LIMIT} unasked messages")
             raise LinkError(
                 grpc.StatusCode.RESOURCE_EXHAUSTED,
                 "flood",
@@ -305,6 +305,18 @@ class Slot:
             task.add_done_callback(self._tasks.discard)
 
     # -- the table's side ---------------------------------------------------------------
+
+    def note(self, kind: str, detail: str) -> None:
+        """Keep something the slot did wrong outside a decision, for the record."""
+        self.incidents.append(Incident(kind, detail))
+
+    def unnoted_incidents(self) -> Sequence[Incident]:
+        """The incidents since the last call, for the table to put into the record."""
+        if len(self.incidents) == self._incidents_noted:
+            return ()  # the usual case, twice a decision
+        new = self.incidents[self._incidents_noted :]
+        self._incidents_noted = len(self.incidents)
+        return new
 
     def tell(self, event: pb.Event) -> None:
         """Queue ``event`` for the slot: it goes with the next request, or :meth:`flush`."""
@@ -371,11 +383,9 @@ class Slot:
             await asyncio.wait_for(context.write(response), within)
         except TimeoutError:
             self.stalled = True
-            self.incidents.append(
-                Incident(
-                    "not_reading",
-                    f"a write waited {within * 1000:.0f} ms: the bot does not read its stream",
-                )
+            self.note(
+                "not_reading",
+                f"a write waited {within * 1000:.0f} ms: the bot does not read its stream",
             )
             self.detach(context)
             if self._stream_task is not None and not self._stream_task.done():
@@ -429,7 +439,7 @@ class Slot:
     async def reject_stale(self, decision: pb.Decision) -> None:
         """Tell the slot an answer came for a request that is no longer open."""
         detail = f"request {decision.request_id} is not open"
-        self.incidents.append(Incident("stale_request", detail))
+        self.note("stale_request", detail)
         event = pb.Event(
             action_rejected=pb.ActionRejected(
                 request_id=decision.request_id,
@@ -490,13 +500,11 @@ class TicketBook:
         link = self._links.get(ticket)
         if link is None:
             if via is not None:
-                via.incidents.append(Incident("unknown_ticket", "a ticket that opens nothing"))
+                via.note("unknown_ticket", "a ticket that opens nothing")
             raise LinkError(grpc.StatusCode.UNAUTHENTICATED, "unknown_ticket", "unknown ticket")
         if link is not via and (via is not None or link.socket is not None):
             if via is not None:
-                via.incidents.append(
-                    Incident("foreign_ticket", "refused another slot's ticket on this socket")
-                )
+                via.note("foreign_ticket", "refused another slot's ticket on this socket")
             raise LinkError(
                 grpc.StatusCode.PERMISSION_DENIED,
                 "wrong_socket",
@@ -515,7 +523,7 @@ class TicketBook:
                 "this ticket has been used and its seat is closed",
             )
         if link.connected:
-            link.incidents.append(Incident("second_connection", "refused a second stream"))
+            link.note("second_connection", "refused a second stream")
             raise LinkError(
                 grpc.StatusCode.ALREADY_EXISTS,
                 "seat_taken",
