@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import random
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from referee.engine.families import AnyGame
 from referee.engine.game_base import Termination
-from referee.match.slots import Slot
 from referee.proto import referee_pb2 as pb
+
+if TYPE_CHECKING:
+    # Only a type: the match's value types (config, results) load no grpc through here.
+    from referee.match.slots import Slot
 
 
 class FaultPolicy(StrEnum):
