@@ -37,8 +37,13 @@ from referee.engine.rules import Rules
 from referee.entries import Entry
 from referee.families.calabresella.auction import BID_PASS
 from referee.families.tressette.actions import NUM_PLAY_ACTIONS
-from referee.links import parse_request
-from referee.protocol import PROTOCOL_VERSION, adapters_of, fill_observation, legal_messages
+from referee.match.slots import parse_request
+from referee.protocol import (
+    PROTOCOL_VERSION,
+    adapters_of,
+    fill_observation,
+    legal_messages,
+)
 from referee.sandbox.bot_process import BotProcess, start_bot
 from referee.sandbox.bwrap import SandboxMode
 from tavolo_bot.proto import referee_pb2 as pb

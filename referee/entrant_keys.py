@@ -21,7 +21,7 @@ from typing import Any
 
 import grpc
 
-from referee.links import FLOOD_LIMIT, LinkError, SlotLink, parse_request
+from referee.match.slots import FLOOD_LIMIT, LinkError, Slot, parse_request
 from tavolo_bot.proto import referee_pb2 as pb
 
 MAX_STREAMS = 32
@@ -49,7 +49,7 @@ class _Stream:
 
     digest: str
     context: Any
-    link: SlotLink | None = None
+    link: Slot | None = None
     """The slot it plays now; None while it waits to be seated."""
     gone: bool = False
     wake: asyncio.Event = field(default_factory=asyncio.Event)
@@ -60,9 +60,9 @@ class _Stream:
 class _Entrant:
     name: str
     streams: list[_Stream] = field(default_factory=list)
-    wanted: list[SlotLink] = field(default_factory=list)
+    wanted: list[Slot] = field(default_factory=list)
     """Slots of started matches that wait for a stream of this entrant, oldest first."""
-    seated: list[SlotLink] = field(default_factory=list)
+    seated: list[Slot] = field(default_factory=list)
     """Slots a stream of this entrant took and whose match is not over."""
     matches_left: int | None = None
     """Matches not finished yet; None while unknown (a Swiss round not paired yet)."""
@@ -121,14 +121,14 @@ class EntrantKeys:
 
     # -- a match's side ----------------------------------------------------------------
 
-    def want(self, name: str, links: list[SlotLink]) -> None:
+    def want(self, name: str, links: list[Slot]) -> None:
         """Seat streams of ``name`` in ``links`` as they become free (a match has started)."""
         entrant = self._entrants[name]
         entrant.wanted.extend(links)
         for stream in entrant.streams:
             stream.wake.set()
 
-    def withdraw(self, links: list[SlotLink]) -> None:
+    def withdraw(self, links: list[Slot]) -> None:
         """A match is over: its slots want no stream any more."""
         gone = set(map(id, links))
         for entrant in self._entrants.values():
@@ -207,7 +207,7 @@ class EntrantKeys:
         if found is None or found[1]:
             raise _revoked(name)
 
-    def _take(self, entrant: _Entrant) -> SlotLink | None:
+    def _take(self, entrant: _Entrant) -> Slot | None:
         """The slot a free stream of ``entrant`` plays next: one its lost stream left
         mid-match first, then the oldest waiting one."""
         for link in entrant.seated:

@@ -1,6 +1,6 @@
 """Play built-in players in this process, without gRPC: one game, or a whole match.
 
-:func:`play_match` plays a match as :class:`referee.match.Match` plays it over the protocol:
+:func:`play_match` plays a match as :class:`referee.match.match.Match` plays it over the protocol:
 the same games (duplicate sets, each once per arrangement of the entries over the sides),
 the same deal seeds (or deal-book lines), the same seats, each slot's player seeded as its
 bot process would be (``TAVOLO_SEED``), and the same record but for what only a referee
@@ -23,16 +23,10 @@ from referee.engine.game_base import AnyGame, Outcome
 from referee.engine.registry import Family, new_game
 from referee.engine.rules import Rules
 from referee.entries import built_in_bot, unique_names
-from referee.match import (
-    EntryStats,
-    MatchConfig,
-    MatchResult,
-    arrangements,
-    bot_seed,
-    game_over_event,
-    match_started_event,
-    seat_slots,
-)
+from referee.match.config import MatchConfig
+from referee.match.match import bot_seed, game_over_event, match_started_event
+from referee.match.results import EntryStats, MatchResult
+from referee.match.table import arrangements, seat_slots
 from referee.players import Decision, Player, UnknownPlayerError, make_player
 from referee.protocol import heard
 from referee.records import RecordWriter

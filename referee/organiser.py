@@ -15,10 +15,12 @@ from referee.engine.deals import SeedError, check_seed
 from referee.engine.errors import RulesError
 from referee.engine.registry import preset
 from referee.entries import BUILT_IN_BOTS, parse_entry
-from referee.match import Limits, Match, MatchConfig, MatchResult, result_json
+from referee.match.config import Limits, MatchConfig
+from referee.match.match import Match
+from referee.match.results import MatchResult, result_json
 from referee.records import open_record
 from referee.sandbox.bwrap import SandboxMode
-from referee.service import Referee
+from referee.service.server import Referee
 from tavolo_bot.proto import referee_pb2 as pb
 
 LOG = logging.getLogger("tavolo.organiser")

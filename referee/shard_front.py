@@ -4,7 +4,7 @@ The front is a referee whose tables are all mirrors (:class:`referee.shard_pool.
 feeds its spectators). :class:`ShardedMatches` is its MatchService: each match is made
 on the least loaded shard, and the front remembers which shard holds each match and each
 ticket, so that GetMatch asks the right shard and a bot that connects to the front is
-relayed to it (:class:`referee.service.Relay`).
+relayed to it (:class:`referee.service.relay.Relay`).
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ from typing import Any
 
 from grpc_health.v1 import health_pb2
 
-from referee.service import Referee, TableFeed
+from referee.service.feeds import TableFeed
+from referee.service.server import Referee
 from referee.shard_pool import ShardLost, ShardPool
 from tavolo_bot.proto import referee_pb2 as pb
 

@@ -2,25 +2,12 @@
 
 One asyncio loop is one core: a referee alone cannot use the rest of the machine. A
 :class:`ShardPool` starts one ``python -m referee.shard_worker`` per :class:`ShardSpec`
-and talks to each over a socketpair (pickled tuples, :mod:`referee.shard_worker`). Each
+and talks to each over a socketpair (the messages of :mod:`referee.shard_messages`). Each
 table lives wholly in one shard, with its bots; the head sees every shard's tables in its
 own referee's ``feeds``, so its spectators, ``ListTables`` and the live view see one
 referee. A mirror carries a table's events only once someone follows it (a spectator's
 ``Watch``, or a listener of the head that hears events, such as the live view): sending
 every event of every table to the head would cost it about as much as the play.
-
-Messages to a shard: ``("init", spec, organiser, log_mb, public_names)``, ``("play", job,
-config, games, folder, gated)``, ``("stop", job)`` (stop after the current game),
-``("go", job, stop)`` (a gated job's next game may start, or it stops), ``("follow",
-table_id)`` (send its history and its events), ``("create", job, request)``, ``("status",
-job, match_id)``, ``("logs", ask, lent)`` (bytes of logs lent), ``("quit",)``. From a
-shard, batched per turn of its loop as ``("batch", [message, ...])``: ``("ready",
-address)``, ``("table", table_id, match_id, entries)``, ``("game_of", table_id, game)``,
-``("history", table_id, [event, ...])``, ``("event", table_id, event)`` (a followed
-table's), ``("closed", table_id)``, ``("deal", job, DealReport)``, ``("game", job,
-GameReport)``, ``("done", job)``, ``("failed", job, exception)``, ``("created", job,
-response, error)``, ``("status", job, response)``, ``("logs", ask, wanted)`` (its bots'
-logs need more).
 
 A shard that dies is started again with the same spec. What it was playing is lost:
 :class:`ShardLost` to each waiting caller, whose match is replayed (tournaments) or
@@ -45,11 +32,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from referee.match import DealReport, GameReport, MatchConfig, forget_old_feeds
+from referee import shard_messages as msg
+from referee.match.config import MatchConfig
+from referee.match.results import DealReport, GameReport
 from referee.sandbox.bot_process import LogBudget
 from referee.sandbox.bwrap import SandboxMode
-from referee.service import Referee, TableFeed
-from referee.shard_worker import frame, read_message
+from referee.service.feeds import TableFeed, forget_old_feeds
+from referee.service.server import Referee
+from referee.shard_messages import frame, read_message
 from tavolo_bot.proto import referee_pb2 as pb
 
 START_TIMEOUT = 60.0
@@ -181,7 +171,7 @@ class ShardPool:
             task.cancel()
         for shard in self._shards:
             if shard.writer is not None and not shard.writer.is_closing():
-                shard.writer.write(frame(("quit",)))
+                shard.writer.write(frame(msg.Quit()))
         for shard in self._shards:
             process = shard.process
             if process is None:
@@ -218,7 +208,7 @@ class ShardPool:
         job, future = self._new_job(
             shard, on_deal=on_deal, on_game=on_game, stopped=stopped, gated=gated
         )
-        self._send(shard, ("play", job, config, tuple(games), workdir, gated))
+        self._send(shard, msg.Play(job, config, tuple(games), workdir, gated))
         await future
 
     async def create_match(
@@ -228,7 +218,7 @@ class ShardPool:
         ValueError naming what is wrong with the request."""
         shard = await self._least_loaded()
         job, future = self._new_job(shard)
-        self._send(shard, ("create", job, request.SerializeToString()))
+        self._send(shard, msg.Create(job, request.SerializeToString()))
         response, error = await future
         if error:
             raise ValueError(error)
@@ -238,7 +228,7 @@ class ShardPool:
         """Where match ``match_id`` is on shard ``shard``; None if it never made it."""
         await self._shards[shard].ready.wait()
         job, future = self._new_job(shard)
-        self._send(shard, ("status", job, match_id))
+        self._send(shard, msg.GetStatus(job, match_id))
         data = await future
         return None if data is None else pb.GetMatchResponse.FromString(data)
 
@@ -272,10 +262,10 @@ class ShardPool:
         future.add_done_callback(lambda _: self._jobs.pop(job, None))
         return job, future
 
-    def _send(self, shard: int, message: tuple[Any, ...]) -> None:
+    def _send(self, shard: int, message: msg.JobOrder) -> None:
         writer = self._shards[shard].writer
         if writer is None or writer.is_closing():
-            job = self._jobs.get(message[1])
+            job = self._jobs.get(message.job)
             if job is not None and not job.done.done():
                 job.done.set_exception(ShardLost(f"shard {shard} is down"))
             return
@@ -305,7 +295,7 @@ class ShardPool:
         shard.process, shard.writer = process, writer
         shard.lives += 1
         log_mb = None if self.log_budget is None else self.log_budget.total_mb
-        writer.write(frame(("init", shard.spec, self.organiser, log_mb, self.head.public_names)))
+        writer.write(frame(msg.Init(shard.spec, self.organiser, log_mb, self.head.public_names)))
         shard.reader_task = asyncio.ensure_future(self._read(shard, reader))
         ready = asyncio.ensure_future(shard.ready.wait())
         await asyncio.wait({ready, shard.reader_task}, timeout=START_TIMEOUT,
@@ -324,54 +314,52 @@ class ShardPool:
     async def _read(self, shard: _Shard, reader: asyncio.StreamReader) -> None:
         try:
             while True:
-                _, batch = await read_message(reader)
-                for message in batch:
+                batch = await read_message(reader)
+                assert isinstance(batch, msg.Batch), batch  # a shard sends nothing else
+                for message in batch.messages:
                     self._take(shard, message)
         except (asyncio.IncompleteReadError, ConnectionError):
             pass
         finally:
             await self._lost(shard)
 
-    def _take(self, shard: _Shard, message: tuple[Any, ...]) -> None:
-        kind = message[0]
+    def _take(self, shard: _Shard, message: msg.FromShard) -> None:
         feeds = self.head.feeds
-        if kind == "event":
-            if (feed := feeds.get(message[1])) is not None:
-                feed.publish(pb.Event.FromString(message[2]))
-        elif kind == "game_of":
-            if (feed := feeds.get(message[1])) is not None:
-                feed.game = message[2]
-        elif kind == "table":
-            _, table, match_id, entries = message
-            forget_old_feeds(feeds)
-            shard.tables.add(table)
-            feed = TableFeed(table, match_id, entries)
-            feed.follow = functools.partial(self._follow, shard, table)
-            self.head.add_feed(feed)
-            if any(getattr(each, "hears_events", True) for each in self.head.listeners):
-                self._ask_history(shard, table)
-        elif kind == "history":
-            _, table, events = message
-            if (feed := feeds.get(table)) is not None:
-                for data in events:
-                    feed.publish(pb.Event.FromString(data))
-            for waiting in self._histories.pop(table, []):
-                if not waiting.done():
-                    waiting.set_result(None)
-        elif kind == "closed":
-            shard.tables.discard(message[1])
-            if (feed := feeds.get(message[1])) is not None:
-                feed.close()
-        elif kind == "ready":
-            shard.address = message[1]
-            shard.ready.set()
-        elif kind == "logs":
-            _, ask, wanted = message
-            lent = 0 if self.log_budget is None else self.log_budget.take(wanted)
-            if shard.writer is not None and not shard.writer.is_closing():
-                shard.writer.write(frame(("logs", ask, lent)))
-        else:
-            self._answer(kind, message)
+        match message:
+            case msg.TableEvent(table, event):
+                if (feed := feeds.get(table)) is not None:
+                    feed.publish(pb.Event.FromString(event))
+            case msg.GameOf(table, game):
+                if (feed := feeds.get(table)) is not None:
+                    feed.game = game
+            case msg.TableOpened(table, match_id, entries):
+                forget_old_feeds(feeds)
+                shard.tables.add(table)
+                feed = TableFeed(table, match_id, entries)
+                feed.follow = functools.partial(self._follow, shard, table)
+                self.head.add_feed(feed)
+                if any(getattr(each, "hears_events", True) for each in self.head.listeners):
+                    self._ask_history(shard, table)
+            case msg.History(table, events):
+                if (feed := feeds.get(table)) is not None:
+                    for data in events:
+                        feed.publish(pb.Event.FromString(data))
+                for waiting in self._histories.pop(table, []):
+                    if not waiting.done():
+                        waiting.set_result(None)
+            case msg.TableClosed(table):
+                shard.tables.discard(table)
+                if (feed := feeds.get(table)) is not None:
+                    feed.close()
+            case msg.Ready(address):
+                shard.address = address
+                shard.ready.set()
+            case msg.WantLogs(ask, wanted):
+                lent = 0 if self.log_budget is None else self.log_budget.take(wanted)
+                if shard.writer is not None and not shard.writer.is_closing():
+                    shard.writer.write(frame(msg.Lent(ask, lent)))
+            case _:
+                self._answer(message)
 
     def _ask_history(self, shard: _Shard, table: str) -> asyncio.Future[None]:
         """Follow ``table`` from now on (once): its history comes first, then its events."""
@@ -388,42 +376,43 @@ class ShardPool:
             self._histories.pop(table)
             waiting.set_result(None)  # the shard is gone: nothing more to show
         else:
-            shard.writer.write(frame(("follow", table)))
+            shard.writer.write(frame(msg.Follow(table)))
         return waiting
 
     async def _follow(self, shard: _Shard, table: str) -> None:
         """A spectator wants ``table``: wait until its history is here."""
         await self._ask_history(shard, table)
 
-    def _answer(self, kind: str, message: tuple[Any, ...]) -> None:
-        job = self._jobs.get(message[1])
+    def _answer(self, message: msg.JobReport) -> None:
+        job = self._jobs.get(message.job)
         if job is None or job.done.done():
             return
         try:
-            self._answer_job(job, kind, message)
+            self._answer_job(job, message)
         except Exception as exc:
             # The head's own failure (storing the result, say) ends the job, not the shard.
             job.done.set_exception(exc)
-            self._send(job.shard, ("stop", message[1]))
+            self._send(job.shard, msg.Stop(message.job))
 
-    def _answer_job(self, job: _Job, kind: str, message: tuple[Any, ...]) -> None:
-        if kind == "deal" and job.on_deal is not None:
-            job.on_deal(message[2])
-        elif kind == "game" and job.on_game is not None:
-            job.on_game(message[2])
-            stop = job.stopped is not None and job.stopped()
-            if job.gated:
-                self._send(job.shard, ("go", message[1], stop))
-            elif stop:
-                self._send(job.shard, ("stop", message[1]))
-        elif kind == "done":
-            job.done.set_result(None)
-        elif kind == "failed":
-            job.done.set_exception(message[2])
-        elif kind == "created":
-            job.done.set_result((message[2], message[3]))
-        elif kind == "status":
-            job.done.set_result(message[2])
+    def _answer_job(self, job: _Job, message: msg.JobReport) -> None:
+        match message:
+            case msg.DealRecorded(_, report) if job.on_deal is not None:
+                job.on_deal(report)
+            case msg.GameRecorded(number, report) if job.on_game is not None:
+                job.on_game(report)
+                stop = job.stopped is not None and job.stopped()
+                if job.gated:
+                    self._send(job.shard, msg.Go(number, stop))
+                elif stop:
+                    self._send(job.shard, msg.Stop(number))
+            case msg.Done():
+                job.done.set_result(None)
+            case msg.Failed(_, error):
+                job.done.set_exception(error)
+            case msg.Created(_, response, error):
+                job.done.set_result((response, error))
+            case msg.Status(_, response):
+                job.done.set_result(response)
 
     async def _lost(self, shard: _Shard) -> None:
         """The shard's socket closed: say so to everyone waiting on it, then restart it."""

@@ -2,10 +2,8 @@
 
 Run as ``python -m referee.shard_worker FD``: FD is its end of a socketpair to the head.
 It starts a referee of its own, then plays what the head sends until the head says
-``quit`` or goes away. Every message, both ways, is a pickled tuple whose first item
-names it, framed by its length (4 bytes, big-endian); see :mod:`referee.shard_pool` for
-the list. The head is the only peer: the socketpair is made by the head and reaches no
-bot, since every bot runs in a sandbox of its own.
+:class:`~referee.shard_messages.Quit` or goes away. The messages, both ways, and their
+wire are :mod:`referee.shard_messages`.
 """
 
 from __future__ import annotations
@@ -18,34 +16,22 @@ import itertools
 import os
 import pickle
 import socket
-import struct
 import sys
 import traceback
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from referee.match import DealReport, GameReport, Match, MatchConfig
+from referee import shard_messages as msg
+from referee.match.config import MatchConfig
+from referee.match.match import Match
+from referee.match.results import DealReport, GameReport
 from referee.sandbox.bot_process import LogBudget
 from referee.sandbox.rlimits import die_with_parent
-from referee.service import Referee, TableFeed, start_referee
+from referee.service.feeds import TableFeed
+from referee.service.server import Referee, start_referee
+from referee.shard_messages import frame, read_message
 from tavolo_bot.proto import referee_pb2 as pb
-
-HEADER = struct.Struct(">I")
-"""Every message's length, before it."""
-
-
-async def read_message(reader: asyncio.StreamReader) -> tuple[Any, ...]:
-    """The next message; IncompleteReadError once the other side is gone."""
-    (size,) = HEADER.unpack(await reader.readexactly(HEADER.size))
-    message: tuple[Any, ...] = pickle.loads(await reader.readexactly(size))
-    return message
-
-
-def frame(message: tuple[Any, ...]) -> bytes:
-    """``message`` as it goes on the wire."""
-    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
-    return HEADER.pack(len(data)) + data
 
 
 class _Outbox:
@@ -53,9 +39,9 @@ class _Outbox:
 
     def __init__(self, writer: asyncio.StreamWriter) -> None:
         self._writer = writer
-        self._pending: list[tuple[Any, ...]] = []
+        self._pending: list[msg.FromShard] = []
 
-    def send(self, message: tuple[Any, ...]) -> None:
+    def send(self, message: msg.FromShard) -> None:
         if not self._pending:
             asyncio.get_running_loop().call_soon(self._flush)
         self._pending.append(message)
@@ -63,7 +49,7 @@ class _Outbox:
     def _flush(self) -> None:
         batch, self._pending = self._pending, []
         if not self._writer.is_closing():
-            self._writer.write(frame(("batch", batch)))
+            self._writer.write(frame(msg.Batch(batch)))
 
 
 class _Mirror:
@@ -78,26 +64,26 @@ class _Mirror:
         self._games: dict[str, int] = {}
 
     def table(self, feed: TableFeed) -> None:
-        self._outbox.send(("table", feed.table_id, feed.match_id, list(feed.entries)))
+        self._outbox.send(msg.TableOpened(feed.table_id, feed.match_id, list(feed.entries)))
 
     def event(self, feed: TableFeed, event: pb.Event) -> None:
         table = feed.table_id
         if self._games.get(table) != feed.game:
             self._games[table] = feed.game
-            self._outbox.send(("game_of", table, feed.game))
+            self._outbox.send(msg.GameOf(table, feed.game))
         if table in self._followed:
-            self._outbox.send(("event", table, event.SerializeToString()))
+            self._outbox.send(msg.TableEvent(table, event.SerializeToString()))
 
     def closed(self, feed: TableFeed) -> None:
         self._games.pop(feed.table_id, None)
         self._followed.discard(feed.table_id)
-        self._outbox.send(("closed", feed.table_id))
+        self._outbox.send(msg.TableClosed(feed.table_id))
 
     def follow(self, table: str) -> None:
         """Send the table's history, then each of its events as it happens."""
         feed = self._feeds.get(table)
         history = [] if feed is None else [e.SerializeToString() for e in feed.history]
-        self._outbox.send(("history", table, history))
+        self._outbox.send(msg.History(table, history))
         if feed is not None and not feed.done:
             self._followed.add(table)
 
@@ -126,7 +112,7 @@ class BorrowedLogs(LogBudget):
             if self.left < wanted and not self._spent:
                 ask = next(self._asks)
                 answer = self._waiting[ask] = asyncio.get_running_loop().create_future()
-                self._outbox.send(("logs", ask, max(wanted - self.left, LOG_CHUNK)))
+                self._outbox.send(msg.WantLogs(ask, max(wanted - self.left, LOG_CHUNK)))
                 lent = await answer
                 self.left += lent
                 self._spent = lent == 0
@@ -165,10 +151,10 @@ class _Shard:
             go.clear()
 
         def on_deal(report: DealReport) -> None:
-            self.outbox.send(("deal", job, report))
+            self.outbox.send(msg.DealRecorded(job, report))
 
         def on_game(report: GameReport) -> None:
-            self.outbox.send(("game", job, report))
+            self.outbox.send(msg.GameRecorded(job, report))
 
         try:
             match = Match(
@@ -183,24 +169,24 @@ class _Shard:
             self.matches[job] = match
             await match.run(games)
         except Exception as exc:  # the head raises it where a local match would have
-            self.outbox.send(("failed", job, _portable(exc)))
+            self.outbox.send(msg.Failed(job, _portable(exc)))
             return
         finally:
             self.matches.pop(job, None)
             self.gates.pop(job, None)
-        self.outbox.send(("done", job))
+        self.outbox.send(msg.Done(job))
 
     async def create(self, job: int, request: bytes) -> None:
         try:
             response = await self.organiser.create(pb.CreateMatchRequest.FromString(request))
         except ValueError as exc:
-            self.outbox.send(("created", job, None, str(exc)))
+            self.outbox.send(msg.Created(job, None, str(exc)))
             return
-        self.outbox.send(("created", job, response.SerializeToString(), ""))
+        self.outbox.send(msg.Created(job, response.SerializeToString(), ""))
 
     def status(self, job: int, match_id: str) -> None:
         status = self.organiser.status(match_id)
-        self.outbox.send(("status", job, None if status is None else status.SerializeToString()))
+        self.outbox.send(msg.Status(job, None if status is None else status.SerializeToString()))
 
 
 def _portable(exc: Exception) -> Exception:
@@ -233,45 +219,47 @@ async def serve(sock: socket.socket) -> None:
     """Take the head's messages on ``sock`` until it says quit or goes away."""
     reader, writer = await asyncio.open_unix_connection(sock=sock)
     outbox = _Outbox(writer)
-    _, spec, organiser, log_mb, public_names = await read_message(reader)
+    init = await read_message(reader)
+    if not isinstance(init, msg.Init):
+        raise ValueError(f"the head's first message must be Init, not {type(init).__name__}")
+    spec, organiser, log_mb, public_names = init
     referee = await start_referee(spec.listen, tls=spec.tls, public_names=public_names)
     shard = _Shard(referee, outbox, log_mb)
     mirror = _Mirror(outbox, referee.feeds)
     referee.listen(mirror)
     if organiser is not None:
         shard.organiser = await _organiser(referee, organiser)
-    outbox.send(("ready", referee.address))
+    outbox.send(msg.Ready(referee.address))
     try:
         while True:
             try:
                 message = await read_message(reader)
             except asyncio.IncompleteReadError:
                 return
-            kind, job = message[0], message[1] if len(message) > 1 else 0
-            if kind == "quit":
-                return
-            if kind == "play":
-                shard.start(job, shard.play(job, *message[2:]))
-            elif kind == "stop":
-                match = shard.matches.get(job)
-                if match is not None:
-                    match.stop_after_game()
-            elif kind == "go":
-                match, gate = shard.matches.get(job), shard.gates.get(job)
-                if match is not None and message[2]:
-                    match.stop_after_game()
-                if gate is not None:
-                    gate.set()
-            elif kind == "follow":
-                mirror.follow(message[1])
-            elif kind == "create":
-                shard.start(job, shard.create(job, message[2]))
-            elif kind == "status":
-                shard.status(job, message[2])
-            elif kind == "logs" and shard.budget is not None:
-                shard.budget.lent(job, message[2])
-            else:
-                raise ValueError(f"unknown message from the head: {kind!r}")
+            match message:
+                case msg.Quit():
+                    return
+                case msg.Play(job, config, games, folder, gated):
+                    shard.start(job, shard.play(job, config, games, folder, gated))
+                case msg.Stop(job):
+                    if (playing := shard.matches.get(job)) is not None:
+                        playing.stop_after_game()
+                case msg.Go(job, stop):
+                    playing, gate = shard.matches.get(job), shard.gates.get(job)
+                    if playing is not None and stop:
+                        playing.stop_after_game()
+                    if gate is not None:
+                        gate.set()
+                case msg.Follow(table):
+                    mirror.follow(table)
+                case msg.Create(job, request):
+                    shard.start(job, shard.create(job, request))
+                case msg.GetStatus(job, match_id):
+                    shard.status(job, match_id)
+                case msg.Lent(ask, lent) if shard.budget is not None:
+                    shard.budget.lent(ask, lent)
+                case _:
+                    raise ValueError(f"unknown message from the head: {message!r}")
     finally:
         for task in list(shard.tasks):
             task.cancel()

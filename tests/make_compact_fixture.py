@@ -26,8 +26,9 @@ import grpc.aio
 from referee.engine.registry import preset
 from referee.engine.rules import Rules
 from referee.entries import Entry
-from referee.match import Limits, Match, MatchConfig
-from referee.service import Referee, start_referee
+from referee.match.config import Limits, MatchConfig
+from referee.match.match import Match
+from referee.service.server import Referee, start_referee
 from tavolo_bot.proto import referee_pb2 as pb
 from tavolo_bot.proto import referee_pb2_grpc as pb_grpc
 

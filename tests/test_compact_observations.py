@@ -20,9 +20,10 @@ import pytest
 from referee.engine.registry import preset
 from referee.entrant_keys import EntrantKeys, key_digest, new_key
 from referee.entries import Entry, parse_entry
-from referee.match import Limits, Match, MatchConfig
+from referee.match.config import Limits, MatchConfig
+from referee.match.match import Match
 from referee.sandbox.bwrap import SandboxMode
-from referee.service import start_referee
+from referee.service.server import start_referee
 from tavolo_bot.proto import referee_pb2 as pb
 from tavolo_bot.proto import referee_pb2_grpc as pb_grpc
 from tests.bots.harness import run

@@ -1,5 +1,5 @@
 """Hello never starves: streams that arrive while the referee's loop is busy all get in,
-and the turnstile keeps a saturated loop's turns short (referee/service.py).
+and the turnstile keeps a saturated loop's turns short (referee/service/turnstile.py).
 
 These check the mechanisms; how many streams a loaded referee seats within the
 connection window is measured by ``tavolo bench referee --shards`` (docs/benchmarks.md).
@@ -14,7 +14,8 @@ import sys
 import time
 from collections import Counter
 
-from referee.service import PENDING_STREAMS, Turnstile, start_referee
+from referee.service.server import PENDING_STREAMS, start_referee
+from referee.service.turnstile import Turnstile
 
 STREAMS = 1500
 """More than gRPC core's default of 1,000 calls waiting to be taken, past which it

@@ -20,7 +20,8 @@ from typer.testing import CliRunner, Result
 
 from referee.engine.registry import preset
 from referee.local_play import play_match
-from referee.match import MatchConfig, arrangements, rotations
+from referee.match.config import MatchConfig
+from referee.match.table import arrangements, rotations
 from referee.players import BUILT_IN, SdkPlayer
 from referee.records import dumps, verify_file, without_think_times
 from tests.sandboxing import require_sandbox

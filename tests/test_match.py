@@ -15,12 +15,13 @@ from typer.testing import CliRunner
 
 from referee.engine.registry import preset
 from referee.entries import EntryError, parse_entry
-from referee.match import Limits, Match, MatchConfig
+from referee.match.config import Limits, MatchConfig
+from referee.match.match import Match
 from referee.organiser import Organiser
 from referee.records import verify_file, verify_lines, without_think_times
 from referee.sandbox.bot_process import start_bot
 from referee.sandbox.probe import sandbox_problem
-from referee.service import start_referee
+from referee.service.server import start_referee
 from tavolo_bot.proto import referee_pb2 as pb
 from tavolo_bot.proto import referee_pb2_grpc as pb_grpc
 from tests.test_cli import run_async

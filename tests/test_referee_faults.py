@@ -29,11 +29,13 @@ import pytest
 from referee.engine.errors import Reason
 from referee.engine.rules import Rules
 from referee.entries import parse_entry
-from referee.links import FLOOD_LIMIT, Request, TicketBook
-from referee.match import FaultPolicy, Limits
+from referee.match.config import Limits
+from referee.match.faults import FaultPolicy
+from referee.match.slots import FLOOD_LIMIT, Request, TicketBook
 from referee.protocol import Sent
 from referee.records import verify_file
-from referee.service import MAX_MESSAGE_BYTES, Referee
+from referee.service.bot_streams import MAX_MESSAGE_BYTES
+from referee.service.server import Referee
 from tavolo_bot.proto import referee_pb2 as pb
 from tests.bots.harness import (
     FAST,
@@ -766,7 +768,7 @@ class OneWriteAtATime:
 
 def test_a_slot_never_writes_twice_at_once_on_reconnection() -> None:
     """Regression: attach (Welcome, then the pending request) and the table's next request
-    once overlapped on the new stream; the ExecuteBatchError escaped SlotLink._write and
+    once overlapped on the new stream; the ExecuteBatchError escaped Slot._write and
     Match.run raised, in about half the real reconnection runs."""
 
     async def scenario() -> int:

@@ -17,7 +17,8 @@ from collections import Counter
 
 import grpc
 
-from referee.service import HELLO_LESS_STREAMS, HELLO_TIMEOUT, start_referee
+from referee.service.bot_streams import HELLO_LESS_STREAMS, HELLO_TIMEOUT
+from referee.service.server import start_referee
 from tavolo_bot.proto import referee_pb2 as pb
 from tavolo_bot.proto import referee_pb2_grpc as pb_grpc
 from tournaments.benchmarks.hello_flood import FLOOD

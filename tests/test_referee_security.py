@@ -39,8 +39,8 @@ from referee.engine.registry import presets
 from referee.engine.rules import Rules
 from referee.entries import parse_entry
 from referee.families.tressette.actions import parse_action
-from referee.match import FaultPolicy
-from referee.service import Referee
+from referee.match.faults import FaultPolicy
+from referee.service.server import Referee
 from tavolo_bot.proto import referee_pb2 as pb
 from tavolo_bot.proto import referee_pb2_grpc as pb_grpc
 from tests.bots.harness import (

@@ -14,8 +14,11 @@ from pathlib import Path
 
 from referee.engine.registry import preset
 from referee.entries import parse_entry
-from referee.match import FaultPolicy, Limits, Match, MatchConfig, MatchResult
-from referee.service import start_referee
+from referee.match.config import Limits, MatchConfig
+from referee.match.faults import FaultPolicy
+from referee.match.match import Match
+from referee.match.results import MatchResult
+from referee.service.server import start_referee
 from tests.bots.harness import run
 
 DEAF = Path(__file__).resolve().parent / "bots" / "deaf.py"

@@ -14,7 +14,9 @@ from typing import Any
 
 from referee.engine.rules import Rules
 from referee.entries import parse_entry
-from referee.match import Match, MatchConfig, MatchResult
+from referee.match.config import MatchConfig
+from referee.match.match import Match
+from referee.match.results import MatchResult
 from tests.bots.harness import BotLog, limits, run, serving
 from tests.bots.scripted import Options, run_bot
 

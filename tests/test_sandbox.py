@@ -23,10 +23,12 @@ import pytest
 
 from referee.engine.registry import preset
 from referee.entries import Entry, load_manifest, parse_entry
-from referee.match import Limits, Match, MatchConfig, MatchResult
+from referee.match.config import Limits, MatchConfig
+from referee.match.match import Match
+from referee.match.results import MatchResult
 from referee.sandbox.bwrap import SandboxMode
 from referee.sandbox.cgroups import CGROUP_ROOT, CONTROLLERS, GROUP
-from referee.service import start_referee
+from referee.service.server import start_referee
 from tests.bots.harness import run
 from tests.sandboxing import as_a_normal_user, require_sandbox
 from tests.test_cli import tavolo

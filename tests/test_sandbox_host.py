@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from referee.entries import parse_entry
-from referee.match import MatchResult
+from referee.match.results import MatchResult
 from referee.sandbox.uids import UID_RANGE
 from tests.bots.harness import run
 from tests.sandboxing import require_sandbox

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from referee.entries import parse_entry
-from referee.match import parse_tempo, tempo_text
+from referee.match.config import parse_tempo, tempo_text
 from tests.sandboxing import require_sandbox
 from tests.test_sandbox import LIMITS, hostile, play
 

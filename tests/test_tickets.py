@@ -10,8 +10,9 @@ from pathlib import Path
 import grpc
 import grpc.aio
 
-from referee.links import TicketBook
-from referee.service import open_slot_socket, start_referee
+from referee.match.slots import TicketBook
+from referee.service.bot_streams import open_slot_socket
+from referee.service.server import start_referee
 from tavolo_bot.proto import referee_pb2 as pb
 from tavolo_bot.proto import referee_pb2_grpc as pb_grpc
 from tests.bots.harness import run

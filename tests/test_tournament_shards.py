@@ -19,7 +19,7 @@ from pathlib import Path
 import grpc
 import pytest
 
-from referee.service import Referee, start_referee
+from referee.service.server import Referee, start_referee
 from referee.shard_pool import ShardFailed, ShardPool, ShardSpec
 from tavolo_bot.proto import referee_pb2 as pb
 from tavolo_bot.proto import referee_pb2_grpc as pb_grpc

@@ -93,7 +93,7 @@ linux_only = pytest.mark.skipif(
 
 
 @linux_only
-@pytest.mark.parametrize("package", ["referee.service", "tavolo_bot"])
+@pytest.mark.parametrize("package", ["referee.service.server", "tavolo_bot"])
 def test_importing_the_package_keeps_messages_off_the_event_engine_threads(package: str) -> None:
     chosen = _echo(package, None)
     assert chosen["env"] == grpc_transport.GRPC_EXPERIMENTS
@@ -112,7 +112,7 @@ def test_the_sdk_chooses_what_the_referee_chooses() -> None:
 
 def test_transport_says_what_grpc_loaded_with() -> None:
     code = "import {first}, {second}, referee.grpc_transport as t; print(repr(t.TRANSPORT))"
-    ours = _run(code.format(first="os", second="referee.service"), None)
+    ours = _run(code.format(first="os", second="referee.service.server"), None)
     assert ours.stdout.strip() == repr(grpc_transport.GRPC_EXPERIMENTS)
     # grpc imported first loads with its defaults: setting the variable then changes nothing.
     late = _run(code.format(first="grpc", second="os"), None)
@@ -120,7 +120,7 @@ def test_transport_says_what_grpc_loaded_with() -> None:
 
 
 def test_a_users_own_setting_is_kept() -> None:
-    done = _run("import referee.service, os; print(os.environ['GRPC_EXPERIMENTS'])", "mine")
+    done = _run("import referee.service.server, os; print(os.environ['GRPC_EXPERIMENTS'])", "mine")
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "mine"
 
@@ -176,7 +176,7 @@ def test_importing_the_engine_changes_nothing_in_the_process(module: str) -> Non
 
 def test_the_referee_modules_that_load_grpc_choose_its_transport_first() -> None:
     """Whichever of them a process imports first, gRPC loads with the referee's choice."""
-    for module in ("referee.links", "referee.service", "tournaments.cli.main"):
+    for module in ("referee.match.slots", "referee.service.server", "tournaments.cli.main"):
         code = f"import {module}, referee.grpc_transport as t; print(repr(t.TRANSPORT))"
         done = _run(code, None)
         assert done.returncode == 0, done.stderr

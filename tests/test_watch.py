@@ -11,7 +11,7 @@ from google.protobuf.json_format import Parse
 
 from referee.engine.registry import presets
 from referee.entries import parse_entry
-from referee.service import Referee
+from referee.service.server import Referee
 from tavolo_bot.proto import referee_pb2 as pb
 from tests.bots.harness import PUBLIC_EVENTS, limits, play, run, serving
 from tests.test_cli import run_async

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from referee.engine.game_base import Termination, rank_sides, winner_of
 from referee.engine.registry import new_game, preset
-from referee.match import game_over_event
+from referee.match.match import game_over_event
 from tournaments.results import pair_results, tallies
 from tournaments.storage import GameRow, Store
 

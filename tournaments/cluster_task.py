@@ -22,11 +22,13 @@ from pathlib import Path
 
 from referee import engine
 from referee.entries import BUILT_IN_BOTS, Entry, EntryError, parse_entry, program_files
-from referee.match import DealReport, GameReport, Match, MatchConfig
+from referee.match.config import MatchConfig
+from referee.match.match import Match
+from referee.match.results import DealReport, GameReport
 from referee.sandbox.bot_process import LogBudget
 from referee.sandbox.bwrap import SandboxMode
 from referee.sandbox.probe import sandbox_problem
-from referee.service import Referee, start_referee
+from referee.service.server import Referee, start_referee
 
 
 class ClusterError(RuntimeError):

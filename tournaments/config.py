@@ -23,7 +23,9 @@ from referee.engine.errors import RulesError
 from referee.engine.registry import preset
 from referee.engine.rules import Rules
 from referee.entries import Entry, EntryError, load_manifest, parse_entry, program_hashes
-from referee.match import TEMPO_FREE, FaultPolicy, Limits, book_problem, parse_tempo, rotations
+from referee.match.config import TEMPO_FREE, Limits, book_problem, parse_tempo
+from referee.match.faults import FaultPolicy
+from referee.match.table import rotations
 from referee.sandbox.bwrap import SandboxMode
 
 

@@ -4,7 +4,7 @@ A *meeting* is one match between a participant and a rung: in a game of two side
 face each other; with three or four players each alone the rung takes every other seat
 (copies of it, each its own process), so the participant meets nothing but that rung. Every
 meeting deals the same seeded duplicate sets, and the matches are played one after another
-on one referee by :class:`referee.match.Match`, the runner of ``tavolo play`` and of the
+on one referee by :class:`referee.match.match.Match`, the runner of ``tavolo play`` and of the
 tournaments.
 
 Elo comes from :func:`tournaments.ratings.rate`, the fit of the tournament tables; its
@@ -23,10 +23,12 @@ from pathlib import Path
 
 from referee.engine.rules import Rules
 from referee.entries import BUILT_IN_BOTS, Entry, parse_entry
-from referee.match import Faults, GameReport, Limits, Match, MatchConfig, MatchResult
+from referee.match.config import Limits, MatchConfig
+from referee.match.match import Match
+from referee.match.results import Faults, GameReport, MatchResult
 from referee.records import open_record
 from referee.sandbox.bwrap import SandboxMode
-from referee.service import start_referee
+from referee.service.server import start_referee
 from tournaments.ratings import PairResult, Ratings, rate
 from tournaments.results import always_faulted, pair_results
 from tournaments.storage import GameRow

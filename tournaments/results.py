@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from itertools import combinations
 
 from referee.engine.game_base import rank_sides
-from referee.match import Faults, GameTally
+from referee.match.results import Faults, GameTally
 from tournaments.ratings import PairResult
 from tournaments.storage import GameRow
 

@@ -18,18 +18,13 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from referee.entrant_keys import EntrantKeys, key_digest, new_key
-from referee.match import (
-    DealReport,
-    GameReport,
-    Match,
-    MatchConfig,
-    book_reuse,
-    confinement_of,
-    confinement_warnings,
-    rotations,
-)
+from referee.match.config import MatchConfig, book_reuse
+from referee.match.confinement import confinement_of, confinement_warnings
+from referee.match.match import Match
+from referee.match.results import DealReport, GameReport
+from referee.match.table import rotations
 from referee.sandbox.bot_process import LogBudget
-from referee.service import Referee, start_referee
+from referee.service.server import Referee, start_referee
 from referee.shard_pool import ShardLost, ShardPool, ShardSpec
 from tournaments.concurrency import WINDOW_SECONDS, AdaptiveTables, split_games
 from tournaments.config import Format, TournamentConfig

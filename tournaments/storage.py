@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from referee.match import Faults
+from referee.match.results import Faults
 
 SCHEMA_VERSION = 1
 MADE_SEED = "made_seed"

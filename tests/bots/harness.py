@@ -25,10 +25,13 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from referee.engine.rules import Rules
 from referee.entries import Entry, parse_entry
-from referee.match import FaultPolicy, Limits, Match, MatchConfig, MatchResult
+from referee.match.config import Limits, MatchConfig
+from referee.match.faults import FaultPolicy
+from referee.match.match import Match
+from referee.match.results import MatchResult
 from referee.records import verify_file
 from referee.sandbox.bwrap import SandboxMode
-from referee.service import Referee, start_referee
+from referee.service.server import Referee, start_referee
 from tavolo_bot.proto import referee_pb2 as pb
 from tavolo_bot.proto import referee_pb2_grpc as pb_grpc
 

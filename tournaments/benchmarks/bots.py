@@ -19,7 +19,9 @@ from pathlib import Path
 from referee.engine.registry import preset
 from referee.engine.rules import Rules
 from referee.entries import Entry, parse_entry
-from referee.match import GameReport, Limits, MatchConfig, rotations
+from referee.match.config import Limits, MatchConfig
+from referee.match.results import GameReport
+from referee.match.table import rotations
 from referee.sandbox.bwrap import SandboxMode
 from tournaments.ladder import Z95, match_entries, play_matches, wilson
 

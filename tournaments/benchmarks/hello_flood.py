@@ -14,7 +14,8 @@ import sys
 from collections import Counter
 from dataclasses import dataclass
 
-from referee.service import HELLO_LESS_STREAMS, HELLO_TIMEOUT, start_referee
+from referee.service.bot_streams import HELLO_LESS_STREAMS, HELLO_TIMEOUT
+from referee.service.server import start_referee
 
 FLOOD = """
 import asyncio, json, sys

@@ -4,8 +4,8 @@
 ``remote`` entries each (four slots per match) and starts exactly four random-bot
 processes (``python -m tavolo_bot.bots.random``): process k plays slot k of every table,
 one stream per ticket. The round trips are the referee's own clock, ``Match(on_decision=
-...)``: from just before ``SlotLink.send`` writes the request to when the ``Decision``
-arrives in ``SlotLink._receive``. Only decisions answered after every bot stream has
+...)``: from just before ``Slot.send`` writes the request to when the ``Decision``
+arrives in ``Slot._receive``. Only decisions answered after every bot stream has
 connected count, and decisions per second is their number over the wall time from then
 to the end of the last match. The CPU time of this process (the referee's) and of the
 four bot processes over that same time is divided by those decisions too.
@@ -53,10 +53,11 @@ from referee.engine.game_base import Termination
 from referee.engine.registry import preset
 from referee.engine.rules import Rules
 from referee.entries import BUILT_IN_BOTS, Entry
-from referee.links import SlotLink
-from referee.match import Limits, Match, MatchConfig
+from referee.match.config import Limits, MatchConfig
+from referee.match.match import Match
+from referee.match.slots import Slot
 from referee.sandbox.bot_process import BotProcess, start_bot
-from referee.service import Referee, start_referee
+from referee.service.server import Referee, start_referee
 
 BOT_PROCESSES = 4
 """Bot processes of a run: process k plays slot k of every match, whatever the table count."""
@@ -326,7 +327,7 @@ async def bench_tables(
             limits=Limits(connect_timeout=timeout, grace=1.0),
         )
         matches, tasks, tickets = await _open_tables(referee, config, tables, on_decision)
-        links: list[SlotLink] = [link for m in matches for row in m.links for link in row]
+        links: list[Slot] = [link for m in matches for row in m.links for link in row]
         bot = Entry("random", command=(sys.executable, "-m", BUILT_IN_BOTS["random"]))
         with tempfile.TemporaryDirectory(prefix="tavolo-bench-") as root:
             children_cpu = _children_cpu_seconds()

@@ -30,10 +30,11 @@ import grpc.aio
 
 from referee.engine.registry import preset
 from referee.entries import Entry, parse_entry
-from referee.match import Limits, Match, MatchConfig
+from referee.match.config import Limits, MatchConfig
+from referee.match.match import Match
 from referee.sandbox.bot_process import start_bot
 from referee.sandbox.bwrap import SandboxMode
-from referee.service import start_referee
+from referee.service.server import start_referee
 from tournaments.benchmarks.round_trips import LatencyRun, bench_tables, percentile
 
 

@@ -25,9 +25,9 @@ from referee.engine.errors import RulesError
 from referee.engine.registry import preset
 from referee.engine.rules import Rules
 from referee.entries import Entry
-from referee.match import Limits
+from referee.match.config import Limits
 from referee.sandbox.bwrap import SandboxMode
-from referee.service import WILDCARD_HOSTS
+from referee.service.server import WILDCARD_HOSTS
 from tournaments.tls_names import tls_name_warning
 
 GAME_HELP = (

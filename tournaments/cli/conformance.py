@@ -12,7 +12,7 @@ from tabulate import tabulate
 
 from referee.conformance import GAMES, run_conformance
 from referee.entries import EntryError, load_manifest, parse_entry
-from referee.match import confinement_of
+from referee.match.confinement import confinement_of
 from referee.sandbox.bwrap import SandboxMode
 from referee.sandbox.probe import sandbox_problem
 from tournaments.cli.common import SANDBOX_HELP, confined, fail

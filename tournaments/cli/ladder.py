@@ -13,7 +13,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from tabulate import tabulate
 
 from referee.engine.deals import SeedError, check_seed
-from referee.match import GameReport, Limits
+from referee.match.config import Limits
+from referee.match.results import GameReport
 from referee.sandbox.bwrap import SandboxMode
 from tournaments.cli.common import (
     GAME_HELP,

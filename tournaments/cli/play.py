@@ -22,24 +22,23 @@ from referee.engine.game_base import Outcome
 from referee.engine.rules import Rules
 from referee.entries import BUILT_IN_BOTS, Entry, EntryError, parse_entry
 from referee.local_play import play_match
-from referee.match import (
+from referee.match.config import (
     TEMPO_FREE,
-    FaultPolicy,
-    GameReport,
     Limits,
-    Match,
     MatchConfig,
-    MatchResult,
     book_problem,
     book_reuse,
     parse_tempo,
-    rotations,
 )
+from referee.match.faults import FaultPolicy
+from referee.match.match import Match
+from referee.match.results import GameReport, MatchResult
+from referee.match.table import rotations
 from referee.players import UnknownPlayerError, check_player
 from referee.records import open_record
 from referee.sandbox.bot_process import LogBudget
 from referee.sandbox.bwrap import SandboxMode
-from referee.service import start_referee
+from referee.service.server import start_referee
 from tournaments.cli.common import (
     BOOK_HELP,
     CONNECT_HELP,

@@ -21,7 +21,8 @@ import typer
 from referee.organiser import Organiser
 from referee.sandbox.bwrap import SandboxMode
 from referee.sandbox.probe import sandbox_problem
-from referee.service import WILDCARD_HOSTS, Referee, Relay, start_referee
+from referee.service.relay import Relay
+from referee.service.server import WILDCARD_HOSTS, Referee, start_referee
 from referee.shard_front import ShardedMatches
 from referee.shard_pool import OrganiserSettings, ShardFailed, ShardPool, ShardSpec
 from tavolo_bot.proto import referee_pb2 as pb

@@ -28,7 +28,7 @@ from rich.text import Text
 from referee.engine.deals import seed_commitment
 from referee.records import RecordError, verify_lines
 from referee.sandbox.bwrap import SandboxError
-from referee.service import WILDCARD_HOSTS
+from referee.service.server import WILDCARD_HOSTS
 from tournaments.cli.common import (
     TLS_CERT_HELP,
     TLS_KEY_HELP,

@@ -15,7 +15,7 @@ from google.protobuf.json_format import MessageToJson
 from tabulate import tabulate
 
 from referee.families.tressette.actions import SIGNAL_NAMES
-from referee.service import SPECTATOR_TOKEN_KEY
+from referee.service.spectators import SPECTATOR_TOKEN_KEY
 from tavolo_bot.proto import referee_pb2 as pb
 from tavolo_bot.proto import referee_pb2_grpc as pb_grpc
 from tournaments.cli.common import TLS_CA_HELP, fail, referee_channel

@@ -2,7 +2,7 @@
 
 Its one source of play is the referee's public spectator feed: the events that
 ``SpectatorService.Watch`` sends, heard in the referee's own process
-(:class:`referee.service.FeedListener`), so that following every table costs the referee
+(:class:`referee.service.feeds.FeedListener`), so that following every table costs the referee
 no second serialisation and no gRPC client; standings and progress come from the
 tournament database, opened read-only. Browsers get a snapshot, then every change, as
 server-sent events (``GET /events``). See docs/live-view.md.
@@ -44,7 +44,8 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from referee.families.tressette.actions import SIGNAL_NAMES
-from referee.service import Referee, TableFeed
+from referee.service.feeds import TableFeed
+from referee.service.server import Referee
 from tavolo_bot.proto import referee_pb2 as pb
 from tournaments.ratings import RatingsError
 from tournaments.storage import StorageError, Store
@@ -546,7 +547,7 @@ Post = Callable[..., bool]
 
 class _FeedFollower:
     """Hears the referee's public feeds in its own process (a
-    :class:`referee.service.FeedListener`, on the referee's loop) and posts them to the page:
+    :class:`referee.service.feeds.FeedListener`, on the referee's loop) and posts them to the page:
     the events spectators' ``Watch`` streams carry, without the gRPC hop."""
 
     def __init__(self, post: Post, hub: _Hub, public_names: bool) -> None:

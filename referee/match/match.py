@@ -13,9 +13,7 @@ from referee import grpc_transport  # noqa: F401 - first: tavolo_bot (its proto)
 import asyncio
 import contextlib
 import hashlib
-import itertools
 import json
-import math
 import random
 import secrets
 import shutil
@@ -23,17 +21,20 @@ import tempfile
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
-from enum import StrEnum
 from pathlib import Path
-from typing import IO, Any, NamedTuple
+from typing import IO, Any
 
-from referee.engine.deal_book import DealBook
 from referee.engine.game_base import AnyGame, Outcome, Termination
-from referee.engine.registry import new_game
 from referee.engine.rules import Rules
 from referee.entrant_keys import EntrantKeys
 from referee.entries import Entry, unique_names
-from referee.links import Incident, Request, SlotLink, Wait
+from referee.match.clock import Clock
+from referee.match.config import MatchConfig, book_reuse
+from referee.match.confinement import confinement_of, confinement_warnings
+from referee.match.faults import FAULT_INCIDENTS, apply_fault, at_place
+from referee.match.results import DealReport, EntryStats, Faults, GameReport, MatchResult
+from referee.match.slots import Request, Slot, SlotState, Wait
+from referee.match.table import arrangements, seat_slots
 from referee.protocol import (
     Sent,
     encode_decision,
@@ -49,331 +50,11 @@ from referee.sandbox.bot_process import (
     finish_despite_cancel,
     start_bot,
 )
-from referee.sandbox.bwrap import SandboxError, SandboxMode, running_as_root
-from referee.sandbox.probe import sandbox_problem
-from referee.service import Referee, TableFeed, open_slot_socket
+from referee.sandbox.bwrap import SandboxMode
+from referee.service.bot_streams import open_slot_socket
+from referee.service.feeds import TableFeed, forget_old_feeds
+from referee.service.server import Referee
 from tavolo_bot.proto import referee_pb2 as pb
-
-
-class FaultPolicy(StrEnum):
-    """What happens when a seat times out, runs out of attempts, crashes or disconnects."""
-
-    FORFEIT = "forfeit"
-    """The seat's side loses the game; the reason is recorded."""
-    RANDOM = "random"
-    """The referee plays a random legal action for the seat and the game goes on."""
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Time and fault settings of a match."""
-
-    deadline_ms: int = 1000
-    """Time for each decision."""
-    time_bank_ms: int = 0
-    """Extra time per slot for the whole match, spent when a decision overruns."""
-    max_attempts: int = 3
-    """Illegal actions allowed per decision, the last one included, before the fault."""
-    connect_timeout: float = 20.0
-    """Seconds each slot has to connect at the start of the match."""
-    grace: float = 5.0
-    """Seconds a dropped connection has to come back with its ticket."""
-    on_fault: FaultPolicy = FaultPolicy.FORFEIT
-    restart_crashed: bool = True
-    """Start a bot process that exited again before the next game, if it had connected.
-
-    The game it crashed in is lost all the same; without a restart every later game of
-    the match would be lost too. A process that never connected is not started again.
-    """
-    ponder: bool = False
-    """False: a sandboxed bot's processes are stopped (SIGSTOP) whenever it is not asked
-    for a decision, so no two bots of a table run at once (docs/security.md). True: they
-    run all the time, and may think on the others' time."""
-    tempo_ms: int = 0
-    """0: ``free``, each action is shown when it comes. Otherwise ``fixed:MS``: no action is
-    shown to the other seats sooner than MS after its request, so that how long a bot
-    thought tells its partner nothing up to MS (MS at the deadline: nothing at all)."""
-
-
-TEMPO_FREE = "free"
-
-
-def parse_tempo(text: str) -> int:
-    """``free`` (0) or ``fixed:MS`` (MS, 1 or more); ValueError naming the problem."""
-    if text == TEMPO_FREE:
-        return 0
-    kind, _, ms = text.partition(":")
-    if kind != "fixed" or not ms.isdigit() or int(ms) < 1:
-        raise ValueError(f"tempo must be 'free' or 'fixed:MS' with MS 1 or more, got {text!r}")
-    return int(ms)
-
-
-def tempo_text(tempo_ms: int) -> str:
-    """The knob as written: ``free`` or ``fixed:MS``."""
-    return TEMPO_FREE if tempo_ms == 0 else f"fixed:{tempo_ms}"
-
-
-@dataclass(frozen=True)
-class MatchConfig:
-    """Everything a match is played from."""
-
-    rules: Rules
-    seed: str
-    entries: tuple[Entry, ...]
-    """One per side."""
-    deals: int | None = None
-    """Deals per game; None plays each game to the target."""
-    sets: int = 1
-    """Duplicate sets: each plays the same seeded deals once per seat rotation."""
-    limits: Limits = Limits()
-    duplicate: bool = True
-    """False: every game gets seeds of its own (sides still rotate from game to game)."""
-    sandbox: SandboxMode = SandboxMode.BWRAP
-    """How local bots are confined (a manifest may ask for off too)."""
-    allow_unconfined: bool = False
-    """Where bubblewrap is missing, run ``cmd:`` and manifest bots unconfined instead of
-    refusing (``tavolo play`` and ``conformance`` warn); built-in bots always may."""
-    book: DealBook | None = None
-    """Deal the book's lines in order instead of seeded deals (duplicate rotation as with
-    seeds: every game of a set plays the same lines)."""
-
-    def __post_init__(self) -> None:
-        problem = book_problem(self.book, self.deals, self.book_groups)
-        if problem:
-            raise ValueError(problem)
-
-    @property
-    def book_groups(self) -> int:
-        """How many runs of ``deals`` lines a book deals: one per duplicate set (one per
-        game, without duplicate play)."""
-        return self.sets if self.duplicate else self.games
-
-    def new_game(self, number: int, seed: str, seats: list[str]) -> AnyGame:
-        """Game ``number`` (from 1) of the match, recorded, dealt from ``seed`` or the book."""
-        return new_game(
-            self.rules,
-            seed,
-            deals=self.deals,
-            seats=seats,
-            record=True,
-            book=self.book,
-            book_start=self.book_start(number),
-        )
-
-    def book_start(self, number: int) -> int:
-        """Where in the book game ``number`` (from 1) starts, from 0: each duplicate set (each
-        game, without duplicate play) takes the next ``deals`` lines."""
-        set_number, _, _ = self.game_plan(number)
-        index = set_number - 1 if self.duplicate else number - 1
-        return index * (self.deals or 0)
-
-    @property
-    def games(self) -> int:
-        """Games of the whole match."""
-        return self.sets * rotations(self.rules)
-
-    def game_plan(self, number: int) -> tuple[int, str, int]:
-        """(duplicate set, deal seed, rotation) of game ``number``, counted from 1."""
-        if not 1 <= number <= self.games:
-            raise ValueError(f"game {number} is not in a match of {self.games} games")
-        set_index, rotation = divmod(number - 1, rotations(self.rules))
-        seed = game_seed(self.seed, set_index + 1 if self.duplicate else number)
-        return set_index + 1, seed, rotation
-
-
-class Faults(NamedTuple):
-    """What went wrong for one entry in a game (or a match): how many of each fault."""
-
-    timeouts: int = 0
-    illegal: int = 0
-    """Illegal actions, each one refused."""
-    crashes: int = 0
-    """Crashes, lost connections and bots that never connected."""
-
-
-@dataclass
-class GameTally:
-    """An entry's games and how they ended for it: what a match and a tournament count."""
-
-    name: str
-    games: int = 0
-    wins: int = 0
-    draws: int = 0
-    losses: int = 0
-
-    def count(self, winner: int | None, side: int) -> None:
-        """One more game, played on ``side``, won by side ``winner`` (None: a draw)."""
-        self.games += 1
-        if winner is None:
-            self.draws += 1
-        elif winner == side:
-            self.wins += 1
-        else:
-            self.losses += 1
-
-
-@dataclass
-class EntryStats(GameTally):
-    """What one entry did over a match."""
-
-    points: int = 0
-    deals: int = 0
-    timeouts: int = 0
-    illegal: int = 0
-    crashes: int = 0
-
-
-@dataclass
-class MatchResult:
-    """How a match went."""
-
-    match_id: str
-    outcomes: list[Outcome] = field(default_factory=list)
-    sides: list[list[int]] = field(default_factory=list)
-    """For each game, the entry at each side."""
-    stats: list[EntryStats] = field(default_factory=list)
-    incidents: list[tuple[str, str, str]] = field(default_factory=list)
-    """(slot label, kind, detail) of everything that went wrong."""
-    numbers: list[int] = field(default_factory=list)
-    """For each game, its number in the match (games can be played from any number)."""
-    sandboxes: list[str] = field(default_factory=list)
-    """Per entry: what its processes ran under (``bwrap``, ``off``, ``remote``)."""
-    crashed: list[tuple[int, str] | None] = field(default_factory=list)
-    """For each game: (entry, why) when it ended because that entry's bot crashed, never
-    connected or was lost; None otherwise."""
-
-    def tally(self, rules: Rules, outcome: Outcome, entry_of_seat: list[int]) -> None:
-        """Count a finished game: its outcome, its sides' entries and each entry's stats."""
-        sides = [entry_of_seat[rules.seats_of(side)[0]] for side in range(rules.sides)]
-        self.outcomes.append(outcome)
-        self.sides.append(sides)
-        for side, e in enumerate(sides):
-            stats = self.stats[e]
-            stats.count(outcome.winner, side)
-            stats.points += outcome.totals[side]
-            stats.deals += outcome.deals
-
-    def always_crashed(self) -> dict[int, str]:
-        """Entries that crashed (or never connected) in every game they played, and why the
-        last time: a match that means nothing about them."""
-        played: dict[int, list[tuple[int, str] | None]] = {}
-        for sides, crash in zip(self.sides, self.crashed, strict=True):
-            for e in sides:
-                played.setdefault(e, []).append(crash if crash and crash[0] == e else None)
-        out: dict[int, str] = {}
-        for e, crashes in played.items():
-            if crashes and all(crashes):
-                last = crashes[-1]
-                assert last is not None
-                out[e] = last[1]
-        return out
-
-
-@dataclass(frozen=True)
-class DealReport:
-    """A deal as it ended, for storage."""
-
-    game: int
-    """Game number in the match, from 1."""
-    deal: int
-    lines: tuple[str, ...]
-    """The deal's record lines, its ``deal`` line to its ``score`` line."""
-
-
-@dataclass(frozen=True)
-class GameReport:
-    """A game as it ended, for storage."""
-
-    number: int
-    """Game number in the match, from 1."""
-    set_number: int
-    """Duplicate set (from 1): the games of one set share their deal seeds."""
-    sides: tuple[int, ...]
-    """The entry (index in ``MatchConfig.entries``) at each side."""
-    outcome: Outcome
-    forfeit_seat: int | None
-    faults: tuple[Faults, ...]
-    """Per entry: its faults in this game."""
-    lines: tuple[str, ...]
-    """The whole game's record: verifies on its own with ``tavolo verify``."""
-    deal_points: tuple[tuple[int, ...], ...] = ()
-    """Points of each side in each finished deal, from the game's score lines."""
-    think_ms: tuple[tuple[int, ...], ...] = ()
-    """Per entry: the think time of each of its answers in this game, in ms, in order (the
-    ``ms`` of its answer lines)."""
-    bank_used_ms: tuple[int, ...] = ()
-    """Per entry: the most of its time bank any one of its slots had spent in the match by
-    the end of this game (0 without a time bank)."""
-
-
-KEPT_FEEDS = 256
-"""Finished tables a referee keeps for spectators who come late."""
-
-
-def forget_old_feeds(feeds: dict[str, TableFeed]) -> None:
-    """Drop the oldest finished tables beyond :data:`KEPT_FEEDS`, to make room for one."""
-    done = [table for table, feed in feeds.items() if feed.done]
-    for table in done[: max(0, len(done) - KEPT_FEEDS + 1)]:
-        del feeds[table]
-
-
-def confinement_of(entry: Entry, requested: SandboxMode, *, allow_unconfined: bool) -> str:
-    """What ``entry``'s processes run under: ``bwrap``, ``off`` or ``remote``.
-
-    SandboxError (one line, with how to install bubblewrap) when a ``cmd:`` or manifest
-    bot needs a sandbox that cannot be made here and ``allow_unconfined`` is not set.
-    """
-    if entry.remote:
-        return "remote"
-    if SandboxMode.OFF in (requested, entry.sandbox):
-        return SandboxMode.OFF.value
-    problem = sandbox_problem()
-    if problem is None:
-        return SandboxMode.BWRAP.value
-    if entry.built_in or allow_unconfined:
-        return SandboxMode.OFF.value
-    raise SandboxError(
-        f"entry {entry.name!r} must run in a sandbox: {problem}; "
-        'or set sandbox = "off" to run bots unconfined'
-    )
-
-
-def confinement_warnings(
-    modes: dict[str, str],
-    requested: SandboxMode,
-    *,
-    duplicate: bool,
-    unconfined: str = "",
-    built_in: frozenset[str] = frozenset(),
-) -> list[str]:
-    """One line for each remote entry of duplicate play, one for the entries that run
-    unconfined though ``requested`` is a sandbox, and one if sandboxed entries not
-    ``built_in`` get no cgroups (a referee that is not root); ``modes`` is name -> what it
-    runs under. ``unconfined`` words those entries (``built-in``, say)."""
-    out = []
-    loose = []
-    if not running_as_root() and any(
-        mode == SandboxMode.BWRAP and name not in built_in for name, mode in modes.items()
-    ):
-        out.append(
-            "the referee is not root, so its sandboxes have no cgroups: their memory is "
-            "capped per process, not per sandbox, and their CPU share rests on the kernel's "
-            "autogroup (docs/security.md, 'What stays outside')"
-        )
-    for name, mode in modes.items():
-        if mode == "remote" and duplicate:
-            out.append(
-                f"entry {name!r} is remote: it cannot be confined, and may remember the "
-                "deals of a duplicate set from one game to the next"
-            )
-        elif mode == SandboxMode.OFF and requested is not SandboxMode.OFF:
-            loose.append(repr(name))
-    if loose:
-        why = sandbox_problem() or 'its manifest asks for sandbox = "off"'
-        verb = "runs" if len(loose) == 1 else "run"
-        words = f"{unconfined} " if unconfined else ""
-        out.append(f"{words}{', '.join(loose)} {verb} unconfined: {why}")
-    return out
 
 
 def bot_seed(seed: str, name: str, slot: int) -> str:
@@ -383,31 +64,6 @@ def bot_seed(seed: str, name: str, slot: int) -> str:
     """
     material = "\x00".join(("tavolo-bot-seed", seed, name, str(slot))).encode()
     return hashlib.sha256(material).hexdigest()[:32]
-
-
-def book_problem(book: DealBook | None, deals: int | None, sets: int) -> str | None:
-    """Why a book cannot deal ``sets`` sets of games of ``deals`` deals, or None if it can.
-
-    Games to the target take as many lines as they need, so only one set of them can be
-    placed in a book; a book shorter than the deals asked for is used again from line 1,
-    as each deal line's ``book_line`` shows.
-    """
-    if book is not None and deals is None and sets > 1:
-        return (
-            f"a deal book with {sets} duplicate sets needs a number of deals per game "
-            "(each set takes the next lines of the book)"
-        )
-    return None
-
-
-def book_reuse(book: DealBook | None, deals: int | None, sets: int) -> str | None:
-    """A warning when ``sets`` sets of ``deals`` deals need more lines than the book has."""
-    if book is None or deals is None or sets * deals <= len(book.deals):
-        return None
-    return (
-        f"the deal book {book.source} has {len(book.deals)} deals, and {sets} sets of "
-        f"{deals} deals take {sets * deals}: its lines are dealt again from line 1"
-    )
 
 
 def match_started_event(rules: Rules, match_id: str, games: int, deals: int | None) -> pb.Event:
@@ -434,40 +90,6 @@ def game_over_event(game: int, outcome: Outcome, forfeit_seat: int | None) -> pb
             forfeit_seat=-1 if forfeit_seat is None else forfeit_seat,
         )
     )
-
-
-def seat_slots(rules: Rules, arrangement: tuple[int, ...]) -> list[tuple[int, int]]:
-    """(entry, slot) at each seat when entry ``e`` sits at side ``arrangement[e]``: its
-    slot ``k`` takes the ``k``-th seat of that side."""
-    out: list[tuple[int, int] | None] = [None] * rules.players
-    for e, side in enumerate(arrangement):
-        for k, seat in enumerate(rules.seats_of(side)):
-            out[seat] = (e, k)
-    assert all(x is not None for x in out)
-    return [x for x in out if x is not None]
-
-
-def game_seed(seed: str, set_number: int) -> str:
-    """The seed of duplicate set ``set_number`` (from 1): the match seed for the first."""
-    return seed if set_number == 1 else f"{seed}:{set_number}"
-
-
-def arrangements(rules: Rules) -> tuple[tuple[int, ...], ...]:
-    """The seatings of a duplicate set: for each game, the side of each entry.
-
-    Every arrangement of the entries over the sides: two sides swap; three or four players
-    each alone take every order (6 or 24 games), so each entry meets each deal from every
-    seat, after every other entry and before it. The first ``sides`` are the rotations.
-    """
-    sides = rules.sides
-    rotations_first = [tuple((e + r) % sides for e in range(sides)) for r in range(sides)]
-    others = [p for p in itertools.permutations(range(sides)) if p not in rotations_first]
-    return tuple(rotations_first + others)
-
-
-def rotations(rules: Rules) -> int:
-    """Games per duplicate set: one per arrangement of the entries over the sides."""
-    return math.factorial(rules.sides)
 
 
 class Match:
@@ -518,7 +140,7 @@ class Match:
         self._keep_lines = on_deal_recorded is not None or on_game_recorded is not None
         self._stop_requested = False
         self.slots_per_entry = 2 if self.rules.partnerships else 1
-        self.links: list[list[SlotLink]] = [
+        self.links: list[list[Slot]] = [
             [
                 referee.book.issue(self.match_id, e * self.slots_per_entry + k, f"{name}#{k + 1}")
                 for k in range(self.slots_per_entry)
@@ -551,9 +173,8 @@ class Match:
         self._launch: dict[int, tuple[Entry, str, dict[str, str]]] = {}
         """id(link) -> how its bot process was started (entry, folder name, environment)."""
         self._restarts: dict[int, int] = {}
-        self._banks = {link.slot: config.limits.time_bank_ms for row in self.links for link in row}
-        """Slot -> what is left of its time bank (shared by the slot's processes)."""
-        self._fresh: dict[tuple[int, int], SlotLink] = {}
+        self.clock = Clock(config.limits, (link.slot for row in self.links for link in row))
+        self._fresh: dict[tuple[int, int], Slot] = {}
         """(slot, game number) -> the link of the process that plays that game alone, for
         sandboxed entries in duplicate play (the first game played is ``links``')."""
         self._first_game: int | None = None
@@ -665,7 +286,7 @@ class Match:
         numbers = range(1, self.total_games + 1) if games is None else sorted(set(games))
         plans = [(n, self.config.game_plan(n)) for n in numbers]
         if keep:
-            self._banks = dict.fromkeys(self._banks, self.config.limits.time_bank_ms)
+            self.clock.refill()
         if self._first_game is None and plans:
             self._first_game = plans[0][0]
         for i, (number, (set_number, seed, rotation)) in enumerate(plans):
@@ -696,7 +317,7 @@ class Match:
                     continue
                 await self._launch_link(link, e, k, None)
 
-    async def _launch_link(self, link: SlotLink, e: int, k: int, number: int | None) -> None:
+    async def _launch_link(self, link: Slot, e: int, k: int, number: int | None) -> None:
         """Give ``link`` a socket of its own and start its process (for game ``number``
         alone, or for the match)."""
         if self._socket_dir is None:
@@ -712,7 +333,7 @@ class Match:
         assert self._root is not None
         await self._spawn(link, self._root / folder)
 
-    async def _spawn(self, link: SlotLink, folder: Path) -> None:
+    async def _spawn(self, link: Slot, folder: Path) -> None:
         entry, _, env = self._launch[id(link)]
         mode = SandboxMode(self.sandboxes[link.slot // self.slots_per_entry])
         process = await start_bot(
@@ -755,7 +376,7 @@ class Match:
             # If it does not connect, the game's first request to it applies the fault policy.
             await link.wait_connected(limits.connect_timeout)
 
-    async def _watch(self, process: BotProcess, link: SlotLink) -> None:
+    async def _watch(self, process: BotProcess, link: Slot) -> None:
         link.mark_exited(await process.watch())
 
     async def _await_connections(self) -> None:
@@ -766,7 +387,7 @@ class Match:
         ):
             if not ok:
                 why = link.process_exit or self._absent(link, f"no connection within {timeout:g} s")
-                link.incidents.append(Incident("never_connected", why))
+                link.note("never_connected", why)
 
     def _match_started(self) -> pb.Event:
         return match_started_event(self.rules, self.match_id, self.total_games, self.config.deals)
@@ -775,12 +396,12 @@ class Match:
         started = self._match_started()
         for row in self.links:
             for link in row:
-                link.outbox.append(started)
+                link.tell(started)
 
-    def _all_links(self) -> list[SlotLink]:
+    def _all_links(self) -> list[Slot]:
         return [link for row in self.links for link in row] + list(self._fresh.values())
 
-    async def _kill(self, link: SlotLink) -> None:
+    async def _kill(self, link: Slot) -> None:
         """``link``'s process played its game: kill it, close its ticket and its socket."""
         self.referee.book.retire([link])
         self._killed.add(id(link))
@@ -792,11 +413,11 @@ class Match:
             self._servers.remove(server)
             await server.stop(0)
 
-    async def _release(self, link: SlotLink) -> None:
+    async def _release(self, link: Slot) -> None:
         """The match is over for ``link``'s process: MatchOver, and its ticket is closed."""
         if link.closed:
             return
-        link.outbox.append(pb.Event(match_over=pb.MatchOver(match_id=self.match_id)))
+        link.tell(pb.Event(match_over=pb.MatchOver(match_id=self.match_id)))
         await link.flush()
         self.referee.book.retire([link])
 
@@ -827,7 +448,7 @@ class Match:
 
     # -- one game --------------------------------------------------------------------------
 
-    def seating(self, number: int, rotation: int) -> list[SlotLink]:
+    def seating(self, number: int, rotation: int) -> list[Slot]:
         """The slot at each seat for game ``number``, in arrangement ``rotation`` of
         :func:`arrangements`.
 
@@ -849,7 +470,7 @@ class Match:
             and not self.config.entries[e].built_in
         )
 
-    def _link_for(self, e: int, k: int, number: int) -> SlotLink:
+    def _link_for(self, e: int, k: int, number: int) -> Slot:
         primary = self.links[e][k]
         if number == self._first_game or not self._fresh_per_game(e):
             return primary
@@ -867,7 +488,7 @@ class Match:
                 link = self._link_for(e, k, number)
                 if id(link) in self._launch or self.config.entries[e].remote:
                     continue
-                link.outbox.append(self._match_started())
+                link.tell(self._match_started())
                 await self._launch_link(link, e, k, number)
                 started.append(link)
         if wait:
@@ -877,7 +498,7 @@ class Match:
             for link, ok in zip(links, oks, strict=True):
                 if not ok and not link.ever_connected and not link.incidents:
                     why = link.process_exit or f"no connection within {timeout:g} s"
-                    link.incidents.append(Incident("never_connected", why))
+                    link.note("never_connected", why)
 
     async def _play_game(self, game: int, set_number: int, seed: str, rotation: int) -> None:
         seats = self.seating(game, rotation)
@@ -895,7 +516,7 @@ class Match:
             # Connected and idle: from here each runs only when asked.
             self._freeze(link)
         for seat, link in enumerate(seats):
-            link.outbox.append(pb.Event(game_started=pb.GameStarted(game=game, seat=seat)))
+            link.tell(pb.Event(game_started=pb.GameStarted(game=game, seat=seat)))
         faults_before = [(s.timeouts, s.illegal, s.crashes) for s in self.result.stats]
         if self.record is not None:
             self.record.new_game()
@@ -917,7 +538,7 @@ class Match:
         over = game_over_event(game, outcome, forfeit_seat)
         self.feed.publish(over)
         for link in seats:
-            link.outbox.append(over)
+            link.tell(over)
             await link.flush()
         self.result.tally(self.rules, outcome, entry_of_seat)
         self.result.numbers.append(game)
@@ -947,9 +568,9 @@ class Match:
         ms = tuple(
             tuple(t for seat, t in game.answers if entry_of_seat[seat] == e) for e in entries
         )
-        bank = self.config.limits.time_bank_ms
         slots = self.slots_per_entry
-        used = tuple(max(bank - self._banks[e * slots + k] for k in range(slots)) for e in entries)
+        clock = self.clock
+        used = tuple(max(clock.bank_used_ms(e * slots + k) for k in range(slots)) for e in entries)
         return ms, used
 
     def _dispatch(self, game: _Game) -> None:
@@ -961,7 +582,7 @@ class Match:
             if kind == "deal":
                 game.hands = line["hands"]
                 for seat, link in enumerate(game.seats):
-                    link.outbox.append(hand_event(line, seat))
+                    link.tell(hand_event(line, seat))
             elif kind in ("score", "redeal"):
                 if kind == "score":
                     game.deal_points.append(tuple(line["points"]))
@@ -995,7 +616,7 @@ class Match:
     def _to_all(self, game: _Game, event: pb.Event) -> None:
         self.feed.publish(event)
         for link in game.seats:
-            link.outbox.append(event)
+            link.tell(event)
 
     # -- one decision ------------------------------------------------------------------------
 
@@ -1009,7 +630,7 @@ class Match:
         finally:
             self._freeze(link)
 
-    def _freezes(self, link: SlotLink) -> bool:
+    def _freezes(self, link: Slot) -> bool:
         e = link.slot // self.slots_per_entry
         # The built-in bots do nothing off move: stopping them would close no channel.
         return (
@@ -1018,12 +639,12 @@ class Match:
             and not self.config.entries[e].built_in
         )
 
-    def _freeze(self, link: SlotLink) -> None:
+    def _freeze(self, link: Slot) -> None:
         process = self._process_of.get(id(link))
         if process is not None and self._freezes(link):
             process.freeze()
 
-    def _thaw(self, link: SlotLink) -> None:
+    def _thaw(self, link: Slot) -> None:
         process = self._process_of.get(id(link))
         if process is not None and process.frozen:
             process.thaw()
@@ -1044,7 +665,7 @@ class Match:
         attempts = self.config.limits.max_attempts
         while True:
             legal = game.state.legal_actions()
-            # The turnstile keeps the referee's loop from running late (referee/service.py).
+            # The turnstile keeps the referee's loop from running late (service/turnstile.py).
             await self.referee.turnstile.enter()
             try:
                 request_id, started = await self._send_request(game, seat, legal, attempts)
@@ -1054,10 +675,8 @@ class Match:
             if decision is None:
                 return  # a timeout or a lost slot: the fault policy has been applied
             if decision.action_id in legal:
-                tempo = self.config.limits.tempo_ms
-                if tempo:
-                    # Outside the turnstile: a wait for the clock, not work of the loop's.
-                    await asyncio.sleep(max(0.0, started + tempo / 1000 - time.monotonic()))
+                # Outside the turnstile: a wait for the clock, not work of the loop's.
+                await self.clock.keep_tempo(started)
                 line = len(game.events)
                 game.state.apply_action(decision.action_id)
                 game.time_answer(seat, line)  # the engine wrote the action's line first
@@ -1074,20 +693,16 @@ class Match:
         link = game.seats[seat]
         self._request_ids += 1
         request_id = self._request_ids
-        events, link.outbox = link.outbox, []
+        events = link.take_told()
         number = game.number
 
         def fill(since: Sent | None) -> tuple[bytes, Sent]:
             return encode_decision(state, seat, legal, number, since)
 
-        limits = self.config.limits
-        bank = self._banks[link.slot]
+        clock = self.clock
+        request = Request(request_id, clock.deadline_ms, clock.bank_ms(link.slot), attempts, fill)
         # The clock runs from the write's start: a bot that does not read spends its own time.
-        await link.send_request(
-            events,
-            Request(request_id, limits.deadline_ms, bank, attempts, fill),
-            within=(limits.deadline_ms + bank) / 1000,
-        )
+        await link.send_request(events, request, within=clock.budget(link.slot))
         # The round trip is timed from the send, as a bare echo stream would be.
         return request_id, link.sent_at
 
@@ -1097,15 +712,14 @@ class Match:
         """The answer to ``request_id`` within the deadline and the time bank, waiting out
         a dropped stream; None once a timeout or a lost slot has met the fault policy."""
         link = game.seats[seat]
-        deadline_ms = self.config.limits.deadline_ms
         while True:
-            budget = (deadline_ms + self._banks[link.slot]) / 1000
+            budget = self.clock.budget(link.slot)
             if link.stalled:
                 # The request's own write waited out the clock: the bot never read it.
                 how, decision = Wait.TIMEOUT, None
             else:
-                left = budget - (time.monotonic() - started)
-                how, decision = await link.next_decision(request_id, max(0.0, left))
+                left = self.clock.left(link.slot, started)
+                how, decision = await link.next_decision(request_id, left)
             game.answer_ms = self._charge(link, how, started)
             self._note_link_incidents(game, seat, link)
             if how is Wait.DECISION:
@@ -1126,22 +740,14 @@ class Match:
             # restarts and the same request stays open.
             started = time.monotonic()
 
-    def _charge(self, link: SlotLink, how: Wait, started: float) -> int:
-        """Time a wait that began at ``started``; an overrun comes out of the time bank.
-
-        Returns the wait in whole milliseconds, rounded down: the think time the record
-        gives an answer, and the figure the time bank is charged from.
-        """
+    def _charge(self, link: Slot, how: Wait, started: float) -> int:
+        """Time a wait that began at ``started`` on the clock (:meth:`Clock.charge`)."""
         # An answer is timed when it arrived, not when this task got to it.
         done = link.answered_at if how is Wait.DECISION else time.monotonic()
         elapsed = done - started
         if self._on_decision is not None and how is Wait.DECISION:
             self._on_decision(elapsed)
-        ms = int(elapsed * 1000)
-        overrun = ms - self.config.limits.deadline_ms
-        if overrun > 0:
-            self._banks[link.slot] = max(0, self._banks[link.slot] - overrun)
-        return ms
+        return self.clock.charge(link.slot, elapsed)
 
     async def _refuse(
         self, game: _Game, seat: int, request_id: int, decision: pb.Decision, attempts: int
@@ -1152,7 +758,7 @@ class Match:
         refusal = game.state.note_rejected(seat, decision.action_id)
         game.time_answer(seat, len(game.events) - 1)
         self._stat(link).illegal += 1
-        link.outbox.append(
+        link.tell(
             pb.Event(
                 action_rejected=pb.ActionRejected(
                     request_id=request_id,
@@ -1173,13 +779,13 @@ class Match:
         )  # fmt: skip
         return True
 
-    async def _reconnected(self, game: _Game, seat: int, link: SlotLink) -> bool:
+    async def _reconnected(self, game: _Game, seat: int, link: Slot) -> bool:
         """Wait out the grace period for a lost slot; on failure apply the fault policy.
 
         A slot already lost for good in an earlier game gets no grace of its own: it
         forfeits at once, until it reconnects."""
         gone = self._lost.get(link.slot) if link.process_exit is None else None
-        if gone is None and link.ever_connected and link.process_exit is None:
+        if gone is None and link.state is SlotState.DISCONNECTED:
             game.state.note_incident(
                 seat,
                 "disconnect",
@@ -1221,7 +827,7 @@ class Match:
         if self._on_notice is not None:
             self._on_notice(line)
 
-    def _alive_note(self, link: SlotLink, what: str) -> str:
+    def _alive_note(self, link: Slot, what: str) -> str:
         """``what``, with the log and the end of the stderr of the slot's bot process if the
         referee started one (it may still run, or hang)."""
         process = self._process_of.get(id(link))
@@ -1229,7 +835,7 @@ class Match:
             return self._absent(link, what)
         return exit_note(what, process.stderr_path, process.stderr_tail())
 
-    def _absent(self, link: SlotLink, what: str) -> str:
+    def _absent(self, link: Slot, what: str) -> str:
         """``what``, with why no stream of its entrant key took the slot, for a keyed entry."""
         name = self.names[link.slot // self.slots_per_entry]
         if self._keys is not None and self._keys.knows(name):
@@ -1243,54 +849,29 @@ class Match:
         return f"entry {entry!r}, seat {seat}, game {game.number}, deal {deal}"
 
     async def _fault(self, game: _Game, seat: int, termination: Termination, detail: str) -> None:
-        link = game.seats[seat]
-        state = game.state
         # The bot hears what it did; the record also says who and where (and the log).
-        told = pb.Event(error=pb.ErrorEvent(reason=termination.value, message=detail))
-        recorded = at_place(detail, self._where(game, seat))
-        if self.config.limits.on_fault is FaultPolicy.RANDOM and link.connected:
-            action = self._rng.choice(state.legal_actions())
-            state.note_incident(
-                seat, termination.value, recorded + "; the referee played at random"
-            )
-            link.outbox.append(told)
-            state.apply_action(action)
-            return
-        link.outbox.append(told)
-        state.forfeit(seat, termination, recorded)
+        apply_fault(
+            self.config.limits.on_fault, game.state, seat, game.seats[seat], self._rng,
+            termination, detail, self._where(game, seat),
+        )  # fmt: skip
 
-    def _note_link_incidents(self, game: _Game, seat: int, link: SlotLink) -> None:
+    def _note_link_incidents(self, game: _Game, seat: int, link: Slot) -> None:
         """Move what the slot did wrong meanwhile (stale answers, floods) into the record."""
-        if len(link.incidents) == link.incidents_noted:
-            return  # the usual case, twice a decision
-        for incident in link.incidents[link.incidents_noted :]:
+        for incident in link.unnoted_incidents():
             detail = incident.detail
-            if incident.kind in _FAULT_INCIDENTS:
+            if incident.kind in FAULT_INCIDENTS:
                 detail = at_place(detail, self._where(game, seat))
             game.state.note_incident(seat, incident.kind, detail)
-        link.incidents_noted = len(link.incidents)
 
-    def _stat(self, link: SlotLink) -> EntryStats:
+    def _stat(self, link: Slot) -> EntryStats:
         return self.result.stats[link.slot // self.slots_per_entry]
-
-
-_FAULT_INCIDENTS = frozenset({"never_connected", "flood"})
-"""Slot incidents that are faults: the record says who and where, as for a forfeit."""
-
-
-def at_place(detail: str, where: str) -> str:
-    """``detail`` with ``where`` in parentheses after its first clause: ``never connected
-    (entry 'x', seat 1, game 2, deal 1): exit status 3; ...``."""
-    cuts = [i for i in (detail.find(": "), detail.find("; ")) if i >= 0]
-    cut = min(cuts) if cuts else len(detail)
-    return f"{detail[:cut]} ({where}){detail[cut:]}"
 
 
 @dataclass
 class _Game:
     number: int
     state: AnyGame
-    seats: list[SlotLink]
+    seats: list[Slot]
     sent: int = 0
     hands: list[list[str]] = field(default_factory=list)
     forfeit_seat: int | None = None
@@ -1318,21 +899,3 @@ class _Game:
         assert event["type"] in timed_types() and event["seat"] == seat, event
         event["ms"] = self.answer_ms
         self.answers.append((seat, self.answer_ms))
-
-
-def result_json(result: MatchResult) -> dict[str, Any]:
-    """A JSON-ready summary of a match."""
-    return {
-        "match_id": result.match_id,
-        "sandbox": {s.name: mode for s, mode in zip(result.stats, result.sandboxes, strict=True)},
-        "games": [
-            {
-                "sides": sides,
-                "termination": o.termination.value,
-                "winner": o.winner,
-                "totals": list(o.totals),
-                "deals": o.deals,
-            }
-            for o, sides in zip(result.outcomes, result.sides, strict=True)
-        ],
-    }

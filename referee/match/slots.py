@@ -1,4 +1,4 @@
-"""Tickets and the live stream of each player slot.
+"""Player slots, their tickets and their streams.
 
 A ticket is the secret that lets one connection act for one player slot of one match.
 The slot's seat may change between the games of a duplicate set; the ticket never
@@ -14,7 +14,7 @@ import asyncio
 import secrets
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -87,8 +87,23 @@ class Incident:
     detail: str
 
 
+class SlotState(Enum):
+    """Where a slot is, as its table sees it (:attr:`Slot.state`)."""
+
+    AWAITED = "awaited"
+    """No stream has come with its ticket yet."""
+    CONNECTED = "connected"
+    """A stream is attached."""
+    DISCONNECTED = "disconnected"
+    """Its stream went; it may come back with its ticket."""
+    EXITED = "exited"
+    """Its bot process ended: nothing connects for it until a new process plays it."""
+    CLOSED = "closed"
+    """The match is over for it, or it was given up: its ticket opens nothing."""
+
+
 @dataclass
-class SlotLink:
+class Slot:
     """One player slot of a match: its ticket, its stream, and what it still has to hear."""
 
     match_id: str
@@ -99,9 +114,10 @@ class SlotLink:
     """Who this is in logs and records, e.g. "heuristic#1"; never sent to other bots."""
     socket: str | None = None
     """The Unix socket this slot's process must connect on; None: the TCP listener (remote)."""
-    incidents_noted: int = 0
-    """How many of ``incidents`` the table has put into the record."""
-    outbox: list[pb.Event] = field(default_factory=list)
+    _incidents_noted: int = 0
+    """How many of ``incidents`` :meth:`unnoted_incidents` has given the table."""
+    _told: list[pb.Event] = field(default_factory=list)
+    """Events for the slot, sent with its next request or :meth:`flush`."""
     pending: bytes | None = None
     """The last response that carried a request, as :meth:`send_request` encoded it;
     re-sent on reconnection."""
@@ -153,7 +169,7 @@ class SlotLink:
         """A new bot process plays this slot: it will hear ``events``, nothing older."""
         self.process_exit = None
         self._exited.clear()
-        self.outbox = list(events)
+        self._told = list(events)
         self.pending = None
         self._pending_request = None
         self.expected = None
@@ -167,6 +183,17 @@ class SlotLink:
     def connected(self) -> bool:
         """Whether a stream is attached now."""
         return self._context is not None
+
+    @property
+    def state(self) -> SlotState:
+        """Where the slot is: closed, its process gone, connected, or waiting for one."""
+        if self.closed:
+            return SlotState.CLOSED
+        if self.process_exit is not None:
+            return SlotState.EXITED
+        if self._context is not None:
+            return SlotState.CONNECTED
+        return SlotState.DISCONNECTED if self.ever_connected else SlotState.AWAITED
 
     async def wait_connected(self, timeout: float) -> bool:
         """Wait up to ``timeout`` seconds for a stream; False if none came or the process ended."""
@@ -265,7 +292,7 @@ class SlotLink:
             )
         self._unsolicited += 1
         if self._unsolicited > FLOOD_LIMIT:
-            self.incidents.append(Incident("flood", f"more than {FLOOD_LIMIT} unasked messages"))
+            self.note("flood", f"more than {FLOOD_LIMIT} unasked messages")
             raise LinkError(
                 grpc.StatusCode.RESOURCE_EXHAUSTED,
                 "flood",
@@ -278,6 +305,27 @@ class SlotLink:
             task.add_done_callback(self._tasks.discard)
 
     # -- the table's side ---------------------------------------------------------------
+
+    def note(self, kind: str, detail: str) -> None:
+        """Keep something the slot did wrong outside a decision, for the record."""
+        self.incidents.append(Incident(kind, detail))
+
+    def unnoted_incidents(self) -> Sequence[Incident]:
+        """The incidents since the last call, for the table to put into the record."""
+        if len(self.incidents) == self._incidents_noted:
+            return ()  # the usual case, twice a decision
+        new = self.incidents[self._incidents_noted :]
+        self._incidents_noted = len(self.incidents)
+        return new
+
+    def tell(self, event: pb.Event) -> None:
+        """Queue ``event`` for the slot: it goes with the next request, or :meth:`flush`."""
+        self._told.append(event)
+
+    def take_told(self) -> list[pb.Event]:
+        """The events queued for the slot, which it no longer holds."""
+        events, self._told = self._told, []
+        return events
 
     async def send_request(
         self, events: list[pb.Event], request: Request, *, within: float = FLUSH_LIMIT
@@ -315,10 +363,9 @@ class SlotLink:
         )
 
     async def flush(self) -> None:
-        """Send the events waiting in the outbox, without a request."""
-        if self.outbox:
-            events, self.outbox = self.outbox, []
-            await self._write(pb.PlayResponse(events=events))
+        """Send the events queued for the slot, without a request."""
+        if self._told:
+            await self._write(pb.PlayResponse(events=self.take_told()))
 
     async def _write(self, response: pb.PlayResponse) -> None:
         # One write at a time: gRPC refuses a second write while one is in flight.
@@ -336,11 +383,9 @@ class SlotLink:
             await asyncio.wait_for(context.write(response), within)
         except TimeoutError:
             self.stalled = True
-            self.incidents.append(
-                Incident(
-                    "not_reading",
-                    f"a write waited {within * 1000:.0f} ms: the bot does not read its stream",
-                )
+            self.note(
+                "not_reading",
+                f"a write waited {within * 1000:.0f} ms: the bot does not read its stream",
             )
             self.detach(context)
             if self._stream_task is not None and not self._stream_task.done():
@@ -394,7 +439,7 @@ class SlotLink:
     async def reject_stale(self, decision: pb.Decision) -> None:
         """Tell the slot an answer came for a request that is no longer open."""
         detail = f"request {decision.request_id} is not open"
-        self.incidents.append(Incident("stale_request", detail))
+        self.note("stale_request", detail)
         event = pb.Event(
             action_rejected=pb.ActionRejected(
                 request_id=decision.request_id,
@@ -430,23 +475,23 @@ class TicketBook:
     """Every open ticket of this referee."""
 
     def __init__(self) -> None:
-        self._links: dict[str, SlotLink] = {}
+        self._links: dict[str, Slot] = {}
         self.keys: EntrantKeys | None = None
         """The entrant keys a tournament run takes on the TCP listener; None: tickets only."""
 
-    def issue(self, match_id: str, slot: int, label: str) -> SlotLink:
+    def issue(self, match_id: str, slot: int, label: str) -> Slot:
         """A new slot with a fresh unguessable ticket."""
-        link = SlotLink(match_id, slot, secrets.token_urlsafe(24), label)
+        link = Slot(match_id, slot, secrets.token_urlsafe(24), label)
         self._links[link.ticket] = link
         return link
 
-    def reissue(self, link: SlotLink) -> None:
+    def reissue(self, link: Slot) -> None:
         """A new process plays ``link``: a fresh ticket, and the old one opens nothing."""
         self._links.pop(link.ticket, None)
         link.ticket = secrets.token_urlsafe(24)
         self._links[link.ticket] = link
 
-    def claim(self, ticket: str, via: SlotLink | None = None) -> SlotLink:
+    def claim(self, ticket: str, via: Slot | None = None) -> Slot:
         """The slot a ticket opens, on the socket of slot ``via`` (None: the TCP listener).
 
         A local slot's ticket works only on its own socket, and only while the process
@@ -455,13 +500,11 @@ class TicketBook:
         link = self._links.get(ticket)
         if link is None:
             if via is not None:
-                via.incidents.append(Incident("unknown_ticket", "a ticket that opens nothing"))
+                via.note("unknown_ticket", "a ticket that opens nothing")
             raise LinkError(grpc.StatusCode.UNAUTHENTICATED, "unknown_ticket", "unknown ticket")
         if link is not via and (via is not None or link.socket is not None):
             if via is not None:
-                via.incidents.append(
-                    Incident("foreign_ticket", "refused another slot's ticket on this socket")
-                )
+                via.note("foreign_ticket", "refused another slot's ticket on this socket")
             raise LinkError(
                 grpc.StatusCode.PERMISSION_DENIED,
                 "wrong_socket",
@@ -480,7 +523,7 @@ class TicketBook:
                 "this ticket has been used and its seat is closed",
             )
         if link.connected:
-            link.incidents.append(Incident("second_connection", "refused a second stream"))
+            link.note("second_connection", "refused a second stream")
             raise LinkError(
                 grpc.StatusCode.ALREADY_EXISTS,
                 "seat_taken",
@@ -488,7 +531,7 @@ class TicketBook:
             )
         return link
 
-    def retire(self, links: list[SlotLink]) -> None:
+    def retire(self, links: list[Slot]) -> None:
         """Close slots whose match is over; their tickets stay known, as used."""
         for link in links:
             link.finish()

@@ -1,0 +1,1 @@
+"""One match at one table: its configuration, clock, fault policy, seating, slots and runner."""
