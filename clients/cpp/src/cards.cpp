@@ -8,6 +8,9 @@ namespace tavolo {
 namespace {
 
 constexpr std::array<int, 10> kPointsByRank = {1, 1, 3, 1, 1, 1, 0, 0, 0, 0};
+// Briscola's strength and whole points of each rank, in kRanks order.
+constexpr std::array<int, 10> kBriscolaStrengthByRank = {8, 0, 9, 7, 6, 5, 4, 3, 2, 1};
+constexpr std::array<int, 10> kBriscolaPointsByRank = {10, 0, 11, 4, 3, 2, 0, 0, 0, 0};
 constexpr std::array<std::string_view, 7> kSignalNames = {
     "", "busso", "volo", "striscio", "ribusso", "striscio-lungo", "striscio-corto"};
 
@@ -73,6 +76,24 @@ std::optional<std::string> winning_card(const std::vector<std::string>& cards,
     if (suit_of(card) == *led_suit && (!best || rank_of(card) < rank_of(*best))) {
       best = canonical_card(card);
     }
+  }
+  return best;
+}
+
+int briscola_strength(std::string_view card) { return kBriscolaStrengthByRank[rank_of(card)]; }
+
+int briscola_points(std::string_view card) { return kBriscolaPointsByRank[rank_of(card)]; }
+
+bool briscola_beats(std::string_view a, std::string_view b, char led_suit, char trump) {
+  const bool stronger = briscola_strength(a) > briscola_strength(b);
+  if (suit_of(a) == trump) return suit_of(b) != trump || stronger;
+  return suit_of(b) != trump && suit_of(a) == led_suit && (suit_of(b) != led_suit || stronger);
+}
+
+std::optional<std::string> briscola_winning_card(const std::vector<std::string>& cards, char trump) {
+  std::optional<std::string> best;
+  for (const auto& card : cards) {
+    if (!best || briscola_beats(card, *best, suit_of(cards.front()), trump)) best = canonical_card(card);
   }
   return best;
 }

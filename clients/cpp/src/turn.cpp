@@ -63,6 +63,11 @@ std::optional<char> Turn::led_suit() const {
   return std::nullopt;
 }
 
+std::optional<std::string> Turn::trump() const {
+  if (!is_card(observation().trump())) return std::nullopt;
+  return canonical_card(observation().trump());
+}
+
 bool Turn::is_leading() const {
   if (observation().trick_size() != 0) return false;
   for (const auto& action : legal())

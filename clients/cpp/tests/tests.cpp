@@ -197,6 +197,36 @@ void test_bot_unknown_kinds() {
   CHECK(choose(only_call_out) == 321);
 }
 
+void test_briscola_cards() {
+  CHECK(briscola_strength("AD") == 9 && briscola_strength("3D") == 8 && briscola_strength("2D") == 0);
+  int total = 0;
+  for (const auto& card : all_cards()) total += briscola_points(card);
+  CHECK(total == 120);
+  CHECK(briscola_beats("2B", "AD", 'D', 'B') && !briscola_beats("AD", "2B", 'D', 'B'));
+  CHECK(briscola_beats("AD", "3D", 'D', 'B') && !briscola_beats("AS", "4D", 'D', 'B'));
+  CHECK(briscola_winning_card({"KD", "2B", "AD", "4B"}, 'B') == std::optional<std::string>("4B"));
+  CHECK(briscola_winning_card({"KD", "AS", "AD"}, 'B') == std::optional<std::string>("AD"));
+  CHECK(!briscola_winning_card({}, 'B').has_value());
+}
+
+void test_bot_plays_briscola() {
+  ExampleBot bot;
+  Event started;
+  started.mutable_match_started()->set_game("briscola-a-quattro");
+  bot.on_event(started);
+  auto briscola = [&](const std::vector<std::string>& trick, const std::vector<std::string>& legal) {
+    DecisionRequest r;
+    r.mutable_observation()->set_trump("5B");  // bastoni are trumps
+    for (std::size_t i = 0; i < trick.size(); ++i) add_trick(r, static_cast<int>(i), trick[i]);
+    for (const auto& card : legal) add_play(r, card);
+    return bot.choose(Turn(r));
+  };
+  CHECK(briscola({}, {"2B", "JD", "4S"}) == card_id("4S"));  // lead the cheapest non-trump
+  CHECK(briscola({"KD"}, {"3D", "AD", "4B"}) == card_id("3D"));  // take it cheaply, no trump
+  CHECK(briscola({"AD"}, {"3D", "4B", "KB"}) == card_id("4B"));  // only a trump takes it
+  CHECK(briscola({"AD", "3B"}, {"KD", "2S", "4B"}) == card_id("2S"));  // none does: the cheapest
+}
+
 // A referee that sends one request and ends the match after the right answer.
 class FakeReferee final : public v1::RefereeService::Service {
  public:
@@ -1558,6 +1588,8 @@ int main() {
       {"bot throws the cheapest card", test_bot_throws_cheapest_when_it_cannot_win},
       {"bot with only signalled plays", test_bot_only_signalled_plays},
       {"bot with unknown kinds", test_bot_unknown_kinds},
+      {"briscola cards", test_briscola_cards},
+      {"bot plays briscola", test_bot_plays_briscola},
       {"referee addresses: host:port or unix:/path", test_referee_addresses},
       {"run over a Unix-domain socket", test_run_over_unix_socket},
       {"run over TCP", test_run_over_tcp},

@@ -22,6 +22,29 @@ func TestCards(t *testing.T) {
 	}
 }
 
+func TestBriscolaCards(t *testing.T) {
+	for card, want := range map[string][2]int{"AD": {9, 11}, "3S": {8, 10}, "KB": {7, 4}, "QC": {6, 3}, "JD": {5, 2}, "7S": {4, 0}, "2C": {0, 0}} {
+		if got := [2]int{BriscolaStrength(card), BriscolaPoints(card)}; got != want {
+			t.Errorf("%s: Briscola strength, points = %v, want %v", card, got, want)
+		}
+	}
+	// Trumps are bastoni: a trump beats any other card, a third suit never wins.
+	for _, c := range []struct {
+		a, b string
+		want bool
+	}{{"AD", "3D", true}, {"3D", "AD", false}, {"2B", "AD", true}, {"AD", "2B", false}, {"3B", "2B", true}, {"AS", "4D", false}} {
+		if got := BriscolaBeats(c.a, c.b, 'D', 'B'); got != c.want {
+			t.Errorf("BriscolaBeats(%s, %s) = %v, want %v", c.a, c.b, got, c.want)
+		}
+	}
+	if got := BriscolaWinningCard([]string{"KD", "AS", "AD", "7D"}, 'B'); got != "AD" {
+		t.Errorf("BriscolaWinningCard = %q, want AD", got)
+	}
+	if got := BriscolaWinningCard([]string{"KD", "2B", "AD", "4B"}, 'B'); got != "4B" {
+		t.Errorf("BriscolaWinningCard with trumps = %q, want 4B", got)
+	}
+}
+
 func TestTurn(t *testing.T) {
 	turn := NewTurn(&DecisionRequest{
 		Observation: &Observation{Seat: 1, Players: 4, Hand: []string{"3D", "KS"},

@@ -115,7 +115,7 @@ class Turn:
 
     @property
     def trump(self) -> str | None:
-        """Tressette con la briscola: the shown card whose suit is trump; None without one."""
+        """The shown card whose suit is trump (Briscola, Tressette con la briscola), or None."""
         return self.observation.trump or None
 
     @property

@@ -1,8 +1,9 @@
 //! Cards as the protocol writes them: rank then suit, e.g. `"3D"`, `"QB"`, `"AS"`.
 //!
-//! Ranks, strongest first: `3 2 A K Q J 7 6 5 4` (Q the cavallo, J the fante). Suits:
-//! `D C S B` (denari, coppe, spade, bastoni). There are no trumps: only a card of the suit
-//! led can win a trick.
+//! Ranks, strongest first in Tressette: `3 2 A K Q J 7 6 5 4` (Q the cavallo, J the fante).
+//! Suits: `D C S B` (denari, coppe, spade, bastoni). Tressette has no trumps: only a card of
+//! the suit led can win a trick. Briscola has its own order, `A 3 K Q J 7 6 5 4 2`, its own
+//! points, and a trump suit (the `briscola_` methods).
 
 use std::fmt;
 use std::str::FromStr;
@@ -13,6 +14,9 @@ pub const RANKS: &str = "32AKQJ7654";
 pub const SUITS: &str = "DCSB";
 
 const POINTS_BY_RANK: [u8; 10] = [1, 1, 3, 1, 1, 1, 0, 0, 0, 0];
+/// Briscola's strength and whole points of each rank, in `RANKS` order.
+const BRISCOLA_STRENGTH_BY_RANK: [u8; 10] = [8, 0, 9, 7, 6, 5, 4, 3, 2, 1];
+const BRISCOLA_POINTS_BY_RANK: [u8; 10] = [10, 0, 11, 4, 3, 2, 0, 0, 0, 0];
 
 /// One of the four suits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -90,12 +94,12 @@ impl Card {
         self.suit
     }
 
-    /// 9 for the 3 down to 0 for the 4: higher is stronger.
+    /// 9 for the 3 down to 0 for the 4: higher is stronger in Tressette.
     pub fn strength(self) -> u8 {
         9 - self.rank
     }
 
-    /// Value in thirds of a point: the ace 3; 3, 2, K, Q, J 1; 7, 6, 5, 4 nothing.
+    /// Tressette value in thirds of a point: the ace 3; 3, 2, K, Q, J 1; 7, 6, 5, 4 nothing.
     pub fn points_in_thirds(self) -> u8 {
         POINTS_BY_RANK[self.rank as usize]
     }
@@ -105,9 +109,30 @@ impl Card {
         self.suit as u8 * 10 + self.rank
     }
 
-    /// Whether this card beats `other` in a trick led in `led`.
+    /// Whether this card beats `other` in a Tressette trick led in `led`.
     pub fn beats(self, other: Card, led: Suit) -> bool {
         self.suit == led && (other.suit != led || self.rank < other.rank)
+    }
+
+    /// 9 for the ace down to 0 for the 2: higher is stronger in Briscola.
+    pub fn briscola_strength(self) -> u8 {
+        BRISCOLA_STRENGTH_BY_RANK[self.rank as usize]
+    }
+
+    /// Briscola value in whole points: the ace 11, the 3 10, K 4, Q 3, J 2, the rest nothing.
+    pub fn briscola_points(self) -> u8 {
+        BRISCOLA_POINTS_BY_RANK[self.rank as usize]
+    }
+
+    /// Whether this card beats `other`, the best so far of a Briscola trick led in `led`
+    /// with trump suit `trump`: the higher trump wins, else the higher card of the suit led.
+    pub fn briscola_beats(self, other: Card, led: Suit, trump: Suit) -> bool {
+        let stronger = self.briscola_strength() > other.briscola_strength();
+        if self.suit == trump {
+            other.suit != trump || stronger
+        } else {
+            other.suit != trump && self.suit == led && (other.suit != led || stronger)
+        }
     }
 }
 
@@ -150,6 +175,20 @@ pub fn winning_card(cards: impl IntoIterator<Item = Card>) -> Option<Card> {
     ))
 }
 
+/// The card that wins among `cards` in Briscola, the first card's suit being the suit led
+/// and `trump` the trump suit; None if empty.
+pub fn briscola_winning_card(cards: impl IntoIterator<Item = Card>, trump: Suit) -> Option<Card> {
+    let mut iter = cards.into_iter();
+    let first = iter.next()?;
+    Some(iter.fold(first, |best, c| {
+        if c.briscola_beats(best, first.suit, trump) {
+            c
+        } else {
+            best
+        }
+    }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -188,5 +227,33 @@ mod tests {
             Some(c("KS"))
         );
         assert_eq!(winning_card([]), None);
+    }
+
+    #[test]
+    fn briscola() {
+        let strengths: Vec<u8> = ["AD", "3D", "KD", "QD", "JD", "7D", "6D", "5D", "4D", "2D"]
+            .iter()
+            .map(|t| c(t).briscola_strength())
+            .collect();
+        assert_eq!(strengths, [9, 8, 7, 6, 5, 4, 3, 2, 1, 0]);
+        let points: u32 = SUITS
+            .chars()
+            .flat_map(|s| RANKS.chars().map(move |r| format!("{r}{s}")))
+            .map(|t| u32::from(c(&t).briscola_points()))
+            .sum();
+        assert_eq!(points, 120);
+        let (d, b) = (Suit::Denari, Suit::Bastoni);
+        assert!(c("AD").briscola_beats(c("3D"), d, b));
+        assert!(c("2B").briscola_beats(c("AD"), d, b));
+        assert!(!c("AD").briscola_beats(c("2B"), d, b));
+        assert!(!c("AS").briscola_beats(c("4D"), d, b));
+        assert_eq!(
+            briscola_winning_card([c("KD"), c("2B"), c("AD"), c("4B")], b),
+            Some(c("4B"))
+        );
+        assert_eq!(
+            briscola_winning_card([c("KD"), c("AS"), c("AD")], b),
+            Some(c("AD"))
+        );
     }
 }

@@ -37,7 +37,7 @@ pub mod pb {
     tonic::include_proto!("tavolo.v1");
 }
 
-pub use cards::{Card, Suit, winning_card};
+pub use cards::{Card, Suit, briscola_winning_card, winning_card};
 pub use pb::event::Event;
 pub use pb::{Action, ActionKind, Observation, Signal};
 pub use runner::{

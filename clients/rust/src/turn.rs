@@ -134,6 +134,11 @@ impl<'a> Turn<'a> {
             .collect()
     }
 
+    /// The card whose suit is trump (Briscola, Tressette con la briscola); None without one.
+    pub fn trump(&self) -> Option<Card> {
+        Card::parse(&self.observation().trump)
+    }
+
     /// The current trick so far, in playing order.
     pub fn trick(&self) -> Vec<TrickCard> {
         self.observation()
@@ -160,7 +165,7 @@ impl<'a> Turn<'a> {
         self.trick().first().map(|t| t.card.suit())
     }
 
-    /// The card winning the current trick so far; None when leading.
+    /// The card winning the current trick so far in Tressette (no trumps); None when leading.
     pub fn winning_card(&self) -> Option<Card> {
         winning_card(self.trick().iter().map(|t| t.card))
     }

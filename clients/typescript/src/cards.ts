@@ -1,9 +1,11 @@
 /**
  * Card text helpers: ranks, suits, strength, points and who beats whom.
  *
- * A card is text, rank then suit: "3D", "QB", "AS". Ranks, strongest first, are
+ * A card is text, rank then suit: "3D", "QB", "AS". Ranks, strongest first in Tressette, are
  * `3 2 A K Q J 7 6 5 4` (Q the cavallo, J the fante); suits are `D C S B` (denari, coppe,
- * spade, bastoni). There are no trumps: only a card of the suit led can win a trick.
+ * spade, bastoni). Tressette has no trumps: only a card of the suit led can win a trick.
+ * Briscola has its own order (`A 3 K Q J 7 6 5 4 2`), its own points and a trump suit: the
+ * `briscola` functions.
  */
 
 /** Rank letters, strongest first. */
@@ -29,6 +31,9 @@ export const SIGNAL_NAMES: readonly string[] = Object.freeze([
 ]);
 
 const POINTS_BY_RANK = [1, 1, 3, 1, 1, 1, 0, 0, 0, 0];
+/** Briscola's strength and whole points of each rank, in RANKS order. */
+const BRISCOLA_STRENGTH_BY_RANK = [8, 0, 9, 7, 6, 5, 4, 3, 2, 1];
+const BRISCOLA_POINTS_BY_RANK = [10, 0, 11, 4, 3, 2, 0, 0, 0, 0];
 
 /** The card as CARDS spells it; throws for text that is no card. */
 function canonical(card: string): string {
@@ -59,24 +64,24 @@ export function suitOf(card: string): string {
   return canonical(card)[1];
 }
 
-/** 9 for the 3 down to 0 for the 4: higher is stronger. */
+/** 9 for the 3 down to 0 for the 4: higher is stronger in Tressette. */
 export function strength(card: string): number {
   return 9 - rankOf(card);
 }
 
-/** Card value in thirds of a point: the ace 3; 3, 2, K, Q, J 1; 7, 6, 5, 4 nothing. */
+/** Tressette value in thirds of a point: the ace 3; 3, 2, K, Q, J 1; 7, 6, 5, 4 nothing. */
 export function pointsInThirds(card: string): number {
   return POINTS_BY_RANK[rankOf(card)];
 }
 
-/** Whether card `a` beats card `b` in a trick led in `ledSuit`. */
+/** Whether card `a` beats card `b` in a Tressette trick led in `ledSuit`. */
 export function beats(a: string, b: string, ledSuit: string): boolean {
   if (suitOf(a) !== ledSuit) return false;
   return suitOf(b) !== ledSuit || rankOf(a) < rankOf(b);
 }
 
 /**
- * The card that wins among `cards`: the strongest of the led suit (the first card's suit
+ * The card that wins among `cards` in Tressette: the strongest of the led suit (the first card's suit
  * unless `ledSuit` is given). Undefined when there is none.
  */
 export function winningCard(cards: Iterable<string>, ledSuit?: string): string | undefined {
@@ -85,6 +90,40 @@ export function winningCard(cards: Iterable<string>, ledSuit?: string): string |
   for (const card of cards) {
     if (led === undefined) led = suitOf(card);
     if (suitOf(card) === led && (best === undefined || rankOf(card) < rankOf(best))) best = card;
+  }
+  return best;
+}
+
+/** 9 for the ace down to 0 for the 2: higher is stronger in Briscola. */
+export function briscolaStrength(card: string): number {
+  return BRISCOLA_STRENGTH_BY_RANK[rankOf(card)];
+}
+
+/** Briscola value in whole points: the ace 11, the 3 10, K 4, Q 3, J 2, the rest nothing. */
+export function briscolaPoints(card: string): number {
+  return BRISCOLA_POINTS_BY_RANK[rankOf(card)];
+}
+
+/**
+ * Whether card `a` beats card `b`, the best so far of a Briscola trick led in `ledSuit` with
+ * trump suit `trump`: the higher trump wins, else the higher card of the suit led.
+ */
+export function briscolaBeats(a: string, b: string, ledSuit: string, trump: string): boolean {
+  const stronger = briscolaStrength(a) > briscolaStrength(b);
+  if (suitOf(a) === trump) return suitOf(b) !== trump || stronger;
+  return suitOf(b) !== trump && suitOf(a) === ledSuit && (suitOf(b) !== ledSuit || stronger);
+}
+
+/**
+ * The card that wins among `cards` in Briscola, the first card's suit being the suit led and
+ * `trump` the trump suit. Undefined when there is none.
+ */
+export function briscolaWinningCard(cards: Iterable<string>, trump: string): string | undefined {
+  let best: string | undefined;
+  let led: string | undefined;
+  for (const card of cards) {
+    led ??= suitOf(card);
+    if (best === undefined || briscolaBeats(card, best, led, trump)) best = card;
   }
   return best;
 }

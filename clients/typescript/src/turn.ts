@@ -107,6 +107,12 @@ export class Turn {
     return [...this.observation.hand];
   }
 
+  /** The card whose suit is trump (Briscola, Tressette con la briscola); undefined without one. */
+  get trump(): string | undefined {
+    const trump = this.observation.trump;
+    return isCard(trump) ? trump.trim().toUpperCase() : undefined;
+  }
+
   /** The current trick so far, in playing order. */
   get trick(): TrickPlay[] {
     const out: TrickPlay[] = [];

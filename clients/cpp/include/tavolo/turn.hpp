@@ -58,6 +58,8 @@ class Turn {
   std::vector<std::string> hand() const;
   std::vector<TrickCard> trick() const;  // the current trick so far, in order
   std::optional<char> led_suit() const;  // nullopt when nobody has played to the trick
+  // The card whose suit is trump (Briscola, Tressette con la briscola); nullopt without one.
+  std::optional<std::string> trump() const;
   bool is_leading() const;               // this seat plays the trick's first card now
   std::vector<std::string> played_cards() const;  // every card of this deal so far
 

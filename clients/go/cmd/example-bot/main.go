@@ -1,6 +1,7 @@
-// Command example-bot is a Tressette bot that always plays legally and a little better than
-// random: it declares what it holds, wins a trick as cheaply as it can, and otherwise throws
-// its cheapest card. It uses no randomness, so the same match plays the same way.
+// Command example-bot is a bot that always plays legally and a little better than random:
+// it declares what it holds, wins a trick as cheaply as it can, and otherwise throws its
+// cheapest card, by Tressette's ranks or, in Briscola (MatchStarted.game), Briscola's
+// ranks and trumps. It uses no randomness, so the same match plays the same way.
 //
 //	TAVOLO_REFEREE=127.0.0.1:50051 TAVOLO_TICKET=<ticket> example-bot
 //	TAVOLO_REFEREE=127.0.0.1:50051 TAVOLO_KEY=<entrant key> example-bot   # every match of a tournament
@@ -9,10 +10,69 @@ package main
 import "github.com/tavolo/tavolo/clients/go/tavolo"
 
 func main() {
-	tavolo.Main(func(tavolo.StreamInfo) tavolo.Bot { return tavolo.ChooseFunc(choose) })
+	tavolo.Main(func(tavolo.StreamInfo) tavolo.Bot { return &exampleBot{} })
 }
 
-// choose is the whole policy.
+// exampleBot remembers the match's game family (MatchStarted.game: the Briscola families
+// are "briscola" and "briscola-a-quattro"), which decides the cards' order.
+type exampleBot struct{ game string }
+
+// OnEvent keeps MatchStarted.game.
+func (b *exampleBot) OnEvent(event *tavolo.Event) {
+	if started := event.GetMatchStarted(); started != nil {
+		b.game = started.GetGame()
+	}
+}
+
+// Choose plays by Briscola's rules in Briscola and by Tressette's otherwise.
+func (b *exampleBot) Choose(turn *tavolo.Turn) uint32 {
+	if b.game == "briscola" || b.game == "briscola-a-quattro" {
+		return chooseBriscola(turn)
+	}
+	return choose(turn)
+}
+
+// chooseBriscola is the same policy with Briscola's ranks, points and trumps; a trump is
+// spent only when no other card wins the trick.
+func chooseBriscola(turn *tavolo.Turn) uint32 {
+	trump := tavolo.SuitOf(turn.Observation().GetTrump())
+	plays := turn.Plays()
+	if len(plays) == 0 {
+		return choose(turn)
+	}
+	candidates := plays
+	if trick := turn.TrickCards(); len(trick) > 0 {
+		best := tavolo.BriscolaWinningCard(trick, trump)
+		var winners []*tavolo.Action
+		for _, a := range plays {
+			if tavolo.BriscolaBeats(a.GetCard(), best, tavolo.SuitOf(trick[0]), trump) {
+				winners = append(winners, a)
+			}
+		}
+		if len(winners) > 0 {
+			candidates = winners
+		}
+	}
+	chosen := candidates[0]
+	for _, a := range candidates[1:] {
+		if briscolaCost(a.GetCard(), trump) < briscolaCost(chosen.GetCard(), trump) {
+			chosen = a
+		}
+	}
+	return chosen.GetId()
+}
+
+// briscolaCost orders cards cheapest first: any card before a trump, then the fewest
+// points, then the weakest.
+func briscolaCost(card string, trump byte) int {
+	cost := 10*tavolo.BriscolaPoints(card) + tavolo.BriscolaStrength(card)
+	if tavolo.SuitOf(card) == trump {
+		cost += 1000
+	}
+	return cost
+}
+
+// choose is the whole Tressette policy.
 func choose(turn *tavolo.Turn) uint32 {
 	// 1. Declaring a combination held is free points (one per request: the referee asks
 	// again); then close the declarations.

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	pb "github.com/tavolo/tavolo/clients/go/gen/tavolo/v1"
 	"github.com/tavolo/tavolo/clients/go/tavolo"
 )
 
@@ -47,6 +48,31 @@ func TestChoose(t *testing.T) {
 	}
 	for _, c := range cases {
 		if got := choose(c.turn); got != c.want {
+			t.Errorf("%s: chose %d, want %d", c.name, got, c.want)
+		}
+	}
+}
+
+func TestChooseBriscola(t *testing.T) {
+	bot := &exampleBot{}
+	bot.OnEvent(&tavolo.Event{Event: &pb.Event_MatchStarted{MatchStarted: &pb.MatchStarted{Game: "briscola-a-quattro"}}})
+	briscola := func(trick []string, legal ...*tavolo.Action) *tavolo.Turn {
+		t := turn(trick, legal...)
+		t.Observation().Trump = "5B" // bastoni are trumps
+		return t
+	}
+	cases := []struct {
+		name string
+		turn *tavolo.Turn
+		want uint32
+	}{
+		{"lead the cheapest non-trump", briscola(nil, play("2B", 0), play("JD", 0), play("4S", 0)), play("4S", 0).Id},
+		{"win with the cheapest card of the suit", briscola([]string{"KD"}, play("3D", 0), play("AD", 0), play("4B", 0)), play("3D", 0).Id},
+		{"trump only when nothing else wins", briscola([]string{"AD"}, play("3D", 0), play("4B", 0), play("KB", 0)), play("4B", 0).Id},
+		{"cannot win: throw the cheapest", briscola([]string{"AD", "3B"}, play("KD", 0), play("2S", 0), play("4B", 0)), play("2S", 0).Id},
+	}
+	for _, c := range cases {
+		if got := bot.Choose(c.turn); got != c.want {
 			t.Errorf("%s: chose %d, want %d", c.name, got, c.want)
 		}
 	}

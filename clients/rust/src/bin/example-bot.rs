@@ -6,19 +6,62 @@
 //!    weakest) of its longest suit. Following: the cheapest card that takes the trick,
 //!    else the cheapest card.
 //! 4. Otherwise (action kinds it does not know) the first legal action.
+//!
+//! In Briscola (`MatchStarted.game`) it plays by Briscola's order, points and trumps: it
+//! leads its cheapest card, and follows with the cheapest card that takes the trick, else
+//! its cheapest card; a trump costs more than any other card.
 
 use std::process::ExitCode;
 
-use tavolo_bot::{Action, ActionKind, Bot, Card, Turn};
+use tavolo_bot::{Action, ActionKind, Bot, Card, Event, Suit, Turn, briscola_winning_card};
 
-struct ExampleBot;
+/// The match's game family, from `MatchStarted` (the Briscola families are `briscola` and
+/// `briscola-a-quattro`): it decides the cards' order.
+#[derive(Default)]
+struct ExampleBot {
+    game: String,
+}
 
 /// Cheapest first: fewest points, then weakest.
 fn cost(card: &Card) -> (u8, u8) {
     (card.points_in_thirds(), card.strength())
 }
 
+/// Cheapest first in Briscola: any card before a trump, then fewest points, then weakest.
+fn briscola_cost(card: &Card, trump: Option<Suit>) -> (bool, u8, u8) {
+    (
+        Some(card.suit()) == trump,
+        card.briscola_points(),
+        card.briscola_strength(),
+    )
+}
+
+/// The Briscola play from `pool`; None if `pool` is empty.
+fn choose_briscola(turn: &Turn<'_>, pool: &[(&Action, Card)]) -> Option<u32> {
+    let trump = turn.trump().map(|c| c.suit());
+    let cost = |(_, card): &&(&Action, Card)| briscola_cost(card, trump);
+    let trick: Vec<Card> = turn.trick().iter().map(|t| t.card).collect();
+    let winner = match (trick.first(), trump) {
+        (Some(led), Some(trump)) => {
+            let best = briscola_winning_card(trick.iter().copied(), trump)?;
+            pool.iter()
+                .filter(|(_, card)| card.briscola_beats(best, led.suit(), trump))
+                .min_by_key(cost)
+        }
+        _ => None,
+    };
+    winner
+        .or_else(|| pool.iter().min_by_key(cost))
+        .map(|(action, _)| action.id)
+}
+
 impl Bot for ExampleBot {
+    fn on_event(&mut self, event: &Event) {
+        if let Event::MatchStarted(started) = event {
+            self.game = started.game.clone();
+        }
+    }
+
     fn choose(&mut self, turn: &Turn<'_>) -> u32 {
         if let Some(declare) = turn.declarations().first() {
             return declare.id;
@@ -33,6 +76,11 @@ impl Bot for ExampleBot {
             .filter(|(a, _)| a.signal == 0)
             .collect();
         let pool = if quiet.is_empty() { plays } else { quiet };
+        if self.game == "briscola" || self.game == "briscola-a-quattro" {
+            if let Some(id) = choose_briscola(turn, &pool) {
+                return id;
+            }
+        }
         if !pool.is_empty() {
             let chosen = match (turn.led_suit(), turn.winning_card()) {
                 (Some(led), Some(best)) => pool
@@ -63,7 +111,7 @@ impl Bot for ExampleBot {
 }
 
 fn main() -> ExitCode {
-    tavolo_bot::run(|_stream| ExampleBot)
+    tavolo_bot::run(|_stream| ExampleBot::default())
 }
 
 #[cfg(test)]
@@ -116,7 +164,7 @@ mod tests {
     }
 
     fn choose(req: &DecisionRequest) -> u32 {
-        ExampleBot.choose(&Turn::new(req))
+        ExampleBot::default().choose(&Turn::new(req))
     }
 
     #[test]
@@ -174,5 +222,30 @@ mod tests {
         assert_eq!(choose(&request(&[], &[], legal)), 999);
         let legal = vec![other(321, ActionKind::CallOut, "call-out")];
         assert_eq!(choose(&request(&[], &[], legal)), 321);
+    }
+
+    #[test]
+    fn briscola_by_its_own_order_and_trumps() {
+        let mut bot = ExampleBot {
+            game: "briscola-a-quattro".into(),
+        };
+        let mut briscola = |hand: &[&str], trick: &[&str], legal: Vec<Action>| {
+            let mut req = request(hand, trick, legal);
+            // Bastoni are trumps.
+            req.observation.as_mut().unwrap().trump = "5B".into();
+            bot.choose(&Turn::new(&req))
+        };
+        // Leading: the cheapest card that is not a trump.
+        let legal = vec![play(39, "2B", 0), play(5, "JD", 0), play(29, "4S", 0)];
+        assert_eq!(briscola(&["2B", "JD", "4S"], &[], legal), 29);
+        // Following KD: the 3D takes it more cheaply than the AD, and without a trump.
+        let legal = vec![play(0, "3D", 0), play(2, "AD", 0), play(39, "4B", 0)];
+        assert_eq!(briscola(&["3D", "AD", "4B"], &["KD"], legal), 0);
+        // Following AD: only a trump takes it, the cheapest one.
+        let legal = vec![play(0, "3D", 0), play(39, "4B", 0), play(33, "KB", 0)];
+        assert_eq!(briscola(&["3D", "4B", "KB"], &["AD"], legal), 39);
+        // AD then 3B: nothing takes it; throw the cheapest.
+        let legal = vec![play(3, "KD", 0), play(21, "2S", 0), play(39, "4B", 0)];
+        assert_eq!(briscola(&["KD", "2S", "4B"], &["AD", "3B"], legal), 21);
     }
 }

@@ -1,6 +1,21 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { CARDS, beats, isCard, pointsInThirds, rankOf, seededRandom, sortCards, strength, suitOf, winningCard } from "../index";
+import {
+  CARDS,
+  beats,
+  briscolaBeats,
+  briscolaPoints,
+  briscolaStrength,
+  briscolaWinningCard,
+  isCard,
+  pointsInThirds,
+  rankOf,
+  seededRandom,
+  sortCards,
+  strength,
+  suitOf,
+  winningCard,
+} from "../index";
 
 test("the deck has 40 cards in card-id order", () => {
   assert.equal(CARDS.length, 40);
@@ -36,4 +51,15 @@ test("seeded randomness repeats", () => {
   assert.deepEqual([b(), b(), b()], xs);
   assert.ok(xs.every((x) => x >= 0 && x < 1));
   assert.notEqual(seededRandom("s2")(), xs[0]);
+});
+
+test("Briscola's order, points and trumps", () => {
+  assert.deepEqual(["AD", "3D", "KD", "QD", "JD", "7D", "2D"].map(briscolaStrength), [9, 8, 7, 6, 5, 4, 0]);
+  assert.equal(CARDS.map(briscolaPoints).reduce((a, b) => a + b), 120);
+  assert.ok(briscolaBeats("2B", "AD", "D", "B"));
+  assert.ok(!briscolaBeats("AD", "2B", "D", "B"));
+  assert.ok(!briscolaBeats("AS", "4D", "D", "B"));
+  assert.equal(briscolaWinningCard(["KD", "2B", "AD", "4B"], "B"), "4B");
+  assert.equal(briscolaWinningCard(["KD", "AS", "AD"], "B"), "AD");
+  assert.equal(briscolaWinningCard([], "B"), undefined);
 });

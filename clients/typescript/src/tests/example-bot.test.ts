@@ -62,3 +62,17 @@ test("never calls out unless it must, and falls back on unknown kinds", () => {
   assert.equal(bot.choose(turn([callOut, future], [])), 400);
   assert.equal(bot.choose(turn([callOut], [])), 321);
 });
+
+test("plays Briscola by its own order and trumps", () => {
+  const briscola = new ExampleBot();
+  briscola.onEvent({ matchStarted: { matchId: "m", game: "briscola-a-quattro", rulesJson: "{}", games: 1, dealsPerGame: 1 } });
+  const withTrump = (t: Turn) => new Turn({ ...t.request, observation: { ...t.observation, trump: "5B" } });
+  // Bastoni are trumps. Leading: the cheapest card that is not a trump.
+  assert.equal(briscola.choose(withTrump(turn([play(39, "2B"), play(5, "JD"), play(29, "4S")], []))), 29);
+  // After KD: the 3D takes it more cheaply than the AD, and without a trump.
+  assert.equal(briscola.choose(withTrump(turn([play(0, "3D"), play(2, "AD"), play(39, "4B")], [], ["KD"]))), 0);
+  // After AD: only a trump takes it, the cheapest one.
+  assert.equal(briscola.choose(withTrump(turn([play(0, "3D"), play(39, "4B"), play(33, "KB")], [], ["AD"]))), 39);
+  // After AD and 3B nothing takes it: throw the cheapest.
+  assert.equal(briscola.choose(withTrump(turn([play(3, "KD"), play(21, "2S"), play(39, "4B")], [], ["AD", "3B"]))), 21);
+});

@@ -10,9 +10,10 @@ import java.util.Locale;
  * Card text helpers: ranks, suits, strength, points and who beats whom.
  *
  * <p>A card is text, rank then suit: {@code "3D"}, {@code "QB"}, {@code "AS"}. Ranks, strongest
- * first, are {@code 3 2 A K Q J 7 6 5 4} (Q the cavallo, J the fante); suits are {@code D C S B}
- * (denari, coppe, spade, bastoni). There are no trumps: only a card of the suit led can win a
- * trick.
+ * first in Tressette, are {@code 3 2 A K Q J 7 6 5 4} (Q the cavallo, J the fante); suits are
+ * {@code D C S B} (denari, coppe, spade, bastoni). Tressette has no trumps: only a card of the
+ * suit led can win a trick. Briscola has its own order ({@code A 3 K Q J 7 6 5 4 2}), its own
+ * points and a trump suit: the {@code briscola} methods.
  */
 public final class Cards {
   /** Rank letters, strongest first. */
@@ -30,7 +31,12 @@ public final class Cards {
 
   private static final int[] POINTS_BY_RANK = {1, 1, 3, 1, 1, 1, 0, 0, 0, 0};
 
-  /** Cheapest first: fewest points (in thirds), then weakest. */
+  /** Briscola's strength and whole points of each rank, in {@link #RANKS} order. */
+  private static final int[] BRISCOLA_STRENGTH_BY_RANK = {8, 0, 9, 7, 6, 5, 4, 3, 2, 1};
+
+  private static final int[] BRISCOLA_POINTS_BY_RANK = {10, 0, 11, 4, 3, 2, 0, 0, 0, 0};
+
+  /** Cheapest first in Tressette: fewest points (in thirds), then weakest. */
   public static final Comparator<String> CHEAPEST_FIRST =
       Comparator.comparingInt(Cards::points).thenComparingInt(Cards::strength);
 
@@ -76,17 +82,17 @@ public final class Cards {
     return canonical(card).charAt(1);
   }
 
-  /** 9 for the 3 down to 0 for the 4: higher is stronger. */
+  /** 9 for the 3 down to 0 for the 4: higher is stronger in Tressette. */
   public static int strength(String card) {
     return 9 - rankOf(card);
   }
 
-  /** Card value in thirds of a point: the ace 3; 3, 2, K, Q, J 1; 7, 6, 5, 4 nothing. */
+  /** Tressette value in thirds of a point: the ace 3; 3, 2, K, Q, J 1; 7, 6, 5, 4 nothing. */
   public static int points(String card) {
     return POINTS_BY_RANK[rankOf(card)];
   }
 
-  /** Whether {@code a} beats {@code b} in a trick led in {@code ledSuit}. */
+  /** Whether {@code a} beats {@code b} in a Tressette trick led in {@code ledSuit}. */
   public static boolean beats(String a, String b, char ledSuit) {
     if (suitOf(a) != ledSuit) {
       return false;
@@ -95,13 +101,49 @@ public final class Cards {
   }
 
   /**
-   * The card that wins among {@code cards}, the first card's suit being the suit led; null for
-   * no cards.
+   * The card that wins among {@code cards} in Tressette, the first card's suit being the suit
+   * led; null for no cards.
    */
   public static String winningCard(Collection<String> cards) {
     String best = null;
     for (String card : cards) {
       if (best == null || beats(card, best, suitOf(cards.iterator().next()))) {
+        best = card;
+      }
+    }
+    return best;
+  }
+
+  /** 9 for the ace down to 0 for the 2: higher is stronger in Briscola. */
+  public static int briscolaStrength(String card) {
+    return BRISCOLA_STRENGTH_BY_RANK[rankOf(card)];
+  }
+
+  /** Briscola value in whole points: the ace 11, the 3 10, K 4, Q 3, J 2, the rest nothing. */
+  public static int briscolaPoints(String card) {
+    return BRISCOLA_POINTS_BY_RANK[rankOf(card)];
+  }
+
+  /**
+   * Whether {@code a} beats {@code b}, the best so far of a Briscola trick led in {@code ledSuit}
+   * with trump suit {@code trump}: the higher trump wins, else the higher card of the suit led.
+   */
+  public static boolean briscolaBeats(String a, String b, char ledSuit, char trump) {
+    boolean stronger = briscolaStrength(a) > briscolaStrength(b);
+    if (suitOf(a) == trump) {
+      return suitOf(b) != trump || stronger;
+    }
+    return suitOf(b) != trump && suitOf(a) == ledSuit && (suitOf(b) != ledSuit || stronger);
+  }
+
+  /**
+   * The card that wins among {@code cards} in Briscola, the first card's suit being the suit led
+   * and {@code trump} the trump suit; null for no cards.
+   */
+  public static String briscolaWinningCard(Collection<String> cards, char trump) {
+    String best = null;
+    for (String card : cards) {
+      if (best == null || briscolaBeats(card, best, suitOf(cards.iterator().next()), trump)) {
         best = card;
       }
     }

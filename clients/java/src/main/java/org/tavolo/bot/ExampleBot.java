@@ -3,18 +3,35 @@ package org.tavolo.bot;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import tavolo.v1.Referee.Action;
 import tavolo.v1.Referee.ActionKind;
+import tavolo.v1.Referee.Event;
 
 /**
  * A simple bot, a little better than random: declare whatever it can, never call out, win a
- * trick with the cheapest card that wins it, else throw the cheapest card. Deterministic: it uses
- * no randomness, so the same match seed replays the same match.
+ * trick with the cheapest card that wins it, else throw the cheapest card. In Briscola ({@code
+ * MatchStarted.game}) it goes by Briscola's order, points and trumps, and a trump costs more than
+ * any other card. Deterministic: it uses no randomness, so the same match seed replays the same
+ * match.
  */
 public final class ExampleBot implements Bot {
   /** Fewest points first, then weakest. */
   private static final Comparator<Action> CHEAPEST =
       Comparator.comparing((Action a) -> card(a), Cards.CHEAPEST_FIRST);
+
+  /** The Briscola families, as {@code MatchStarted.game} names them. */
+  private static final Set<String> BRISCOLA = Set.of("briscola", "briscola-a-quattro");
+
+  /** The match's game family, which decides the cards' order. */
+  private String game = "";
+
+  @Override
+  public void onEvent(Event event) {
+    if (event.hasMatchStarted()) {
+      game = event.getMatchStarted().getGame();
+    }
+  }
 
   @Override
   public int choose(Turn turn) {
@@ -30,7 +47,7 @@ public final class ExampleBot implements Bot {
     // 2. Play a card, saying nothing (signals are for smarter bots).
     List<Action> plays = turn.quietPlays();
     if (!plays.isEmpty()) {
-      return choosePlay(turn, plays).getId();
+      return (BRISCOLA.contains(game) ? chooseBriscola(turn, plays) : choosePlay(turn, plays)).getId();
     }
     // 3. Anything else (an action kind this bot does not know): the first legal action that
     // is not a call-out, since calling out without counting loses the game.
@@ -55,6 +72,26 @@ public final class ExampleBot implements Bot {
     }
     // Leading, or unable to win: give away as little as possible.
     return plays.stream().min(CHEAPEST).orElseThrow();
+  }
+
+  private static Action chooseBriscola(Turn turn, List<Action> plays) {
+    // Briscola always turns a trump up; '-', a suit of no card, would stand for none.
+    char trump = turn.trump().map(Cards::suitOf).orElse('-');
+    Comparator<Action> cheapest =
+        Comparator.comparing((Action a) -> Cards.suitOf(card(a)) == trump)
+            .thenComparingInt(a -> Cards.briscolaPoints(card(a)))
+            .thenComparingInt(a -> Cards.briscolaStrength(card(a)));
+    List<String> trick = turn.trickCards();
+    if (!trick.isEmpty()) {
+      String best = Cards.briscolaWinningCard(trick, trump);
+      char led = Cards.suitOf(trick.get(0));
+      Optional<Action> winner =
+          plays.stream().filter(a -> Cards.briscolaBeats(card(a), best, led, trump)).min(cheapest);
+      if (winner.isPresent()) {
+        return winner.get();
+      }
+    }
+    return plays.stream().min(cheapest).orElseThrow();
   }
 
   private static String card(Action play) {

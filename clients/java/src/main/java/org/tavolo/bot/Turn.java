@@ -109,13 +109,22 @@ public final class Turn {
     return out;
   }
 
+  /** The card whose suit is trump (Briscola, Tressette con la briscola); empty without one. */
+  public Optional<String> trump() {
+    String trump = observation().getTrump();
+    return Cards.isCard(trump) ? Optional.of(Cards.canonical(trump)) : Optional.empty();
+  }
+
   /** Suit of the current trick's first card; empty when nobody has played to it yet. */
   public Optional<Character> ledSuit() {
     List<TrickCard> trick = trick();
     return trick.isEmpty() ? Optional.empty() : Optional.of(Cards.suitOf(trick.get(0).card()));
   }
 
-  /** The card winning the current trick so far; empty when nobody has played to it yet. */
+  /**
+   * The card winning the current trick so far in Tressette (no trumps); empty when nobody has
+   * played to it yet.
+   */
   public Optional<String> winningCard() {
     return Optional.ofNullable(Cards.winningCard(trickCards()));
   }

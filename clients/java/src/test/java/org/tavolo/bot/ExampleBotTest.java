@@ -8,6 +8,8 @@ import org.junit.jupiter.api.Test;
 import tavolo.v1.Referee.Action;
 import tavolo.v1.Referee.ActionKind;
 import tavolo.v1.Referee.DecisionRequest;
+import tavolo.v1.Referee.Event;
+import tavolo.v1.Referee.MatchStarted;
 import tavolo.v1.Referee.Observation;
 import tavolo.v1.Referee.Play;
 
@@ -83,5 +85,35 @@ class ExampleBotTest {
     assertFalse(Cards.beats("3D", "4C", 'C'));
     assertEquals("AC", Cards.winningCard(java.util.List.of("KC", "3D", "AC")));
     assertEquals(java.util.List.of("3D", "AD", "4B"), Cards.sorted(java.util.List.of("4B", "AD", "3D")));
+  }
+
+  @Test
+  void playsBriscolaByItsOwnOrderAndTrumps() {
+    ExampleBot briscola = new ExampleBot();
+    briscola.onEvent(
+        Event.newBuilder().setMatchStarted(MatchStarted.newBuilder().setGame("briscola-a-quattro")).build());
+    // Bastoni are trumps. Leading: the cheapest card that is not a trump.
+    assertEquals(Cards.ALL.indexOf("4S"), briscola.choose(withTrump(turn(new String[] {}, play("2B", 0), play("JD", 0), play("4S", 0)))));
+    // After KD: the 3D takes it more cheaply than the AD, and without a trump.
+    assertEquals(Cards.ALL.indexOf("3D"), briscola.choose(withTrump(turn(new String[] {"KD"}, play("3D", 0), play("AD", 0), play("4B", 0)))));
+    // After AD: only a trump takes it, the cheapest one.
+    assertEquals(Cards.ALL.indexOf("4B"), briscola.choose(withTrump(turn(new String[] {"AD"}, play("3D", 0), play("4B", 0), play("KB", 0)))));
+    // After AD and 3B nothing takes it: throw the cheapest.
+    assertEquals(Cards.ALL.indexOf("2S"), briscola.choose(withTrump(turn(new String[] {"AD", "3B"}, play("KD", 0), play("2S", 0), play("4B", 0)))));
+  }
+
+  private static Turn withTrump(Turn turn) {
+    return new Turn(
+        turn.request().toBuilder().setObservation(turn.observation().toBuilder().setTrump("5B")).build());
+  }
+
+  @Test
+  void briscolaCardHelpers() {
+    assertEquals(9, Cards.briscolaStrength("AD"));
+    assertEquals(0, Cards.briscolaStrength("2D"));
+    assertEquals(120, Cards.ALL.stream().mapToInt(Cards::briscolaPoints).sum());
+    assertTrue(Cards.briscolaBeats("2B", "AD", 'D', 'B'));
+    assertFalse(Cards.briscolaBeats("AS", "4D", 'D', 'B'));
+    assertEquals("4B", Cards.briscolaWinningCard(java.util.List.of("KD", "2B", "AD", "4B"), 'B'));
   }
 }
