@@ -141,9 +141,9 @@ def request(
     )
 
 
-def heuristic(req: pb.DecisionRequest, target: int | None = None) -> str:
+def heuristic(req: pb.DecisionRequest, target: int | None = None, game: str = "") -> str:
     """The heuristic's action text, checked to be one of the legal actions."""
-    chosen = choose_action(Turn(req), target)
+    chosen = choose_action(Turn(req), target, game)
     assert chosen in req.legal_actions
     return chosen.text
 
@@ -487,6 +487,61 @@ def test_heuristic_is_deterministic() -> None:
     for _ in range(200):
         req = _random_situation(rng)
         assert heuristic(req) == heuristic(pb.DecisionRequest.FromString(req.SerializeToString()))
+
+
+def briscola_request(
+    hand: list[str], trick: Sequence[tuple[int, str]] = (), seat: int = 1, players: int = 2
+) -> pb.DecisionRequest:
+    """A Briscola request, bastoni trump: any card in hand may be played."""
+    req = request(hand, hand, trick=trick, seat=seat, players=players)
+    req.observation.trump = "7B"
+    req.observation.sides = 2
+    return req
+
+
+def test_heuristic_learns_the_family_from_match_started() -> None:
+    bot = HeuristicBot()
+    bot.on_event(pb.Event(match_started=pb.MatchStarted(game="briscola", rules_json="{}")))
+    assert bot.game == "briscola"
+    req = briscola_request(["3D", "4B", "5C"], trick=[(0, "AD")])
+    assert next(a.text for a in req.legal_actions if a.id == bot.choose(Turn(req))) == "4B"
+
+
+@pytest.mark.parametrize(
+    ("hand", "trick", "card", "why"),
+    [
+        (["3D", "4B", "5C"], [(0, "AD")], "4B",
+         "the ace is Briscola's highest: an 11 is worth a trump (Tressette would follow, 3D)"),
+        (["KD", "2B", "5C"], [(0, "4D")], "KD", "a higher card of the suit banks its points"),
+        (["2B", "3S", "4S"], [(0, "5C")], "4S", "a trick of nothing is not worth a trump"),
+        (["KB", "3S"], [(0, "5C")], "KB", "the only throw is a 3: trumping saves its 10"),
+        (["AS", "4C", "KB"], [], "4C", "lead the cheapest card that is not a trump"),
+    ],
+)  # fmt: skip
+def test_heuristic_plays_briscola(
+    hand: list[str], trick: list[tuple[int, str]], card: str, why: str
+) -> None:
+    assert heuristic(briscola_request(hand, trick), game="briscola") == card, why
+
+
+def test_heuristic_loads_the_partners_briscola_trick_when_last() -> None:
+    # Seat 3 plays last; its partner's AD has the trick: give it the 3C, keep the trump.
+    trick = [(0, "5D"), (1, "AD"), (2, "2D")]
+    req = briscola_request(["3C", "4S", "KB"], trick, seat=3, players=4)
+    assert heuristic(req, game="briscola-a-quattro") == "3C"
+
+
+def test_heuristic_plays_only_legal_briscola_cards() -> None:
+    rng = random.Random("briscola")
+    for _ in range(300):
+        deck = list(CARDS)
+        rng.shuffle(deck)
+        players = rng.choice((2, 4))
+        seat = rng.randrange(players)
+        played = deck[3 : 3 + rng.randrange(players)]
+        trick = [((seat - len(played) + i) % players, c) for i, c in enumerate(played)]
+        req = briscola_request(deck[: rng.randint(1, 3)], trick, seat, players)
+        heuristic(req, game="briscola")  # asserts the action is legal
 
 
 # ---------------------------------------------------------------------------------------

@@ -8,7 +8,9 @@ is searched (:mod:`referee.search.pimc`): worlds are sampled from the observatio
 replayed through the engine, every legal card is played out in each, and the best on
 average is played. The signal it carries, the declarations and call-outs are the
 ``heuristic`` bot's choices (truthful signals; every combination declared; a call-out
-only when sure).
+only when sure). Briscola's plays are searched alike, in worlds of its own
+(:mod:`referee.search.briscola_worlds`); Calabresella's every step
+(:mod:`referee.bots.pimc_calabresella`).
 
 Knobs, from the arguments or else the environment:
 
@@ -31,8 +33,9 @@ import math
 import os
 import sys
 import time
-from collections.abc import Mapping, Sequence
-from typing import NoReturn
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, NoReturn
 
 from referee.engine.cards import parse_card
 from referee.engine.errors import RulesError
@@ -41,8 +44,7 @@ from referee.engine.rules import Rules
 from referee.families.tressette.actions import parse_action
 from referee.families.tressette.deal import rules_tables
 from referee.families.tressette.declarations import parse_declaration
-from referee.search.pimc import SearchResult, search_tressette
-from referee.search.tressette_worlds import twins_removed
+from referee.search.pimc import SearchResult, TrickSearch, search_briscola, search_tressette
 from tavolo_bot.bot import Bot
 from tavolo_bot.bots.heuristic import choose_action, with_signal
 from tavolo_bot.proto import referee_pb2 as pb
@@ -55,6 +57,33 @@ MIN_MARGIN_MS = 50
 """The least time kept back from a request's deadline: the answer's way back."""
 
 _PHASES = {pb.PHASE_DECLARE: Phase.DECLARE, pb.PHASE_PLAY: Phase.PLAY, pb.PHASE_DONE: Phase.DONE}
+
+
+@dataclass(frozen=True)
+class CardSearch:
+    """How pimc searches a card play in one family of card-and-trick deals."""
+
+    search: TrickSearch[Any, Any]
+    """The family's search from the seat's observation."""
+    warm_up: Callable[[Rules], object] | None
+    """Builds the engine's tables for these rules at the match's start; None: none to build."""
+
+
+_TRESSETTE = CardSearch(search_tressette, rules_tables)
+_BRISCOLA = CardSearch(search_briscola, None)
+CARD_SEARCHES: dict[str, CardSearch | None] = {
+    "briscola": _BRISCOLA,
+    "briscola-a-quattro": _BRISCOLA,
+    "calabresella": None,
+}
+"""The card search of each family that has one of its own, the Tressette families' else;
+None for Calabresella, whose every step :mod:`referee.bots.pimc_calabresella` searches."""
+
+
+def card_search(rules: Rules) -> CardSearch | None:
+    """How card plays under ``rules`` are searched (None: Calabresella's way): the one
+    place pimc tells the families apart."""
+    return CARD_SEARCHES.get(rules.game, _TRESSETTE)
 
 
 class PimcConfigError(ValueError):
@@ -90,7 +119,8 @@ def knobs(argv: Sequence[str], env: Mapping[str, str]) -> tuple[int, int]:
 
 
 def engine_observation(turn: Turn) -> Observation:
-    """The engine's view of a Tressette-family request, read from the protocol message."""
+    """The engine's view of a Tressette-family or Briscola request, read from the protocol
+    message (a Briscola play's id is its card's, as a Tressette play's without a signal)."""
     obs = turn.observation
 
     def plays(items: Sequence[pb.Play]) -> tuple[tuple[int, int], ...]:
@@ -137,12 +167,13 @@ class PimcBot(Bot):
                 self.rules = Rules.from_dict(json.loads(event.match_started.rules_json))
             except (ValueError, RulesError) as exc:
                 raise RuntimeError(f"pimc cannot read the match's rules: {exc}") from None
-            if self.rules.game != "calabresella":
+            searcher = card_search(self.rules)
+            if searcher is not None and searcher.warm_up is not None:
                 # The engine's tables for these rules take about 0.1 s to build: now, not
                 # inside a search. The first request may come in the same message, its
                 # deadline already running: that time is taken off its search.
                 began = time.monotonic()
-                rules_tables(self.rules)
+                searcher.warm_up(self.rules)
                 self.owed = time.monotonic() - began
         elif kind == "game_started":
             self.game = event.game_started.game
@@ -191,7 +222,8 @@ class PimcBot(Bot):
         rules = self.rules
         if rules is None:
             raise RuntimeError("a decision request before MatchStarted: pimc needs the rules")
-        if rules.game == "calabresella":
+        searcher = card_search(rules)
+        if searcher is None:
             from referee.bots.pimc_calabresella import choose_calabresella
 
             return choose_calabresella(self, turn, rules, started)
@@ -199,16 +231,16 @@ class PimcBot(Bot):
         plays = turn.plays()
         cards = list(dict.fromkeys(c for c in map(card_of, plays) if c is not None))
         if len(cards) < 2 or turn.declarations():
-            return choose_action(turn, target).id
-        fallback = choose_action(turn, target)
+            return choose_action(turn, target, rules.game).id
+        fallback = choose_action(turn, target, rules.game)
         if fallback.kind == pb.ACTION_KIND_CALL_OUT:
             return fallback.id
         obs = engine_observation(turn)
         ids = [parse_card(c) for c in cards]
-        found = search_tressette(
+        found = searcher.search(
             rules,
             obs,
-            twins_removed(rules, obs, ids),
+            searcher.search.twins_removed(rules, obs, ids),
             worlds=self.worlds,
             seconds=self.seconds_left(turn, started),
             seed=self.search_seed(turn),

@@ -43,9 +43,9 @@ from referee.families.calabresella.deal import (
     Phase,
 )
 from referee.search.calabresella_playout import Playout
-from referee.search.calabresella_worlds import Story, limits, plays_in_order, sample_world
+from referee.search.calabresella_worlds import Story, limits, sample_world
 from referee.search.pimc import SearchResult, search
-from referee.search.world_checks import without_twins
+from referee.search.world_checks import plays_in_order, without_twins
 from tavolo_bot.bots.heuristic import choose_action
 from tavolo_bot.proto import referee_pb2 as pb
 from tavolo_bot.turn import Turn

@@ -38,7 +38,7 @@ from referee.families.calabresella.deal import (
     CalabresellaObservation,
     Phase,
 )
-from referee.search.world_checks import same_view
+from referee.search.world_checks import plays_in_order, same_view
 
 HAND, DISCARDS, MONTE = "hand", "discards", "monte"
 """What an agent is: a seat's hand now, a seat's face-down discards, the monte aside."""
@@ -78,13 +78,6 @@ class Limits:
     """Cards whose place the seat does not know."""
     allowed: tuple[CardSet, ...]
     """Per agent, the unknown cards it may hold."""
-
-
-def plays_in_order(obs: CalabresellaObservation) -> list[tuple[int, int]]:
-    """Every card played this deal, ``(seat, card)``, the trick being played last."""
-    out = [play for plays, _ in obs.tricks for play in plays]
-    out.extend(obs.trick)
-    return out
 
 
 def _queue(obs: CalabresellaObservation, soloist: int, defenders: tuple[int, int]) -> list[int]:

@@ -1,11 +1,11 @@
 """Perfect-information Monte Carlo: the action best on average over sampled worlds.
 
 At a decision, worlds consistent with the seat's observation are sampled
-(:mod:`referee.search.tressette_worlds`); in each, every candidate action is applied to a
-clone of the world and the deal is played out by :class:`~referee.search.tressette_playout
-.Playout`. The candidate with the best mean worth wins; ties go to the earliest in the
-engine's order. Every candidate is tried in the same worlds, so their differences are
-not drowned by the luck of the sample.
+(:mod:`referee.search.tressette_worlds`, :mod:`referee.search.briscola_worlds`, and
+Calabresella's); in each, every candidate action is applied to a clone of the world and
+the deal is played out by the family's greedy ``Playout``. The candidate with the best
+mean worth wins; ties go to the earliest in the engine's order. Every candidate is tried
+in the same worlds, so their differences are not drowned by the luck of the sample.
 
 The search is anytime: it works world by world and stops after ``worlds`` worlds or
 when ``seconds`` have passed, whichever comes first. Given the same observation and
@@ -18,13 +18,12 @@ import random
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol, Self, TypeVar
+from typing import Generic, Protocol, Self, TypeVar
 
 from referee.engine.codec import Action
 from referee.engine.observation import Observation
 from referee.engine.rules import Rules
-from referee.search.tressette_playout import Playout
-from referee.search.tressette_worlds import limits, sample_world
+from referee.search import briscola_playout, briscola_worlds, tressette_playout, tressette_worlds
 
 TRIES_PER_WORLD = 40
 """Draws allowed per world wanted before the search makes do with the worlds it has."""
@@ -55,6 +54,7 @@ class World(Protocol):
 
 W = TypeVar("W", bound=World)
 W_contra = TypeVar("W_contra", bound=World, contravariant=True)
+L = TypeVar("L")
 
 
 class Policy(Protocol[W_contra]):
@@ -118,25 +118,56 @@ def search(
     return SearchResult(best, worth, done, draws, timed_out)
 
 
-def search_tressette(
-    rules: Rules,
-    obs: Observation,
-    candidates: Sequence[Action],
-    *,
-    worlds: int,
-    seconds: float,
-    seed: str,
-    clock: Callable[[], float] = time.monotonic,
-) -> SearchResult:
-    """:func:`search` for a deal of the Tressette families, from ``obs``'s seat."""
-    lim = limits(rules, obs)
-    return search(
-        candidates,
-        obs.seat,
-        lambda rng: sample_world(rules, obs, lim, rng),
-        Playout(rules),
-        worlds=worlds,
-        seconds=seconds,
-        seed=seed,
-        clock=clock,
-    )
+@dataclass(frozen=True)
+class TrickSearch(Generic[L, W]):
+    """:func:`search` in one family of card-and-trick deals, from an observation's seat:
+    the family's worlds and its playout."""
+
+    limits: Callable[[Rules, Observation], L]
+    """What the observation says of the hidden cards."""
+    sample_world: Callable[[Rules, Observation, L, random.Random], W | None]
+    """One world within those limits, or None when the engine refused the draw."""
+    playout: Callable[[Rules], Policy[W]]
+    """The policy that plays a world out, for these rules."""
+    twins_removed: Callable[[Rules, Observation, list[Action]], list[Action]]
+    """The seat's cards less those that score as another does in every world."""
+
+    def __call__(
+        self,
+        rules: Rules,
+        obs: Observation,
+        candidates: Sequence[Action],
+        *,
+        worlds: int,
+        seconds: float,
+        seed: str,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> SearchResult:
+        """The best of ``candidates`` (:func:`search`) for ``obs``'s seat."""
+        lim = self.limits(rules, obs)
+        return search(
+            candidates,
+            obs.seat,
+            lambda rng: self.sample_world(rules, obs, lim, rng),
+            self.playout(rules),
+            worlds=worlds,
+            seconds=seconds,
+            seed=seed,
+            clock=clock,
+        )
+
+
+search_tressette = TrickSearch(
+    tressette_worlds.limits,
+    tressette_worlds.sample_world,
+    tressette_playout.Playout,
+    tressette_worlds.twins_removed,
+)
+""":func:`search` for a deal of the Tressette families."""
+search_briscola = TrickSearch(
+    briscola_worlds.limits,
+    briscola_worlds.sample_world,
+    briscola_playout.Playout,
+    briscola_worlds.twins_removed,
+)
+""":func:`search` for a deal of Briscola."""

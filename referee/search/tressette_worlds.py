@@ -42,14 +42,10 @@ from referee.families.tressette.declarations import (
     held_declarations,
 )
 from referee.families.tressette.game import new_deal
-from referee.search.world_checks import same_view, without_twins
+from referee.search.world_checks import Inconsistent, plays_in_order, same_view, without_twins
 
 _HONOURS = tuple(0b111 << (10 * s) for s in range(4))
 """The 3, 2 and ace of each suit."""
-
-
-class Inconsistent(ValueError):
-    """An observation no deal can produce: the seat's view contradicts the rules."""
 
 
 @dataclass(frozen=True)
@@ -73,17 +69,11 @@ class Limits:
     declared, shown), draws left out: a world's dealt hand adds the unknown cards it holds."""
 
 
-def _plays_in_order(obs: Observation) -> list[tuple[int, int]]:
-    out = [play for plays, _ in obs.tricks for play in plays]
-    out.extend(obs.trick)
-    return out
-
-
 def limits(rules: Rules, obs: Observation) -> Limits:
     """The limits ``obs`` puts on the hidden cards; :class:`Inconsistent` if it has none."""
     players = rules.players
     me = obs.seat
-    plays = _plays_in_order(obs)
+    plays = plays_in_order(obs)
     mine = 0
     for card in obs.hand:
         mine |= 1 << card
@@ -338,7 +328,7 @@ def _replay(
     deal = new_deal(
         rules, dealt, obs.dealer, widow=widow, totals=obs.totals, trump=obs.trump, stock=stock
     )
-    plays = _plays_in_order(obs)
+    plays = plays_in_order(obs)
     pending: list[list[int]] = [[] for _ in range(rules.players)]
     if not rules.auto_declare:
         for seat, declaration in obs.declarations:
@@ -394,7 +384,7 @@ def sample_world(
 
 def twins_removed(rules: Rules, obs: Observation, cards: list[int]) -> list[int]:
     """``cards`` (the seat's own) with one of each set of twins (:func:`without_twins`)."""
-    played = mask_of(action % NUM_CARDS for _, action in _plays_in_order(obs))
+    played = mask_of(action % NUM_CARDS for _, action in plays_in_order(obs))
     out_of_play = mask_of(obs.hand) | played
     worth = [rules.card_values[c % 10] for c in range(NUM_CARDS)]
     return without_twins(cards, out_of_play, worth)

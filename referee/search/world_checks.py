@@ -1,5 +1,6 @@
-"""What every family's world sampler shares: the check that a replayed world shows the
-seat its observation, and the twin cards a search need try only once."""
+"""What every family's world sampler shares: the plays in order, the check that a
+replayed world shows the seat its observation, and the twin cards a search need try
+only once."""
 
 from __future__ import annotations
 
@@ -11,6 +12,17 @@ from referee.engine.observation import Observation
 from referee.families.calabresella.deal import CalabresellaObservation
 
 View = TypeVar("View", Observation, CalabresellaObservation)
+
+
+class Inconsistent(ValueError):
+    """An observation no deal can produce: the seat's view contradicts the rules."""
+
+
+def plays_in_order(obs: Observation | CalabresellaObservation) -> list[tuple[int, int]]:
+    """Every card played this deal, ``(seat, action)``, the trick being played last."""
+    out = [play for plays, _ in obs.tricks for play in plays]
+    out.extend(obs.trick)
+    return out
 
 
 def same_view(got: View, obs: View) -> bool:

@@ -314,6 +314,16 @@ class BriscolaDeal:
         return len(self._tricks)
 
     @property
+    def trick(self) -> tuple[tuple[int, Action], ...]:
+        """The trick being played, as (seat, card), in order; empty before its lead."""
+        return tuple(self._trick)
+
+    def trick_winning(self) -> tuple[int, int]:
+        """The card taking the trick being played so far and its seat, for search;
+        ``(-1, -1)`` when nobody has played to it yet."""
+        return (self._best, self._best_seat) if self._trick else (-1, -1)
+
+    @property
     def captured(self) -> tuple[int, ...]:
         """Card points each side has captured in completed tricks."""
         return tuple(self._captured)

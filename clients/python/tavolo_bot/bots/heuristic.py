@@ -21,6 +21,12 @@ In order of priority:
    about 6, solo from 7.5, solissimo from 9; call the missing 3 (else 2) of the longest
    suit; give and discard the cheapest cards of the shortest suits; as first defender in
    scegliete take the monte cards worth points. Then play as above.
+9. Briscola (``MatchStarted.game`` says so; nothing in the observation does): lead the
+   cheapest non-trump card; as the last to play take a trick with the card that banks the
+   most points, trumping only a trick worth 10 or more with the throw it saves (or worth
+   something, with a trump worth nothing); load a trick the partner surely wins; otherwise
+   throw the cheapest non-trump card. Points are Briscola's own (A 11, 3 10, K 4, Q 3,
+   J 2) whatever the match's ``card_values``.
 
 Every action returned is one of the legal actions.
 """
@@ -32,7 +38,7 @@ from collections.abc import Iterable
 from typing import NoReturn
 
 from tavolo_bot.bot import Bot
-from tavolo_bot.cards import CARDS, points_in_thirds, rank_of, strength, suit_of
+from tavolo_bot.cards import CARDS, RANKS, points_in_thirds, rank_of, strength, suit_of
 from tavolo_bot.proto import referee_pb2 as pb
 from tavolo_bot.runner import main as run_main
 from tavolo_bot.turn import Turn, card_of
@@ -119,11 +125,14 @@ def _voids(turn: Turn) -> dict[int, set[str]]:
     return out
 
 
-def choose_action(turn: Turn, target: int | None = None) -> pb.Action:
-    """The heuristic's action; ``target`` (the game's target) enables sure call-outs."""
+def choose_action(turn: Turn, target: int | None = None, game: str = "") -> pb.Action:
+    """The heuristic's action; ``target`` (the game's target) enables sure call-outs, and
+    ``game`` (``MatchStarted.game``, the family) tells Briscola from Tressette."""
     legal = turn.legal
     if not legal:
         raise ValueError("a decision request without legal actions")
+    if game in BRISCOLA_GAMES:
+        return _briscola_play(turn)
     calabresella = _calabresella_step(turn)
     if calabresella is not None:
         return calabresella
@@ -292,6 +301,66 @@ def _load(table: _Table, cards: list[str]) -> str:
     return max(loads, key=_load_value)
 
 
+BRISCOLA_GAMES = ("briscola", "briscola-a-quattro")
+"""The families ``MatchStarted.game`` names for Briscola, for two seats and for four."""
+_BRISCOLA_POINTS = dict(zip(RANKS, (10, 0, 11, 4, 3, 2, 0, 0, 0, 0), strict=True))
+_BRISCOLA_ORDER = "A3KQJ76542"
+"""Briscola's ranks, strongest first: not Tressette's."""
+_BRISCOLA_TAKE = 10
+"""The least a trick must hold, with the card that would be thrown on it, for a trump of
+any worth to be spent on it."""
+
+
+def _briscola_points(card: str) -> int:
+    return _BRISCOLA_POINTS[card[0]]
+
+
+def _briscola_strength(card: str) -> int:
+    """9 for the ace down to 0 for the 2: higher is stronger."""
+    return 9 - _BRISCOLA_ORDER.index(card[0])
+
+
+def _briscola_play(turn: Turn) -> pb.Action:
+    """Briscola's card: no suit to follow, the highest trump or else the highest card of
+    the suit led takes the trick."""
+    plays = turn.plays()
+    cards = list(dict.fromkeys(c for c in map(card_of, plays) if c is not None))
+    trump = suit_of(turn.trump) if turn.trump else None
+
+    def cheap(card: str) -> tuple[bool, int, int]:
+        return suit_of(card) == trump, _briscola_points(card), _briscola_strength(card)
+
+    def beats(card: str, best: str) -> bool:
+        if suit_of(card) == suit_of(best):
+            return _briscola_strength(card) > _briscola_strength(best)
+        return suit_of(card) == trump
+
+    trick = turn.trick
+    card = min(cards, key=cheap)  # the lead, and the throw of a trick not worth taking
+    if trick:
+        best_seat, best = trick[0][0], trick[0][1]
+        for seat, played, _ in trick[1:]:
+            if beats(played, best):
+                best_seat, best = seat, played
+        last = len(trick) == turn.players - 1
+        worth = sum(_briscola_points(c) for _, c, _ in trick)
+        if best_seat == turn.partner:
+            if last:  # the trick is the side's: give it points, a trump only if nothing else
+                card = max(cards, key=lambda c: (suit_of(c) != trump, _briscola_points(c)))
+        elif last:
+            plain = [c for c in cards if beats(c, best) and suit_of(c) != trump]
+            trumps = [c for c in cards if beats(c, best) and suit_of(c) == trump]
+            if plain:
+                card = max(plain, key=_briscola_points)
+            elif trumps:
+                low = min(trumps, key=lambda c: (_briscola_points(c), _briscola_strength(c)))
+                # What the trick would hold after the throw: a 3 thrown is worth a trump.
+                lost = worth + _briscola_points(card)
+                if lost >= _BRISCOLA_TAKE or (worth and not _briscola_points(low)):
+                    card = low
+    return next(a for a in plays if card_of(a) == card)
+
+
 def with_signal(turn: Turn, card: str, plays: Iterable[pb.Action]) -> pb.Action:
     """The play of ``card`` with the most telling truthful signal the legal list offers."""
     options = {a.signal: a for a in plays if card_of(a) == card}
@@ -314,14 +383,16 @@ def with_signal(turn: Turn, card: str, plays: Iterable[pb.Action]) -> pb.Action:
 
 
 class HeuristicBot(Bot):
-    """:func:`choose_action`, with the game's target read from ``MatchStarted``."""
+    """:func:`choose_action`, with the game's target and family read from ``MatchStarted``."""
 
     def __init__(self) -> None:
         self.target: int | None = None
+        self.game = ""
 
     def on_event(self, event: pb.Event) -> None:
-        """Learn the target (for call-outs) from the rules of ``MatchStarted``."""
+        """Learn the family, and the target (for call-outs) from the rules of ``MatchStarted``."""
         if event.WhichOneof("event") == "match_started":
+            self.game = event.match_started.game
             try:
                 target = json.loads(event.match_started.rules_json).get("target")
             except (ValueError, AttributeError):
@@ -330,7 +401,7 @@ class HeuristicBot(Bot):
 
     def choose(self, turn: Turn) -> int:
         """The id of :func:`choose_action`'s action."""
-        return choose_action(turn, self.target).id
+        return choose_action(turn, self.target, self.game).id
 
 
 def main() -> NoReturn:
