@@ -32,7 +32,7 @@ import grpc.aio
 
 from referee.engine.errors import RulesError
 from referee.engine.game_base import AnyGame
-from referee.engine.registry import new_game, preset
+from referee.engine.registry import new_game, preset, presets
 from referee.engine.rules import Rules
 from referee.entries import Entry
 from referee.families.calabresella.auction import BID_PASS
@@ -48,11 +48,9 @@ from referee.sandbox.bot_process import BotProcess, start_bot
 from referee.sandbox.bwrap import SandboxMode
 from tavolo_bot.proto import referee_pb2 as pb
 
-GAMES = (
-    "tressette", "tressette-muto", "treseta", "tressette-a-tre", "tressette-briscola", "ciapano",
-    "tressette-a-due", "calabresella",
-)  # fmt: skip
-"""Every game a bot may be seated at: each kind of action is asked in each."""
+GAMES = tuple(presets())
+"""Every game a bot may be seated at (each preset of each family): each kind of action is
+asked in each."""
 PLAY_KINDS = ("lead", "follow")
 """A play is asked twice: leading a trick, and following."""
 _CONTRACT_FOR = {"call": 1, "give": 1, "discard": 2, "split": 5, "lead": 3, "follow": 3}
@@ -97,16 +95,17 @@ def _kind_present(kind: str, state: AnyGame, legal: tuple[int, ...]) -> bool:
 
 
 def kinds_of(game: str) -> tuple[str, ...]:
-    """The kinds of decision ``game`` can ask: no declarations when its rules have none, no
-    call-out where the rules refuse the knob (ciapanò)."""
+    """The kinds of decision ``game`` can ask: no declarations when its rules have none or
+    make them for the players, no call-out where the rules refuse the knob (ciapanò)."""
     rules = preset(game)
     kinds = [k for kind in rules.family.kinds for k in (PLAY_KINDS if kind == "play" else (kind,))]
-    if not rules.declarations:
+    if not rules.declarations or rules.auto_declare:  # the referee declares for them
         kinds = [k for k in kinds if k not in ("declare", "end-declarations")]
-    try:
-        rules.with_knobs(["call_out=true"])
-    except RulesError:
-        kinds.remove("call-out")
+    if "call-out" in kinds:
+        try:
+            rules.with_knobs(["call_out=true"])
+        except RulesError:
+            kinds.remove("call-out")
     return tuple(kinds)
 
 

@@ -63,6 +63,9 @@ class Family:
     """What the family's own rules refuse of the knobs, as an error text; None: all well."""
     presets: Mapping[str, Rules] = field(default_factory=dict)
     """Its named rule sets, in the order help lists them."""
+    warm_up: Callable[[Rules], object] | None = None
+    """Builds what its deals look up (tables of the rules), so that a referee can do so
+    once, before play, and freeze it for the garbage collector."""
     package: str = ""
     """The module name of its package, whose ``adapters`` module says how the protocol and
     the records show its games (read by the referee, never by the engine)."""

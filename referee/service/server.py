@@ -14,7 +14,6 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from referee.engine.registry import presets
-from referee.families.tressette.deal import rules_tables
 from referee.match.slots import TicketBook
 from referee.service.bot_streams import MAX_MESSAGE_BYTES, play_handler
 from referee.service.feeds import FeedListener, TableFeed
@@ -128,7 +127,8 @@ async def start_referee(
     # process: freezing them keeps the garbage collector from walking them on every
     # full collection, which otherwise shows as latency spikes mid-match.
     for rules in presets().values():
-        rules_tables(rules)
+        if rules.family.warm_up is not None:
+            rules.family.warm_up(rules)
     gc.freeze()
     # A decision allocates about a dozen more tracked objects than it frees: at the default
     # 700 the young collections cost up to a tenth of the referee's CPU per decision

@@ -11,7 +11,7 @@ from referee.engine.rules import Rules
 from referee.families.tressette.a_due_deal import TressetteADueDeal
 from referee.families.tressette.a_tre_deal import TressetteATreDeal
 from referee.families.tressette.codec import TRESSETTE_CODEC
-from referee.families.tressette.deal import TressetteDeal
+from referee.families.tressette.deal import TressetteDeal, rules_tables
 from referee.families.tressette.game import TressetteGame
 
 ORDER = 0
@@ -52,6 +52,7 @@ def _tressette_family(
         check=None if briscola else no_briscola,
         leftover=leftover,
         presets=presets,
+        warm_up=rules_tables,
         package=__name__,
     )
 
