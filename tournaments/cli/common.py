@@ -23,24 +23,9 @@ from referee.engine.cards import CARD_NAMES
 from referee.engine.deal_book import BookError, DealBook, parse_book
 from referee.engine.rules import Rules, RulesError, preset
 from referee.entries import Entry
-from referee.match import Limits
 from referee.sandbox import SandboxMode
 from referee.service import WILDCARD_HOSTS
 from tournaments.tls_names import tls_name_warning
-
-GAME_HELP = (
-    "Game preset: tressette, tressette-muto, treseta, tressette-briscola, tressette-a-tre, "
-    "tressette-a-due, ciapano, calabresella or tressette-study."
-)
-RULE_HELP = "Set a rule knob, as knob=value; repeat for several."
-TLS_CA_HELP = "PEM root certificate of a referee that serves TLS."
-DEFAULT_CONNECT_TIMEOUT = Limits.connect_timeout
-CONNECT_HELP = "Seconds each bot has to connect when its match starts."
-SANDBOX_HELP = (
-    "How bot processes are confined: bwrap (a bubblewrap sandbox each, the default) or off. "
-    "A manifest may ask for off; this option overrides it."
-)
-
 
 FAULT_INCIDENTS = frozenset(
     {"never_connected", "disconnect", "flood", "timeout", "illegal_action", "crash"}
@@ -160,10 +145,6 @@ def run_interruptible(main: Coroutine[Any, Any, T]) -> T:
     return results[0]
 
 
-TLS_CERT_HELP = "PEM certificate: serve TLS to remote bots and clients (with --tls-key)."
-TLS_KEY_HELP = "PEM private key of --tls-cert."
-
-
 def read_tls(cert: Path | None, key: Path | None) -> tuple[bytes, bytes] | None:
     """``--tls-cert`` and ``--tls-key`` read: (key, certificate) for the referee, or None."""
     if (cert is None) != (key is None):
@@ -249,16 +230,6 @@ def referee_channel(referee: str, tls_ca: Path | None) -> grpc.Channel:
     except OSError as exc:
         fail(f"cannot read {tls_ca}: {exc.strerror}")
     return grpc.secure_channel(referee, grpc.ssl_channel_credentials(root))
-
-
-BOOK_HELP = (
-    "A deal book (JSON Lines, each line as `tavolo deal --json` prints it): deal its lines "
-    "in order instead of seeded deals."
-)
-HANDS_HELP = (
-    "Play one deal from these hands: seats split by ';', cards by ',' "
-    "(e.g. '3D,AD,...;...;...;...'). Needs --dealer."
-)
 
 
 def given_deals(

@@ -30,8 +30,6 @@ from referee.records import RecordError, verify_lines
 from referee.sandbox import SandboxError
 from referee.service import WILDCARD_HOSTS
 from tournaments.cli.common import (
-    TLS_CERT_HELP,
-    TLS_KEY_HELP,
     Fault,
     Interrupted,
     always_faulted_line,
@@ -45,12 +43,22 @@ from tournaments.cli.common import (
     warn_if_unnamed,
 )
 from tournaments.cli.grpc_log import grpc_lines_counted
-from tournaments.cli.web_option import (
-    PUBLIC_NAMES_HELP,
-    WEB_HELP,
-    open_live_view,
-    start_live_view,
+from tournaments.cli.options import (
+    AdvertiseOption,
+    ClusterOption,
+    ConcurrencyOption,
+    DbOption,
+    ListenOption,
+    PublicNamesOption,
+    QuietOption,
+    ShardsOption,
+    TlsCertOption,
+    TlsKeyOption,
+    WebOption,
+    WideOption,
+    at_least,
 )
+from tournaments.cli.web_option import open_live_view, start_live_view
 from tournaments.cluster_task import ClusterError
 from tournaments.config import ConfigError, RatingSettings, TournamentConfig, load_config
 from tournaments.ratings import RatingsError
@@ -96,41 +104,6 @@ tournament_app = typer.Typer(
     help="Tournaments: run one from a TOML file, then print its table or crosstable.",
 )
 
-DbOption = Annotated[Path, typer.Option(help="The tournament's SQLite database.")]
-ConcurrencyOption = Annotated[
-    int | None, typer.Option(help="Matches at once (default: the file's, or one per core).")
-]
-ListenOption = Annotated[
-    str, typer.Option(help="The referee's address, e.g. 0.0.0.0:50051 for remote bots.")
-]
-TlsCertOption = Annotated[Path | None, typer.Option(help=TLS_CERT_HELP)]
-TlsKeyOption = Annotated[Path | None, typer.Option(help=TLS_KEY_HELP)]
-QuietOption = Annotated[bool, typer.Option(help="No progress bar.")]
-AdvertiseOption = Annotated[
-    str | None,
-    typer.Option(
-        help="host:port remote bots are told to connect to (default: the listen address; "
-        "for a wildcard one, this host's name)."
-    ),
-]
-SHARDS_HELP = (
-    "Referee processes playing the matches (default: one per core); 1 plays them all in "
-    "this process. Matches with remote entries are always played here (docs/cluster.md)."
-)
-ShardsOption = Annotated[int | None, typer.Option(help=SHARDS_HELP)]
-ClusterOption = Annotated[
-    str | None,
-    typer.Option(
-        metavar="tcp://HOST:PORT|local:N",
-        help="Play the duplicate sets on a Dask cluster's workers (docs/cluster.md): "
-        "its scheduler's address, or local:N for N workers on this machine. Matches "
-        "with remote entries play here.",
-    ),
-]
-WideOption = typer.Option(
-    help="Every column (LOS, W-D-L, points, opponents, think times), not the 80-column table."
-)
-
 
 def default_db(file: Path) -> Path:
     """Where a tournament file's results go by default: beside it, as NAME.db."""
@@ -169,7 +142,8 @@ def run(
         int,
         typer.Option(
             help="What the bots' logs in that folder may take together, earlier runs' included; "
-            "beyond it each log is cut with a line saying so."
+            "beyond it each log is cut with a line saying so.",
+            callback=at_least(1),
         ),
     ] = DEFAULT_LOGS_MB,
     connect_timeout: Annotated[
@@ -184,15 +158,15 @@ def run(
         bool,
         typer.Option(help="No progress bar and no line per game; faulted games are still shown."),
     ] = False,
-    wide: Annotated[bool, WideOption] = False,
+    wide: WideOption = False,
     tickets: Annotated[
         bool,
         typer.Option(
             help="Also print each remote seat's ticket for each match (entrant keys need none)."
         ),
     ] = False,
-    web: Annotated[str | None, typer.Option(metavar="HOST:PORT", help=WEB_HELP)] = None,
-    public_names: Annotated[bool, typer.Option(help=PUBLIC_NAMES_HELP)] = False,
+    web: WebOption = None,
+    public_names: PublicNamesOption = False,
     cluster: ClusterOption = None,
 ) -> None:
     """Run (or resume) a tournament and print its table.
@@ -201,12 +175,6 @@ def run(
     after an interruption plays only what is missing.
     """
     config = _load(file)
-    if concurrency is not None and concurrency < 1:
-        fail(f"--concurrency must be 1 or more, got {concurrency}")
-    if shards is not None and shards < 1:
-        fail(f"--shards must be 1 or more, got {shards}")
-    if logs_mb < 1:
-        fail(f"--logs-mb must be 1 or more, got {logs_mb}")
     if connect_timeout is not None:
         check_connect_timeout(connect_timeout)
         limits = dataclasses.replace(config.limits, connect_timeout=connect_timeout)
@@ -668,9 +636,10 @@ def table(
         str | None, typer.Option(help="Hold this entry at the anchor Elo (default: the file's).")
     ] = None,
     bootstrap: Annotated[
-        int | None, typer.Option(help="Bootstrap resamples (default: the file's, 1000).")
+        int | None,
+        typer.Option(help="Bootstrap resamples (default: the file's, 1000).", callback=at_least(0)),
     ] = None,
-    wide: Annotated[bool, WideOption] = False,
+    wide: WideOption = False,
     think_times: Annotated[
         bool,
         typer.Option(
@@ -688,8 +657,6 @@ def table(
                 fail(f"--anchor: no entry is named {anchor!r}")
             settings = dataclasses.replace(settings, anchor=anchor)
         if bootstrap is not None:
-            if bootstrap < 0:
-                fail(f"--bootstrap must be 0 or more, got {bootstrap}")
             settings = dataclasses.replace(settings, bootstrap=bootstrap)
         standings = _standings(store, facts, settings, think_times=think_times)
         typer.echo(render(standings, format, wide=wide))
@@ -772,7 +739,7 @@ def rerun(
     tls_cert: TlsCertOption = None,
     tls_key: TlsKeyOption = None,
     quiet: QuietOption = False,
-    wide: Annotated[bool, WideOption] = False,
+    wide: WideOption = False,
 ) -> None:
     """Delete the stored games that ended in these faults and play them again.
 
@@ -781,10 +748,6 @@ def rerun(
     goes on with. Prints the table, as `run` does.
     """
     kinds = _fault_kinds(faults)
-    if concurrency is not None and concurrency < 1:
-        fail(f"--concurrency must be 1 or more, got {concurrency}")
-    if shards is not None and shards < 1:
-        fail(f"--shards must be 1 or more, got {shards}")
     if cluster is not None and shards is not None:
         fail("--shards and --cluster: the cluster's workers play the matches; choose one")
     config = _load(_tournament_file(db, file))
