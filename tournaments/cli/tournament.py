@@ -25,10 +25,11 @@ from rich.progress import (
 from rich.table import Column
 from rich.text import Text
 
+from referee.bot_process import LogBudget
 from referee.engine.deals import seed_commitment
 from referee.records import RecordError, verify_lines
 from referee.sandbox import SandboxError
-from referee.service import WILDCARD_HOSTS
+from referee.service import WILDCARD_HOSTS, Referee
 from tournaments.cli.common import (
     Fault,
     Interrupted,
@@ -66,8 +67,10 @@ from tournaments.record_export import export_records
 from tournaments.results import always_faulted, forfeit_side, tallies
 from tournaments.runner import (
     DEFAULT_LOGS_MB,
+    RunSettings,
     RunState,
     RunSummary,
+    SilentListener,
     TournamentRun,
     confinements,
     issue_keys,
@@ -184,12 +187,8 @@ def run(
         modes = confinements(config)
     except SandboxError as exc:
         fail(str(exc))
-    if cluster is not None and shards is not None:
-        fail("--shards and --cluster: the cluster's workers play the matches; choose one")
-    tables = None if cluster is None else _cluster_tables(cluster, config, modes, logs_mb)
-    if tables is not None and concurrency is None and config.concurrency is None:
-        # Matches at once cost the head nothing: the workers' threads bound the sets at once.
-        concurrency = CLUSTER_CONCURRENCY
+    place = _Placement(concurrency, shards, cluster, listen, advertise, tls_cert, tls_key, workdir)
+    tables = _cluster_tables(place, config, modes, logs_mb)
     path = db or default_db(file)
     # Bound before the database is touched: a busy port changes nothing.
     view = None if web is None else open_live_view(web, db=path, total_games=total_games(config))
@@ -229,35 +228,15 @@ def run(
                 "new logs are cut (fault lines still quote each bot's stderr)",
                 err=True,
             )
-        live = _LiveStandings(config, store, quiet)
-        tls = _remote(live, listen, advertise, tls_cert, tls_key)
-        try:
-            runner = TournamentRun(
-                config,
-                store,
-                concurrency=concurrency,
-                listen=listen,
-                tls=tls,
-                workdir=workdir,
-                sprt_bounds=bounds,
-                on_progress=live.update,
-                on_ticket=live.ticket if tickets else None,
-                on_keys=live.keys,
-                log_budget=budget,
-                on_game=live.game,
-                public_names=public_names,
-                on_referee=None if view is None else view.follow,
-                shards=1 if tables is not None else shards or os.cpu_count() or 1,
-                tables=tables,
-                on_warning=lambda line: typer.echo(f"warning: {line}", err=True),
-                on_notice=live.say,
-            )
-        except ValueError as exc:
-            fail(str(exc))
+        live = _LiveStandings(config, store, quiet, view=view, tickets=tickets)
+        runner = _set_up_run(
+            config, store, live, place, tables, log_budget=budget, sprt_bounds=bounds,
+            public_names=public_names,
+        )  # fmt: skip
         if view is not None:
             subtitle = f"{config.rules.game}, {config.format.value}, {len(config.entries)} entries"
             start_live_view(view, config.name, subtitle, public_names=public_names)
-        with grpc_lines_counted(tls is not None):
+        with grpc_lines_counted(runner.settings.tls is not None):
             summary = _play(runner, live, path, listen, view, tables)
         if already:
             typer.echo(f"resumed: {already} games were already stored")
@@ -335,7 +314,7 @@ def _play(
     one line. The live view, if any, is stopped when the run ends, however it ends."""
     ended = "the run stopped on an error"
     try:
-        with live.progress:
+        with live.bar:
             summary = run_interruptible(_run_on(tables, runner))
         ended = "the run has ended"
         return summary
@@ -361,15 +340,72 @@ CLUSTER_CONCURRENCY = 1024
 """Matches at once on a cluster unless told otherwise: every match of a round, in practice."""
 
 
+@dataclasses.dataclass(frozen=True)
+class _Placement:
+    """The options of ``run`` and ``rerun`` that say where matches are played and how
+    remote bots reach the referee; a clean exit if it is given both shards and a cluster."""
+
+    concurrency: int | None
+    shards: int | None
+    cluster: str | None
+    listen: str
+    advertise: str | None
+    tls_cert: Path | None
+    tls_key: Path | None
+    workdir: Path | None
+
+    def __post_init__(self) -> None:
+        if self.cluster is not None and self.shards is not None:
+            fail("--shards and --cluster: the cluster's workers play the matches; choose one")
+
+
 def _cluster_tables(
-    cluster: str, config: TournamentConfig, modes: dict[str, str], logs_mb: int
-) -> ClusterTables:
-    """``--cluster`` read (Dask is loaded only when a run enters it)."""
+    place: _Placement, config: TournamentConfig, modes: dict[str, str], logs_mb: int
+) -> ClusterTables | None:
+    """``--cluster`` read, None without it (Dask is loaded only when a run enters it)."""
+    if place.cluster is None:
+        return None
     from tournaments.cluster import ClusterTables
 
     try:
-        return ClusterTables(cluster, config, modes, logs_mb=logs_mb, on_warning=_warn)
+        return ClusterTables(place.cluster, config, modes, logs_mb=logs_mb, on_warning=_warn)
     except ClusterError as exc:
+        fail(str(exc))
+
+
+def _set_up_run(
+    config: TournamentConfig,
+    store: Store,
+    live: _LiveStandings,
+    place: _Placement,
+    tables: ClusterTables | None,
+    *,
+    log_budget: LogBudget | None = None,
+    sprt_bounds: tuple[float, float] | None = None,
+    public_names: bool = False,
+    replay: frozenset[tuple[int, int]] | None = None,
+) -> TournamentRun:
+    """The run that ``run`` and ``rerun`` play, ``live`` hearing it; TLS read, and ``live``
+    told what remote bots need."""
+    concurrency = place.concurrency
+    if tables is not None and concurrency is None and config.concurrency is None:
+        # Matches at once cost the head nothing: the workers' threads bound the sets at once.
+        concurrency = CLUSTER_CONCURRENCY
+    settings = RunSettings(
+        concurrency=concurrency,
+        shards=1 if tables is not None else place.shards or os.cpu_count() or 1,
+        listen=place.listen,
+        tls=_remote(live, place),
+        public_names=public_names,
+        workdir=place.workdir,
+        sprt_bounds=sprt_bounds,
+        replay=replay,
+    )
+    try:
+        return TournamentRun(
+            config, store, settings, listener=live, tables=tables, log_budget=log_budget
+        )
+    except ValueError as exc:
         fail(str(exc))
 
 
@@ -396,8 +432,10 @@ def _warn_of_a_public_page(web: str) -> None:
     )
 
 
-class _LiveStandings:
-    """The progress bar of a run, with the leaders' scores and the SPRT's LLR."""
+class _LiveStandings(SilentListener):
+    """What a run shows as it goes: the progress bar, with the leaders' scores and the
+    SPRT's LLR; faulted games, remote entrants' keys and tickets, lost tables; and the
+    referee to the live view, if any."""
 
     over_tls = False
     """The referee serves remote bots TLS: the keys line says so."""
@@ -407,14 +445,24 @@ class _LiveStandings:
     """``--listen``, as given."""
 
     def __init__(
-        self, config: TournamentConfig, store: Store, quiet: bool, console: Console | None = None
+        self,
+        config: TournamentConfig,
+        store: Store,
+        quiet: bool,
+        console: Console | None = None,
+        *,
+        view: LiveView | None = None,
+        tickets: bool = False,
     ) -> None:
         self.config = config
         self.store = store
+        self.view = view
+        self.tickets = tickets
+        """``--tickets``: each remote seat's ticket is printed."""
         terminal = (console or get_console()).is_terminal
         self.every_game = not quiet and not terminal
         """A line per finished game, as fastchess prints them, where no bar can be drawn."""
-        self.progress = Progress(
+        self.bar = Progress(
             # Any width: the name and the standings are cut; the count and the ETA never.
             _CutColumn("description", style="bold", max_width=24),
             BarColumn(bar_width=20),
@@ -425,12 +473,17 @@ class _LiveStandings:
             console=console,
             disable=quiet or not terminal,
         )
-        self.task = self.progress.add_task(config.name, total=total_games(config), standing="")
+        self.task = self.bar.add_task(config.name, total=total_games(config), standing="")
         self.names = [e.name for e in config.entries]
         self.seats = [config.rules.seats_of(s) for s in range(config.rules.sides)]
         self.shown = _Shown()
 
-    def update(self, state: RunState) -> None:
+    def referee(self, referee: Referee) -> None:
+        """The live view follows the referee's tables."""
+        if self.view is not None:
+            self.view.follow(referee)
+
+    def progress(self, state: RunState) -> None:
         """Redraw for ``state``; the standings at most twice a second (they read every game)."""
         shown = self.shown
         now = time.monotonic()
@@ -447,7 +500,7 @@ class _LiveStandings:
         if state.sprt is not None:
             llr = state.sprt
             standing += f"  LLR {llr.llr:.2f} (H0 at {llr.lower:.2f}, H1 at {llr.upper:.2f})"
-        self.progress.update(
+        self.bar.update(
             self.task, total=state.games_total, completed=state.games_done, standing=standing
         )
 
@@ -468,7 +521,9 @@ class _LiveStandings:
         return address
 
     def ticket(self, label: str, ticket: str, address: str) -> None:
-        """Say where a remote seat connects, and with what ticket."""
+        """With ``--tickets``, say where a remote seat connects, and with what ticket."""
+        if not self.tickets:
+            return
         address = self._told(address)
         self.say(f"remote seat {label}: connect to {address} with ticket {ticket}")
 
@@ -486,10 +541,16 @@ class _LiveStandings:
         watch = spectator_file(self.store.path)
         self.say(f"spectators: tavolo watch --referee {address} --token-file {watch}")
 
+    def warning(self, line: str) -> None:
+        _warn(line)
+
+    def notice(self, line: str) -> None:
+        self.say(line)
+
     def say(self, line: str) -> None:
         """Print a line above the progress display."""
         # One line whatever the width: a key cut in two cannot be copied.
-        self.progress.console.print(line, soft_wrap=True, markup=False, highlight=False)
+        self.bar.console.print(line, soft_wrap=True, markup=False, highlight=False)
 
 
 class _CutColumn(ProgressColumn):
@@ -748,8 +809,7 @@ def rerun(
     goes on with. Prints the table, as `run` does.
     """
     kinds = _fault_kinds(faults)
-    if cluster is not None and shards is not None:
-        fail("--shards and --cluster: the cluster's workers play the matches; choose one")
+    place = _Placement(concurrency, shards, cluster, listen, advertise, tls_cert, tls_key, workdir)
     config = _load(_tournament_file(db, file))
     names = [e.name for e in config.entries]
     for name in entry or []:
@@ -795,26 +855,8 @@ def rerun(
             typer.echo(f"warning: {line}", err=True)
         live = _LiveStandings(config, store, quiet)
         if replay:
-            tables = None
-            if cluster is not None:
-                tables = _cluster_tables(cluster, config, modes, DEFAULT_LOGS_MB)
-                if concurrency is None and config.concurrency is None:
-                    concurrency = CLUSTER_CONCURRENCY
-            runner = TournamentRun(
-                config,
-                store,
-                concurrency=concurrency,
-                listen=listen,
-                tls=_remote(live, listen, advertise, tls_cert, tls_key),
-                workdir=workdir,
-                on_progress=live.update,
-                on_keys=live.keys,
-                on_game=live.game,
-                replay=replay,
-                shards=1 if tables is not None else shards or os.cpu_count() or 1,
-                tables=tables,
-                on_warning=_warn,
-            )
+            tables = _cluster_tables(place, config, modes, DEFAULT_LOGS_MB)
+            runner = _set_up_run(config, store, live, place, tables, replay=frozenset(replay))
             summary = _play(runner, live, db, listen, tables=tables)
             finished = {(g.match_id, g.number) for g in store.games()}
             typer.echo(
@@ -826,15 +868,13 @@ def rerun(
         _fail_if_always_faulted(store, facts)
 
 
-def _remote(
-    live: _LiveStandings, listen: str, advertise: str | None, cert: Path | None, key: Path | None
-) -> tuple[bytes, bytes] | None:
+def _remote(live: _LiveStandings, place: _Placement) -> tuple[bytes, bytes] | None:
     """``--tls-cert`` and ``--tls-key`` read; the output told what remote bots need: the
     address to connect to, and whether it serves TLS."""
-    tls = read_tls(cert, key)
+    tls = read_tls(place.tls_cert, place.tls_key)
     live.over_tls = tls is not None
-    live.listen, live.advertise = listen, advertise
-    warn_if_unnamed(tls, cert, advertise or listen)
+    live.listen, live.advertise = place.listen, place.advertise
+    warn_if_unnamed(tls, place.tls_cert, place.advertise or place.listen)
     return tls
 
 
