@@ -110,7 +110,8 @@ class Interrupted(Exception):
 
 def run_interruptible(main: Coroutine[Any, Any, T]) -> T:
     """``asyncio.run(main)``, where Ctrl-C cancels ``main`` once and waits for it to clean
-    up (further Ctrl-Cs meanwhile are ignored), then raises :class:`Interrupted`.
+    up, then raises :class:`Interrupted`; further Ctrl-Cs, meanwhile and until the process
+    exits, are ignored.
 
     asyncio's own handling raises KeyboardInterrupt at the second Ctrl-C wherever the loop
     is, which cuts the bots' cleanup short and leaves tracebacks of half-stopped servers.
@@ -141,6 +142,9 @@ def run_interruptible(main: Coroutine[Any, Any, T]) -> T:
 
     asyncio.run(guarded())
     if interrupted or not results:
+        # Every caller exits now. Python's shutdown puts back SIGINT's default action, so a
+        # Ctrl-C that came then would kill the process by signal instead of exit 130.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
         raise Interrupted
     return results[0]
 
