@@ -14,18 +14,13 @@ from referee.sandbox import SandboxMode
 from tournaments.cli.common import fail
 
 
-def require_at_least(name: str, value: int, minimum: int) -> None:
-    """A clean exit unless ``value`` of option ``name`` is ``minimum`` or more."""
-    if value < minimum:
-        fail(f"{name} must be {minimum} or more, got {value}")
-
-
 def at_least(minimum: int) -> Callable[[typer.CallbackParam, int | None], int | None]:
-    """An option's callback refusing a value below ``minimum`` (None, not given, passes)."""
+    """An option's callback: a clean exit, ``--NAME must be M or more, got V``, for a value
+    below ``minimum`` (None, the option left out, passes)."""
 
     def check(param: typer.CallbackParam, value: int | None) -> int | None:
-        if value is not None:
-            require_at_least(param.opts[0], value, minimum)
+        if value is not None and value < minimum:
+            fail(f"{param.opts[0]} must be {minimum} or more, got {value}")
         return value
 
     return check
