@@ -24,8 +24,9 @@ BUILT_IN_BOTS = {
 """Built-in bots and the module each runs as (``pimc`` searches with the engine, so it is
 the referee's; the others are the SDK's)."""
 
-SEARCH_BOT_PARTS = ("bots", "search", "engine")
-"""The folders of ``referee`` whose files make a built-in bot of the referee's (pimc)."""
+SEARCH_BOT_PARTS = ("bots", "search", "engine", "families")
+"""The folders of ``referee`` whose files make a built-in bot of the referee's (pimc): its
+search plays by the engine and every family's rules."""
 
 DEFAULT_CPU_SECONDS = 600
 DEFAULT_MEMORY_MB = 2048
@@ -357,7 +358,7 @@ def program_files(entry: Entry) -> list[str]:
         # A searching bot plays by the engine's rules, its search and the heuristic's
         # choices (pimc): a change to any of them changes what it plays.
         referee = Path(package_folder("referee"))
-        files = [p for part in SEARCH_BOT_PARTS for p in sorted((referee / part).glob("*.py"))]
+        files = [p for part in SEARCH_BOT_PARTS for p in sorted((referee / part).rglob("*.py"))]
         return [*map(str, files), str(sdk / "bots" / "heuristic.py")]
     out = [entry.manifest] if entry.manifest is not None else []
     named = [a for a in entry.command if os.path.isabs(a) and os.path.isfile(a)]

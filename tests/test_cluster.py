@@ -39,6 +39,7 @@ from tournaments.cluster import ClusterTables
 from tournaments.cluster_task import BotCheck, check_bots, code_digest, play_set
 from tournaments.config import load_config
 from tournaments.runner import (
+    RunSettings,
     TournamentRun,
     confinements,
     match_config,
@@ -159,7 +160,7 @@ def test_a_worker_killed_mid_set_has_its_set_played_again(
 
     async def main(store: Store) -> tuple[str, str, dict[tuple[int, int], str]]:
         async with ClusterTables("local:2", config, modes) as tables:
-            run = TournamentRun(config, store, tables=tables, concurrency=8)
+            run = TournamentRun(config, store, RunSettings(concurrency=8), tables=tables)
             killer = asyncio.ensure_future(_kill_a_busy_worker(tables, store))
             await run.run()
             assert killer.done(), "the run ended before a worker could be killed"
@@ -199,7 +200,7 @@ def test_each_match_ends_with_its_bots_closed_on_every_worker(
 
     async def main(store: Store) -> dict[str, tuple[int, list[str]]]:
         async with ClusterTables("local:2", config, modes) as tables:
-            await TournamentRun(config, store, tables=tables, concurrency=8).run()
+            await TournamentRun(config, store, RunSettings(concurrency=8), tables=tables).run()
             found: dict[str, tuple[int, list[str]]] = await tables.client.run(_kept_and_children)
             return found
 

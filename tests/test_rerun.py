@@ -237,7 +237,7 @@ def test_what_an_entry_runs(tmp_path: Path) -> None:
     pimc = [Path(p) for p in program_files(parse_entry("pimc"))]
     assert all(p.is_file() for p in pimc)
     names = {(p.parent.name, p.name) for p in pimc}
-    for part in {("bots", "pimc.py"), ("search", "pimc.py"), ("engine", "tressette.py")}:
+    for part in {("bots", "pimc.py"), ("search", "pimc.py"), ("tressette", "deal.py")}:
         assert part in names, part
     assert pimc[-1] == module
     (tmp_path / "bot.py").write_text(FIXED, encoding="utf-8")

@@ -26,7 +26,13 @@ from tavolo_bot.proto import referee_pb2_grpc as pb_grpc
 from tests.test_cli import tavolo
 from tests.test_tournament_run import game_records, table_without_think_times, tournament
 from tournaments.config import load_config
-from tournaments.runner import TournamentRun, open_store, planned_pairings
+from tournaments.runner import (
+    RunSettings,
+    SilentListener,
+    TournamentRun,
+    open_store,
+    planned_pairings,
+)
 from tournaments.storage import StorageError, Store
 
 
@@ -77,11 +83,13 @@ def test_spectators_of_the_head_see_every_shards_tables(tmp_path: Path) -> None:
     async def scenario() -> None:
         watchers: list[asyncio.Task[None]] = []
 
-        def on_referee(referee: Referee) -> None:
-            watchers.append(asyncio.ensure_future(watch_all(referee.address)))
+        class Watching(SilentListener):
+            def referee(self, referee: Referee) -> None:
+                watchers.append(asyncio.ensure_future(watch_all(referee.address)))
 
         with open_store(tmp_path / "t.db", config) as store:
-            run = TournamentRun(config, store, shards=2, concurrency=2, on_referee=on_referee)
+            settings = RunSettings(concurrency=2, shards=2)
+            run = TournamentRun(config, store, settings, listener=Watching())
             await run.run()
         await asyncio.gather(*watchers)
 

@@ -357,6 +357,91 @@ def total_games(config: TournamentConfig) -> int:
     return len(planned_pairings(config)) * config.games
 
 
+class RunListener(Protocol):
+    """What a run tells as it goes, one method an event (:class:`SilentListener` hears
+    every event and does nothing: subclass it for the events you want)."""
+
+    def referee(self, referee: Referee) -> None:
+        """The referee listens (called on its event loop)."""
+        ...
+
+    def keys(self, made: dict[str, str], address: str) -> None:
+        """The remote entrants' keys made now (entry -> key), and the address bots connect to."""
+        ...
+
+    def ticket(self, label: str, ticket: str, address: str) -> None:
+        """A remote seat's ticket for its match, and the address its bot connects to."""
+        ...
+
+    def progress(self, state: RunState) -> None:
+        """Where the run is: after each deal and game, and once at its start."""
+        ...
+
+    def game(self, game: GameRow, lines: Sequence[str]) -> None:
+        """A game is stored, with its record lines."""
+        ...
+
+    def warning(self, line: str) -> None:
+        """A table or a shard was lost: its matches go on elsewhere."""
+        ...
+
+    def notice(self, line: str) -> None:
+        """A remote entrant's bot is lost for the rest of a match, or it came back."""
+        ...
+
+
+class SilentListener:
+    """A :class:`RunListener` that does nothing."""
+
+    def referee(self, referee: Referee) -> None:
+        pass
+
+    def keys(self, made: dict[str, str], address: str) -> None:
+        pass
+
+    def ticket(self, label: str, ticket: str, address: str) -> None:
+        pass
+
+    def progress(self, state: RunState) -> None:
+        pass
+
+    def game(self, game: GameRow, lines: Sequence[str]) -> None:
+        pass
+
+    def warning(self, line: str) -> None:
+        pass
+
+    def notice(self, line: str) -> None:
+        pass
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """How a run plays its tournament, beside what the tournament file says."""
+
+    concurrency: int | None = None
+    """Tables at once; None: the file's, else :class:`AdaptiveTables` chooses as it goes."""
+    shards: int = 1
+    """Referee processes for the matches without remote entries: 1 is the head's own
+    referee alone; more start that many shards (unless the run is given tables)."""
+    listen: str = "127.0.0.1:0"
+    """The referee's address."""
+    tls: tuple[bytes, bytes] | None = None
+    """(key, certificate): the listener remote bots connect to serves TLS."""
+    public_names: bool = False
+    """Spectators (ListTables) see the entries' names."""
+    workdir: Path | None = None
+    """The bots' folders and logs; None: :func:`logs_folder` of the database."""
+    sprt_bounds: tuple[float, float] | None = None
+    """(elo0, elo1): stop once the SPRT between the two entries decides."""
+    replay: frozenset[tuple[int, int]] | None = None
+    """With it, the run plays only these games (match id, number) and schedules nothing."""
+
+    def __post_init__(self) -> None:
+        if self.shards < 1:
+            raise ValueError(f"shards must be at least 1, not {self.shards}")
+
+
 class TournamentRun:
     """One run of a tournament on its database."""
 
@@ -364,62 +449,25 @@ class TournamentRun:
         self,
         config: TournamentConfig,
         store: Store,
+        settings: RunSettings = RunSettings(),
         *,
-        concurrency: int | None = None,
-        listen: str = "127.0.0.1:0",
-        tls: tuple[bytes, bytes] | None = None,
-        workdir: Path | None = None,
-        sprt_bounds: tuple[float, float] | None = None,
-        on_progress: Callable[[RunState], None] | None = None,
-        on_ticket: Callable[[str, str, str], None] | None = None,
-        on_keys: Callable[[dict[str, str], str], None] | None = None,
-        replay: Collection[tuple[int, int]] | None = None,
-        log_budget: LogBudget | None = None,
-        on_game: Callable[[GameRow, Sequence[str]], None] | None = None,
-        public_names: bool = False,
-        on_referee: Callable[[Referee], None] | None = None,
+        listener: RunListener | None = None,
         tables: MatchTables | None = None,
-        on_warning: Callable[[str], None] | None = None,
-        on_notice: Callable[[str], None] | None = None,
-        shards: int = 1,
+        log_budget: LogBudget | None = None,
     ) -> None:
         self.config = config
         self.store = store
-        self.replay = None if replay is None else set(replay)
-        """With it, the run plays only these games (match id, number) and schedules nothing."""
-        self.concurrency = concurrency or config.concurrency
+        self.settings = settings
+        self.listener: RunListener = listener or SilentListener()
+        self.concurrency = settings.concurrency or config.concurrency
         """Tables at once, as asked; None: :class:`AdaptiveTables` chooses as it goes."""
         self._adaptive = None if self.concurrency else AdaptiveTables.for_this_machine()
-        self.listen = listen
-        self.tls = tls
-        """(key, certificate): the listener remote bots connect to serves TLS."""
-        self.workdir = workdir
-        """The bots' folders and logs; None: :func:`logs_folder` of the database."""
         self.log_budget = log_budget
-        """What they may keep together; None: :data:`DEFAULT_LOGS_MB` in the folder."""
-        self.on_game = on_game
-        """Hears each game once stored, with its record lines."""
-        self.public_names = public_names
-        """Spectators (ListTables) see the entries' names."""
-        self.on_referee = on_referee
-        """Hears the referee once it listens (on its event loop)."""
+        """What the bots' logs may keep together; None: :data:`DEFAULT_LOGS_MB` in their
+        folder."""
         self.tables = tables
-        """Where matches without remote entries are played; None: the head's referee."""
-        self.on_warning = on_warning
-        """Hears one line for each lost table (its match goes on elsewhere)."""
-        self.on_notice = on_notice
-        """Told a line when a remote entrant's bot is lost for the rest of a match, and when
-        it comes back."""
-        if shards < 1:
-            raise ValueError(f"shards must be at least 1, not {shards}")
-        self.shards = shards
-        """Referee processes for the matches without remote entries: 1 is the head's own
-        referee alone; more start that many shards (unless ``tables`` is given)."""
-        self.sprt_bounds = sprt_bounds
-        self.on_progress = on_progress
-        self.on_ticket = on_ticket
-        self.on_keys = on_keys
-        """Hears the keys made now (entry -> key) and the address bots connect to."""
+        """Where matches without remote entries are played; None: the head's referee, or
+        the shards the run starts."""
         self._keys: EntrantKeys | None = None
         self._rows: list[MatchRow] = []
         """Every match of the run scheduled so far, to count what each entrant has left."""
@@ -434,7 +482,7 @@ class TournamentRun:
         self._deals_done = 0
         self._running: set[Match] = set()
         self._sprt: SprtState | None = None
-        if sprt_bounds is not None and len(self.names) != 2:
+        if settings.sprt_bounds is not None and len(self.names) != 2:
             raise ValueError(f"--sprt compares two entries; this tournament has {len(self.names)}")
 
     async def run(self) -> RunSummary:
@@ -446,28 +494,30 @@ class TournamentRun:
         if remote_names(self.config):
             token = write_spectator_token(spectator_file(self.store.path))
         referee = await start_referee(
-            self.listen, tls=self.tls, public_names=self.public_names, spectator_token=token
+            self.settings.listen,
+            tls=self.settings.tls,
+            public_names=self.settings.public_names,
+            spectator_token=token,
         )
         try:
-            if self.on_referee is not None:
-                self.on_referee(referee)
+            self.listener.referee(referee)
             self._open_keys(referee)
-            root = self.workdir or logs_folder(self.store.path)
+            root = self.settings.workdir or logs_folder(self.store.path)
             self._root = root
             self._budget = self.log_budget or open_logs(root, DEFAULT_LOGS_MB)
             self._check_sprt()
             self._report()
-            if self.tables is None and self.shards > 1:
+            if self.tables is None and self.settings.shards > 1:
                 pool = ShardPool(
                     referee,
-                    [ShardSpec()] * self.shards,
+                    [ShardSpec()] * self.settings.shards,
                     log_budget=self._budget,
                     on_shard_died=self._shard_died,
                 )
                 await pool.start()
                 self.tables = ShardTables(pool)
-            if self.replay is not None:
-                ids = sorted({match_id for match_id, _ in self.replay})
+            if self.settings.replay is not None:
+                ids = sorted({match_id for match_id, _ in self.settings.replay})
                 await self._play_all(referee, [self.store.match(i) for i in ids])
             elif self.config.format is Format.SWISS:
                 await self._swiss(referee)
@@ -485,8 +535,7 @@ class TournamentRun:
         return RunSummary(self._games_played, self._games_total, self._sprt)
 
     def _shard_died(self, shard: int, why: str) -> None:
-        if self.on_warning is not None:
-            self.on_warning(f"{why}: starting it again")
+        self.listener.warning(f"{why}: starting it again")
 
     # -- entrant keys ----------------------------------------------------------------------
 
@@ -502,8 +551,7 @@ class TournamentRun:
         for name in names:
             keys.add(name, None)
         referee.book.keys = self._keys = keys
-        if self.on_keys is not None:
-            self.on_keys(made, referee.address)
+        self.listener.keys(made, referee.address)
 
     def _count_left(self) -> None:
         """Tell each keyed entrant how many of its matches are not over (Swiss: unknown
@@ -521,8 +569,9 @@ class TournamentRun:
         if self._decided() or row.id in self._over_ids:
             return True
         finished = self.store.finished_numbers(row.id)
-        if self.replay is not None:  # a rerun plays these games, a stopped match's too
-            over = all(n in finished for m, n in self.replay if m == row.id)
+        replay = self.settings.replay
+        if replay is not None:  # a rerun plays these games, a stopped match's too
+            over = all(n in finished for m, n in replay if m == row.id)
         else:
             over = self.store.match(row.id).stopped is not None or len(finished) >= row.games
         if over:
@@ -674,10 +723,11 @@ class TournamentRun:
         while True:
             done = self.store.finished_numbers(row.id)
             todo = [n for n in games or range(1, row.games + 1) if n not in done]
-            if self.replay is not None:
+            replay = self.settings.replay
+            if replay is not None:
                 # Only what rerun deleted, even in a match that an SPRT stopped after it.
-                todo = [n for n in todo if (row.id, n) in self.replay]
-            if (row.stopped and self.replay is None) or not todo:
+                todo = [n for n in todo if (row.id, n) in replay]
+            if (row.stopped and replay is None) or not todo:
                 return
             if self._decided():
                 break
@@ -696,8 +746,7 @@ class TournamentRun:
                     raise TablesLost(
                         f"match {row.id}: its table was lost {losses} times; last: {exc}"
                     ) from None
-                if self.on_warning is not None:
-                    self.on_warning(f"match {row.id}: {exc}; its unfinished games play again")
+                self.listener.warning(f"match {row.id}: {exc}; its unfinished games play again")
         if self._decided() and len(self.store.finished_numbers(row.id)) < row.games:
             assert self._sprt is not None
             self.store.stop_match(row.id, f"SPRT accepted {self._sprt.decision}")
@@ -746,14 +795,13 @@ class TournamentRun:
                 on_game,
                 on_set,
                 self._decided,
-                gated=self.sprt_bounds is not None,
+                gated=self.settings.sprt_bounds is not None,
             )
             await self.tables.play(job)
             return
 
         def on_ticket(label: str, ticket: str) -> None:
-            if self.on_ticket is not None:
-                self.on_ticket(label, ticket, referee.address)
+            self.listener.ticket(label, ticket, referee.address)
 
         match = Match(
             referee,
@@ -764,7 +812,7 @@ class TournamentRun:
             on_game_recorded=on_game,
             on_ticket=on_ticket,
             keys=self._keys,
-            on_notice=self.on_notice,
+            on_notice=self.listener.notice,
             place=f"match {row.id}",
         )
         self._running.add(match)
@@ -801,8 +849,7 @@ class TournamentRun:
 
     def _counted(self, game: GameRow, lines: Sequence[str], _: Sequence[ThinkRow]) -> None:
         """A game is stored: tell the listeners, the SPRT and the progress display."""
-        if self.on_game is not None:
-            self.on_game(game, lines)
+        self.listener.game(game, lines)
         self._games_played += 1
         self._check_sprt()
         self._report()
@@ -828,11 +875,12 @@ class TournamentRun:
     def _check_sprt(self) -> None:
         # A decision is final, as an SPRT's is: the sets that its tables finish afterwards
         # are stored, and may bring the ratio back inside the bounds, but stop nothing.
-        if self.sprt_bounds is None or self._decided():
+        bounds = self.settings.sprt_bounds
+        if bounds is None or self._decided():
             return
         a, b = self.names
         penta = pentanomial(pair_results(self.store.games(), self._seats), a, b)
-        self._sprt = sprt(penta, *self.sprt_bounds)
+        self._sprt = sprt(penta, *bounds)
         if self._sprt.decision is not None:
             for match in self._running:
                 match.stop_after_game()
@@ -841,7 +889,5 @@ class TournamentRun:
         return self._sprt is not None and self._sprt.decision is not None
 
     def _report(self) -> None:
-        if self.on_progress is None:
-            return
         done = self.store.game_count()
-        self.on_progress(RunState(done, self._games_total, self._deals_done, self._sprt))
+        self.listener.progress(RunState(done, self._games_total, self._deals_done, self._sprt))

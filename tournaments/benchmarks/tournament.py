@@ -19,6 +19,7 @@ from tournaments.concurrency import machine_times
 from tournaments.config import Format, TournamentConfig
 from tournaments.ratings import PairResult, fit_elo, rate
 from tournaments.runner import (
+    RunSettings,
     TournamentRun,
     match_config,
     match_seed,
@@ -110,9 +111,8 @@ def bench_tournament(
     with tempfile.TemporaryDirectory(prefix="tavolo-bench-") as root:
         db = Path(root) / "bench.db"
         with open_store(db, config) as store:
-            run = TournamentRun(
-                config, store, concurrency=concurrency, workdir=Path(root) / "w", shards=shards
-            )
+            settings = RunSettings(concurrency=concurrency, shards=shards, workdir=Path(root) / "w")
+            run = TournamentRun(config, store, settings)
             cpu, machine = _cpu_of_the_tree(), _machine_busy()
             start = time.perf_counter()
             asyncio.run(run.run())
@@ -202,10 +202,8 @@ def bench_cluster(
         async with ClusterTables(cluster, config, modes) as tables:
             threads = await tables.workers()
             started = time.perf_counter()
-            runner = TournamentRun(
-                config, store, concurrency=concurrency or 1024, workdir=Path(root) / "w",
-                tables=tables,
-            )  # fmt: skip
+            settings = RunSettings(concurrency=concurrency or 1024, workdir=Path(root) / "w")
+            runner = TournamentRun(config, store, settings, tables=tables)
             await runner.run()
             seconds = time.perf_counter() - started
         return ClusterBench(

@@ -66,7 +66,16 @@ from tournaments.benchmarks.tournament import (
     bench_ratings,
     bench_tournament,
 )
-from tournaments.cli.common import GAME_HELP, RULE_HELP, SANDBOX_HELP, fail, load_rules
+from tournaments.cli.common import fail, load_rules
+from tournaments.cli.options import (
+    DEADLINE_HELP,
+    DEALS_HELP,
+    GameOption,
+    JsonOption,
+    RuleOption,
+    SandboxOption,
+    at_least,
+)
 from tournaments.cluster_task import ClusterError
 from tournaments.config import ConfigError, TournamentConfig, load_config
 from tournaments.runner import confinements
@@ -76,11 +85,11 @@ bench_app = typer.Typer(no_args_is_help=True, help="Measure speed.")
 
 @bench_app.command()
 def engine(
-    game: Annotated[str, typer.Option(help=GAME_HELP)] = "tressette",
+    game: GameOption = "tressette",
     seconds: Annotated[float, typer.Option(help="Length of each timed round.")] = 1.0,
     rounds: Annotated[int, typer.Option(help="Timed rounds; the median is reported.")] = 5,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
-    rule: Annotated[list[str] | None, typer.Option(help=RULE_HELP)] = None,
+    as_json: JsonOption = False,
+    rule: RuleOption = None,
     baseline: Annotated[
         bool, typer.Option(help="Also time a bare follow-suit loop, to compare machines.")
     ] = False,
@@ -143,7 +152,8 @@ def referee(
         int | None,
         typer.Option(
             help="Deals per game of every match (two games a match). "
-            "Default: about 12,000 decisions per run."
+            "Default: about 12,000 decisions per run.",
+            callback=at_least(1),
         ),
     ] = None,
     seconds: Annotated[
@@ -159,7 +169,7 @@ def referee(
             "the other; the medians are reported. With --against: pairs of loads."
         ),
     ] = 3,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    as_json: JsonOption = False,
     shards: Annotated[
         int | None,
         typer.Option(
@@ -204,8 +214,6 @@ def referee(
     rounds' ratios, so that the machine's drift over a minute cancels.
     """
     counts = _table_counts(tables)
-    if deals is not None and deals < 1:
-        fail(f"--deals must be 1 or more, got {deals}")
     if seconds <= 0 or echo_trips < 1 or rounds < 1:
         fail("--seconds must be positive, and --echo-trips and --rounds at least 1")
     if against is not None:
@@ -454,7 +462,7 @@ def ratings(
     entries: Annotated[int, typer.Option(help="Entries in the synthetic round robin.")] = 16,
     games: Annotated[int, typer.Option(help="Games, in duplicate pairs.")] = 2000,
     samples: Annotated[int, typer.Option(help="Bootstrap resamples.")] = 1000,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    as_json: JsonOption = False,
 ) -> None:
     """One Elo fit and a bootstrap over synthetic results of known strengths."""
     if entries < 2 or games < 2 or samples < 0:
@@ -493,7 +501,8 @@ def tournament(
         ),
     ] = None,
     shards: Annotated[
-        int | None, typer.Option(help="Referee processes (default: one per core).")
+        int | None,
+        typer.Option(help="Referee processes (default: one per core).", callback=at_least(1)),
     ] = None,
     in_process: Annotated[
         bool,
@@ -510,7 +519,7 @@ def tournament(
             "several (--cluster local:1 --cluster local:2).",
         ),
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    as_json: JsonOption = False,
 ) -> None:
     """A whole tournament over gRPC into a fresh temporary database, timed, against the
     same games played in this process."""
@@ -518,8 +527,6 @@ def tournament(
         config = load_config(file)
     except ConfigError as exc:
         fail(str(exc))
-    if shards is not None and shards < 1:
-        fail(f"--shards must be 1 or more, got {shards}")
     if sandbox is not None:
         config = dataclasses.replace(config, sandbox=sandbox)
     try:
@@ -625,7 +632,7 @@ def _overheads(figures: TournamentBench, base: InProcessBench) -> dict[str, obje
 @bench_app.command("hello-flood")
 def hello_flood(
     streams: Annotated[int, typer.Option(help="Hello-less streams on the one connection.")] = 5000,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    as_json: JsonOption = False,
 ) -> None:
     """Streams that never say Hello on one connection: the referee's memory, what it refused."""
     if streams < 1:
@@ -644,7 +651,7 @@ def hello_flood(
 def sandbox_costs(
     runs: Annotated[int, typer.Option(help="Starts of each command in each mode.")] = 20,
     deals: Annotated[int, typer.Option(help="Deals a game of the one-table runs.")] = 20,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    as_json: JsonOption = False,
 ) -> None:
     """The sandbox's start-up cost per process, and decisions over Unix sockets against TCP."""
     if runs < 1 or deals < 1:
@@ -715,12 +722,10 @@ def bots(
     games: Annotated[
         int, typer.Option(help="Games per scenario, rounded up to whole duplicate sets.")
     ] = DEFAULT_GAMES,
-    deals: Annotated[
-        int | None, typer.Option(help="Deals per game; without it each game goes to the target.")
-    ] = None,
+    deals: Annotated[int | None, typer.Option(help=DEALS_HELP)] = None,
     seed: Annotated[str, typer.Option(help="Seed text: every scenario deals from it.")] = BOTS_SEED,
-    deadline_ms: Annotated[int, typer.Option(help="Time for each decision.")] = 1000,
-    sandbox: Annotated[SandboxMode | None, typer.Option(help=SANDBOX_HELP)] = None,
+    deadline_ms: Annotated[int, typer.Option(help=DEADLINE_HELP)] = 1000,
+    sandbox: SandboxOption = None,
     records: Annotated[
         Path | None,
         typer.Option(help="Write each match's record here, as NN.jsonl (the output names it)."),
@@ -728,7 +733,7 @@ def bots(
     workdir: Annotated[
         Path | None, typer.Option(help="Keep each bot's folder and logs here.")
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    as_json: JsonOption = False,
 ) -> None:
     """Strength and speed of a bot: duplicate sets over gRPC with real bot processes, per
     scenario, with the targets of docs/bots.md beside the figures (never asserted)."""

@@ -25,24 +25,9 @@ from referee.engine.errors import RulesError
 from referee.engine.registry import preset
 from referee.engine.rules import Rules
 from referee.entries import Entry
-from referee.match.config import Limits
 from referee.sandbox.bwrap import SandboxMode
 from referee.service.server import WILDCARD_HOSTS
 from tournaments.tls_names import tls_name_warning
-
-GAME_HELP = (
-    "Game preset: tressette, tressette-muto, treseta, tressette-briscola, tressette-a-tre, "
-    "tressette-a-due, ciapano, calabresella or tressette-study."
-)
-RULE_HELP = "Set a rule knob, as knob=value; repeat for several."
-TLS_CA_HELP = "PEM root certificate of a referee that serves TLS."
-DEFAULT_CONNECT_TIMEOUT = Limits.connect_timeout
-CONNECT_HELP = "Seconds each bot has to connect when its match starts."
-SANDBOX_HELP = (
-    "How bot processes are confined: bwrap (a bubblewrap sandbox each, the default) or off. "
-    "A manifest may ask for off; this option overrides it."
-)
-
 
 FAULT_INCIDENTS = frozenset(
     {"never_connected", "disconnect", "flood", "timeout", "illegal_action", "crash"}
@@ -127,7 +112,8 @@ class Interrupted(Exception):
 
 def run_interruptible(main: Coroutine[Any, Any, T]) -> T:
     """``asyncio.run(main)``, where Ctrl-C cancels ``main`` once and waits for it to clean
-    up (further Ctrl-Cs meanwhile are ignored), then raises :class:`Interrupted`.
+    up, then raises :class:`Interrupted`; further Ctrl-Cs, meanwhile and until the process
+    exits, are ignored.
 
     asyncio's own handling raises KeyboardInterrupt at the second Ctrl-C wherever the loop
     is, which cuts the bots' cleanup short and leaves tracebacks of half-stopped servers.
@@ -158,12 +144,11 @@ def run_interruptible(main: Coroutine[Any, Any, T]) -> T:
 
     asyncio.run(guarded())
     if interrupted or not results:
+        # Every caller exits now. Python's shutdown puts back SIGINT's default action, so a
+        # Ctrl-C that came then would kill the process by signal instead of exit 130.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
         raise Interrupted
     return results[0]
-
-
-TLS_CERT_HELP = "PEM certificate: serve TLS to remote bots and clients (with --tls-key)."
-TLS_KEY_HELP = "PEM private key of --tls-cert."
 
 
 def read_tls(cert: Path | None, key: Path | None) -> tuple[bytes, bytes] | None:
@@ -251,16 +236,6 @@ def referee_channel(referee: str, tls_ca: Path | None) -> grpc.Channel:
     except OSError as exc:
         fail(f"cannot read {tls_ca}: {exc.strerror}")
     return grpc.secure_channel(referee, grpc.ssl_channel_credentials(root))
-
-
-BOOK_HELP = (
-    "A deal book (JSON Lines, each line as `tavolo deal --json` prints it): deal its lines "
-    "in order instead of seeded deals."
-)
-HANDS_HELP = (
-    "Play one deal from these hands: seats split by ';', cards by ',' "
-    "(e.g. '3D,AD,...;...;...;...'). Needs --dealer."
-)
 
 
 def given_deals(

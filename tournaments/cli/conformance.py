@@ -15,7 +15,8 @@ from referee.entries import EntryError, load_manifest, parse_entry
 from referee.match.confinement import confinement_of
 from referee.sandbox.bwrap import SandboxMode
 from referee.sandbox.probe import sandbox_problem
-from tournaments.cli.common import SANDBOX_HELP, confined, fail
+from tournaments.cli.common import confined, fail
+from tournaments.cli.options import SandboxOption
 
 
 def conformance(
@@ -35,7 +36,7 @@ def conformance(
     workdir: Annotated[
         Path | None, typer.Option(help="Keep the bot's folder and logs here.")
     ] = None,
-    sandbox: Annotated[SandboxMode | None, typer.Option(help=SANDBOX_HELP)] = None,
+    sandbox: SandboxOption = None,
 ) -> None:
     """Start a bot and check it against scripted scenarios; exit 1 if anything failed.
 

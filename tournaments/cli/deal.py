@@ -9,15 +9,18 @@ import typer
 
 from referee.engine.deal_book import deal_line
 from referee.engine.deals import SeedError, check_seed, dealer_of
-from tournaments.cli.common import GAME_HELP, RULE_HELP, fail, load_rules
+from tournaments.cli.common import fail, load_rules
+from tournaments.cli.options import GameOption, JsonOption, RuleOption, at_least
 
 
 def deal(
     seed: Annotated[str, typer.Option(help="Seed text.")],
-    game: Annotated[str, typer.Option(help=GAME_HELP)] = "tressette",
-    number: Annotated[int, typer.Option("--deal", help="Deal number, from 1.")] = 1,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
-    rule: Annotated[list[str] | None, typer.Option(help=RULE_HELP)] = None,
+    game: GameOption = "tressette",
+    number: Annotated[
+        int, typer.Option("--deal", help="Deal number, from 1.", callback=at_least(1))
+    ] = 1,
+    as_json: JsonOption = False,
+    rule: RuleOption = None,
 ) -> None:
     """Show the cards of deal N of a seed, as anyone can reproduce them (docs/deals.md)."""
     rules = load_rules(game, rule)
@@ -25,8 +28,6 @@ def deal(
         check_seed(seed)
     except SeedError as exc:
         fail(str(exc))
-    if number < 1:
-        fail(f"--deal must be 1 or more, got {number}")
     dealer = dealer_of(rules.game, seed, number, rules.players)
     # The family deals as its games do (Calabresella: three hands from the eldest).
     dealt = rules.family.deal(rules, seed, number, dealer)

@@ -15,11 +15,7 @@ from tabulate import tabulate
 from referee.engine.deals import SeedError, check_seed
 from referee.match.config import Limits
 from referee.match.results import GameReport
-from referee.sandbox.bwrap import SandboxMode
 from tournaments.cli.common import (
-    GAME_HELP,
-    RULE_HELP,
-    SANDBOX_HELP,
     Interrupted,
     always_faulted_line,
     fail,
@@ -27,6 +23,16 @@ from tournaments.cli.common import (
     main_fault,
     record_faults,
     run_interruptible,
+)
+from tournaments.cli.options import (
+    DEADLINE_HELP,
+    DealsOption,
+    GameOption,
+    JsonOption,
+    QuietOption,
+    RuleOption,
+    SandboxOption,
+    at_least,
 )
 from tournaments.ladder import (
     ANCHOR_ELO,
@@ -59,25 +65,27 @@ def ladder(
             help="Entries to measure: a built-in bot, `cmd:COMMAND` or a .toml bot manifest."
         ),
     ] = None,
-    game: Annotated[str, typer.Option(help=GAME_HELP)] = "tressette",
-    rule: Annotated[list[str] | None, typer.Option(help=RULE_HELP)] = None,
+    game: GameOption = "tressette",
+    rule: RuleOption = None,
     seed: Annotated[
         str, typer.Option(help="Seed text; the default deals every ladder the same cards.")
     ] = DEFAULT_SEED,
     sets: Annotated[
-        int, typer.Option(help="Duplicate sets per match (each: every seating of its deals).")
+        int,
+        typer.Option(
+            help="Duplicate sets per match (each: every seating of its deals).",
+            callback=at_least(1),
+        ),
     ] = DEFAULT_SETS,
-    deals: Annotated[
-        int | None, typer.Option(help="Deals per game; without it each game goes to the target.")
-    ] = None,
-    deadline_ms: Annotated[int, typer.Option(help="Time for each decision.")] = 1000,
+    deals: DealsOption = None,
+    deadline_ms: Annotated[int, typer.Option(help=DEADLINE_HELP, callback=at_least(1))] = 1000,
     rungs: Annotated[
         str, typer.Option(help="The rungs, built-in bots, comma-separated, weakest first.")
     ] = ",".join(DEFAULT_RUNGS),
     rung_matches: Annotated[
         bool, typer.Option(help="Also play each rung against each later rung.")
     ] = True,
-    sandbox: Annotated[SandboxMode | None, typer.Option(help=SANDBOX_HELP)] = None,
+    sandbox: SandboxOption = None,
     records: Annotated[
         Path | None, typer.Option(help="Write each match's record here, as NN.jsonl.")
     ] = None,
@@ -85,8 +93,8 @@ def ladder(
         Path | None,
         typer.Option(help="Keep each bot's folder and logs here (default: kept only on a fault)."),
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
-    quiet: Annotated[bool, typer.Option(help="No progress bar.")] = False,
+    as_json: JsonOption = False,
+    quiet: QuietOption = False,
 ) -> None:
     """Play the entries against the ladder's rungs and print each one's Elo and win rates.
 
@@ -100,12 +108,6 @@ def ladder(
         check_seed(seed)
     except SeedError as exc:
         fail(str(exc))
-    if sets < 1:
-        fail(f"--sets must be 1 or more, got {sets}")
-    if deals is not None and deals < 1:
-        fail(f"--deals must be 1 or more, got {deals}")
-    if deadline_ms < 1:
-        fail(f"--deadline-ms must be 1 or more, got {deadline_ms}")
     given = list(entries or [])
     try:
         ladder_rungs = check_rungs([r.strip() for r in rungs.split(",") if r.strip()])

@@ -40,15 +40,6 @@ from referee.sandbox.bot_process import LogBudget
 from referee.sandbox.bwrap import SandboxMode
 from referee.service.server import start_referee
 from tournaments.cli.common import (
-    BOOK_HELP,
-    CONNECT_HELP,
-    DEFAULT_CONNECT_TIMEOUT,
-    GAME_HELP,
-    HANDS_HELP,
-    RULE_HELP,
-    SANDBOX_HELP,
-    TLS_CERT_HELP,
-    TLS_KEY_HELP,
     Fault,
     Interrupted,
     always_faulted_line,
@@ -64,6 +55,20 @@ from tournaments.cli.common import (
     warn_if_unnamed,
 )
 from tournaments.cli.grpc_log import grpc_lines_counted
+from tournaments.cli.options import (
+    CONNECT_HELP,
+    DEADLINE_HELP,
+    DEFAULT_CONNECT_TIMEOUT,
+    BookOption,
+    DealsOption,
+    GameOption,
+    HandsOption,
+    RuleOption,
+    SandboxOption,
+    TlsCertOption,
+    TlsKeyOption,
+    at_least,
+)
 from tournaments.results import always_faulted
 from tournaments.runner import DEFAULT_LOGS_MB
 from tournaments.storage import GameRow
@@ -78,23 +83,24 @@ def play(
         ),
     ],
     seed: Annotated[str, typer.Option(help="Seed text; the same seed deals the same cards.")],
-    game: Annotated[str, typer.Option(help=GAME_HELP)] = "tressette",
-    deals: Annotated[
-        int | None, typer.Option(help="Deals per game; without it each game goes to the target.")
-    ] = None,
+    game: GameOption = "tressette",
+    deals: DealsOption = None,
     sets: Annotated[
         int,
-        typer.Option(help="Duplicate sets: each plays its deals once per seating of the entries."),
+        typer.Option(
+            help="Duplicate sets: each plays its deals once per seating of the entries.",
+            callback=at_least(1),
+        ),
     ] = 1,
     record: Annotated[Path | None, typer.Option(help="Write the match record here.")] = None,
-    rule: Annotated[list[str] | None, typer.Option(help=RULE_HELP)] = None,
-    book: Annotated[Path | None, typer.Option(help=BOOK_HELP)] = None,
-    hands: Annotated[str | None, typer.Option(help=HANDS_HELP)] = None,
+    rule: RuleOption = None,
+    book: BookOption = None,
+    hands: HandsOption = None,
     dealer: Annotated[int | None, typer.Option(help="With --hands: the seat that dealt.")] = None,
     trump: Annotated[
         str | None, typer.Option(help="With --hands and the briscola: the dealer's shown card.")
     ] = None,
-    deadline_ms: Annotated[int, typer.Option(help="Time for each decision.")] = 1000,
+    deadline_ms: Annotated[int, typer.Option(help=DEADLINE_HELP)] = 1000,
     time_bank_ms: Annotated[
         int, typer.Option(help="Extra time per bot for the match, spent on overruns.")
     ] = 0,
@@ -133,8 +139,8 @@ def play(
     listen: Annotated[
         str, typer.Option(help="Address of the referee, e.g. 0.0.0.0:50051 for remote bots.")
     ] = "127.0.0.1:0",
-    tls_cert: Annotated[Path | None, typer.Option(help=TLS_CERT_HELP)] = None,
-    tls_key: Annotated[Path | None, typer.Option(help=TLS_KEY_HELP)] = None,
+    tls_cert: TlsCertOption = None,
+    tls_key: TlsKeyOption = None,
     workdir: Annotated[
         Path | None,
         typer.Option(
@@ -149,12 +155,13 @@ def play(
             "the same games, seats and record as over gRPC, faster."
         ),
     ] = False,
-    sandbox: Annotated[SandboxMode | None, typer.Option(help=SANDBOX_HELP)] = None,
+    sandbox: SandboxOption = None,
     logs_mb: Annotated[
         int,
         typer.Option(
             help="What the bots' logs of this match may take together (restarted processes' "
-            "included); beyond it each log is cut with a line saying so."
+            "included); beyond it each log is cut with a line saying so.",
+            callback=at_least(1),
         ),
     ] = DEFAULT_LOGS_MB,
     quiet: Annotated[
@@ -179,10 +186,6 @@ def play(
     With --in-process the built-in players play the same games here, without processes.
     """
     rules = load_rules(game, rule)
-    if deals is not None and deals < 1:
-        fail(f"--deals must be 1 or more, got {deals}")
-    if sets < 1:
-        fail(f"--sets must be 1 or more, got {sets}")
     try:
         check_seed(seed)
     except SeedError as exc:
@@ -240,8 +243,6 @@ def play(
         allow_unconfined=True,
         book=dealt,
     )
-    if logs_mb < 1:
-        fail(f"--logs-mb must be 1 or more, got {logs_mb}")
     reports: list[GameReport] = []
     logs = workdir or Path(tempfile.mkdtemp(prefix="tavolo-play-"))
     with contextlib.ExitStack() as stack:

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from tournaments.cli.common import fail
+from tournaments.cli.options import DbOption
 from tournaments.ratings import RatingsError
 from tournaments.storage import StorageError, Store
 
@@ -16,7 +17,7 @@ def report(
     out: Annotated[
         Path, typer.Argument(help="A new or empty folder, or an earlier report to replace.")
     ],
-    db: Annotated[Path, typer.Option(help="The tournament's SQLite database.")],
+    db: DbOption,
     think_times: Annotated[
         bool,
         typer.Option(

@@ -11,6 +11,7 @@ import typer
 
 from referee.engine.deals import SeedError, seed_commitment
 from tournaments.cli.common import fail
+from tournaments.cli.options import JsonOption
 
 seed_app = typer.Typer(
     no_args_is_help=True,
@@ -30,7 +31,7 @@ def _commitment(seed: str) -> str:
 
 
 @seed_app.command("new")
-def new(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
+def new(as_json: JsonOption = False) -> None:
     """A random 128-bit seed and its commitment: publish the commitment, keep the seed."""
     seed = secrets.token_hex(16)
     commitment = seed_commitment(seed)

@@ -28,13 +28,6 @@ from referee.shard_pool import OrganiserSettings, ShardFailed, ShardPool, ShardS
 from tavolo_bot.proto import referee_pb2 as pb
 from tavolo_bot.proto import referee_pb2_grpc as pb_grpc
 from tournaments.cli.common import (
-    CONNECT_HELP,
-    DEFAULT_CONNECT_TIMEOUT,
-    RULE_HELP,
-    SANDBOX_HELP,
-    TLS_CA_HELP,
-    TLS_CERT_HELP,
-    TLS_KEY_HELP,
     check_connect_timeout,
     fail,
     reachable_host,
@@ -44,7 +37,19 @@ from tournaments.cli.common import (
     warn_if_unnamed,
 )
 from tournaments.cli.grpc_log import grpc_lines_counted
-from tournaments.cli.web_option import WEB_HELP, open_live_view, start_live_view
+from tournaments.cli.options import (
+    CONNECT_HELP,
+    DEFAULT_CONNECT_TIMEOUT,
+    SANDBOX_HELP,
+    RefereeOption,
+    RuleOption,
+    TlsCaOption,
+    TlsCertOption,
+    TlsKeyOption,
+    WebOption,
+    at_least,
+)
+from tournaments.cli.web_option import open_live_view, start_live_view
 
 if TYPE_CHECKING:
     from tournaments.web.live_view import LiveView
@@ -64,8 +69,8 @@ def serve(
     listen: Annotated[
         str, typer.Option(help="Address to serve on, host:port.")
     ] = "127.0.0.1:50051",
-    tls_cert: Annotated[Path | None, typer.Option(help=TLS_CERT_HELP)] = None,
-    tls_key: Annotated[Path | None, typer.Option(help=TLS_KEY_HELP)] = None,
+    tls_cert: TlsCertOption = None,
+    tls_key: TlsKeyOption = None,
     records: Annotated[Path, typer.Option(help="Folder for the records of matches.")] = Path(
         "records"
     ),
@@ -85,8 +90,8 @@ def serve(
     connect_timeout: Annotated[
         float, typer.Option(help=CONNECT_HELP + " Default for matches created here.")
     ] = DEFAULT_CONNECT_TIMEOUT,
-    web: Annotated[str | None, typer.Option(metavar="HOST:PORT", help=WEB_HELP)] = None,
-    shards: Annotated[int | None, typer.Option(help=SHARDS_HELP)] = None,
+    web: WebOption = None,
+    shards: Annotated[int | None, typer.Option(help=SHARDS_HELP, callback=at_least(1))] = None,
 ) -> None:
     """Run the referee service until interrupted: bots, spectators, health, reflection.
 
@@ -97,7 +102,7 @@ def serve(
     tls = read_tls(tls_cert, tls_key)
     warn_if_unnamed(tls, tls_cert, advertise or listen)
     check_connect_timeout(connect_timeout)
-    shards = _check_shards(shards)
+    shards = shards or os.cpu_count() or 1
     view = open_live_view(web) if web is not None else None
     given = read_token_file(admin_token_file) or os.environ.get("TAVOLO_ADMIN_TOKEN")
     token = given or secrets.token_urlsafe(18)
@@ -110,15 +115,6 @@ def serve(
                 connect_timeout, view, shards,
             )
         )  # fmt: skip
-
-
-def _check_shards(shards: int | None) -> int:
-    """``--shards``: a whole number from 1; None is one per core."""
-    if shards is None:
-        return os.cpu_count() or 1
-    if shards < 1:
-        fail(f"--shards must be 1 or more, got {shards}")
-    return shards
 
 
 def _shard_specs(listen: str, shards: int, tls: tuple[bytes, bytes] | None) -> list[ShardSpec]:
@@ -258,13 +254,13 @@ def create(
         list[str], typer.Argument(help="One per side: random, heuristic or remote.")
     ],
     seed: Annotated[str, typer.Option(help="Seed text.")],
-    referee: Annotated[str, typer.Option(help="The referee, host:port.")] = "127.0.0.1:50051",
+    referee: RefereeOption = "127.0.0.1:50051",
     token_file: Annotated[Path | None, typer.Option(help=CLIENT_TOKEN_HELP)] = None,
     game: Annotated[str, typer.Option(help="Game preset.")] = "tressette",
     deals: Annotated[int, typer.Option(help="Deals per game; 0 plays to the target.")] = 0,
     sets: Annotated[int, typer.Option(help="Duplicate sets.")] = 1,
-    rule: Annotated[list[str] | None, typer.Option(help=RULE_HELP)] = None,
-    tls_ca: Annotated[Path | None, typer.Option(help=TLS_CA_HELP)] = None,
+    rule: RuleOption = None,
+    tls_ca: TlsCaOption = None,
     connect_timeout: Annotated[
         float | None,
         typer.Option(
@@ -298,9 +294,9 @@ def create(
 @match_app.command("status")
 def status(
     match_id: Annotated[str, typer.Argument(help="The match id create printed.")],
-    referee: Annotated[str, typer.Option(help="The referee, host:port.")] = "127.0.0.1:50051",
+    referee: RefereeOption = "127.0.0.1:50051",
     token_file: Annotated[Path | None, typer.Option(help=CLIENT_TOKEN_HELP)] = None,
-    tls_ca: Annotated[Path | None, typer.Option(help=TLS_CA_HELP)] = None,
+    tls_ca: TlsCaOption = None,
 ) -> None:
     """Print a match's status, the sandbox of each entry, and its result once it is done."""
     request = pb.GetMatchRequest(

@@ -27,11 +27,10 @@ from rich.text import Text
 
 from referee.engine.deals import seed_commitment
 from referee.records import RecordError, verify_lines
+from referee.sandbox.bot_process import LogBudget
 from referee.sandbox.bwrap import SandboxError
-from referee.service.server import WILDCARD_HOSTS
+from referee.service.server import WILDCARD_HOSTS, Referee
 from tournaments.cli.common import (
-    TLS_CERT_HELP,
-    TLS_KEY_HELP,
     Fault,
     Interrupted,
     always_faulted_line,
@@ -45,12 +44,22 @@ from tournaments.cli.common import (
     warn_if_unnamed,
 )
 from tournaments.cli.grpc_log import grpc_lines_counted
-from tournaments.cli.web_option import (
-    PUBLIC_NAMES_HELP,
-    WEB_HELP,
-    open_live_view,
-    start_live_view,
+from tournaments.cli.options import (
+    AdvertiseOption,
+    ClusterOption,
+    ConcurrencyOption,
+    DbOption,
+    ListenOption,
+    PublicNamesOption,
+    QuietOption,
+    ShardsOption,
+    TlsCertOption,
+    TlsKeyOption,
+    WebOption,
+    WideOption,
+    at_least,
 )
+from tournaments.cli.web_option import open_live_view, start_live_view
 from tournaments.cluster_task import ClusterError
 from tournaments.config import ConfigError, RatingSettings, TournamentConfig, load_config
 from tournaments.ratings import RatingsError
@@ -58,8 +67,10 @@ from tournaments.record_export import export_records
 from tournaments.results import always_faulted, forfeit_side, tallies
 from tournaments.runner import (
     DEFAULT_LOGS_MB,
+    RunSettings,
     RunState,
     RunSummary,
+    SilentListener,
     TournamentRun,
     confinements,
     issue_keys,
@@ -94,41 +105,6 @@ if TYPE_CHECKING:
 tournament_app = typer.Typer(
     no_args_is_help=True,
     help="Tournaments: run one from a TOML file, then print its table or crosstable.",
-)
-
-DbOption = Annotated[Path, typer.Option(help="The tournament's SQLite database.")]
-ConcurrencyOption = Annotated[
-    int | None, typer.Option(help="Matches at once (default: the file's, or one per core).")
-]
-ListenOption = Annotated[
-    str, typer.Option(help="The referee's address, e.g. 0.0.0.0:50051 for remote bots.")
-]
-TlsCertOption = Annotated[Path | None, typer.Option(help=TLS_CERT_HELP)]
-TlsKeyOption = Annotated[Path | None, typer.Option(help=TLS_KEY_HELP)]
-QuietOption = Annotated[bool, typer.Option(help="No progress bar.")]
-AdvertiseOption = Annotated[
-    str | None,
-    typer.Option(
-        help="host:port remote bots are told to connect to (default: the listen address; "
-        "for a wildcard one, this host's name)."
-    ),
-]
-SHARDS_HELP = (
-    "Referee processes playing the matches (default: one per core); 1 plays them all in "
-    "this process. Matches with remote entries are always played here (docs/cluster.md)."
-)
-ShardsOption = Annotated[int | None, typer.Option(help=SHARDS_HELP)]
-ClusterOption = Annotated[
-    str | None,
-    typer.Option(
-        metavar="tcp://HOST:PORT|local:N",
-        help="Play the duplicate sets on a Dask cluster's workers (docs/cluster.md): "
-        "its scheduler's address, or local:N for N workers on this machine. Matches "
-        "with remote entries play here.",
-    ),
-]
-WideOption = typer.Option(
-    help="Every column (LOS, W-D-L, points, opponents, think times), not the 80-column table."
 )
 
 
@@ -169,7 +145,8 @@ def run(
         int,
         typer.Option(
             help="What the bots' logs in that folder may take together, earlier runs' included; "
-            "beyond it each log is cut with a line saying so."
+            "beyond it each log is cut with a line saying so.",
+            callback=at_least(1),
         ),
     ] = DEFAULT_LOGS_MB,
     connect_timeout: Annotated[
@@ -184,15 +161,15 @@ def run(
         bool,
         typer.Option(help="No progress bar and no line per game; faulted games are still shown."),
     ] = False,
-    wide: Annotated[bool, WideOption] = False,
+    wide: WideOption = False,
     tickets: Annotated[
         bool,
         typer.Option(
             help="Also print each remote seat's ticket for each match (entrant keys need none)."
         ),
     ] = False,
-    web: Annotated[str | None, typer.Option(metavar="HOST:PORT", help=WEB_HELP)] = None,
-    public_names: Annotated[bool, typer.Option(help=PUBLIC_NAMES_HELP)] = False,
+    web: WebOption = None,
+    public_names: PublicNamesOption = False,
     cluster: ClusterOption = None,
 ) -> None:
     """Run (or resume) a tournament and print its table.
@@ -201,12 +178,6 @@ def run(
     after an interruption plays only what is missing.
     """
     config = _load(file)
-    if concurrency is not None and concurrency < 1:
-        fail(f"--concurrency must be 1 or more, got {concurrency}")
-    if shards is not None and shards < 1:
-        fail(f"--shards must be 1 or more, got {shards}")
-    if logs_mb < 1:
-        fail(f"--logs-mb must be 1 or more, got {logs_mb}")
     if connect_timeout is not None:
         check_connect_timeout(connect_timeout)
         limits = dataclasses.replace(config.limits, connect_timeout=connect_timeout)
@@ -216,12 +187,8 @@ def run(
         modes = confinements(config)
     except SandboxError as exc:
         fail(str(exc))
-    if cluster is not None and shards is not None:
-        fail("--shards and --cluster: the cluster's workers play the matches; choose one")
-    tables = None if cluster is None else _cluster_tables(cluster, config, modes, logs_mb)
-    if tables is not None and concurrency is None and config.concurrency is None:
-        # Matches at once cost the head nothing: the workers' threads bound the sets at once.
-        concurrency = CLUSTER_CONCURRENCY
+    place = _Placement(concurrency, shards, cluster, listen, advertise, tls_cert, tls_key, workdir)
+    tables = _cluster_tables(place, config, modes, logs_mb)
     path = db or default_db(file)
     # Bound before the database is touched: a busy port changes nothing.
     view = None if web is None else open_live_view(web, db=path, total_games=total_games(config))
@@ -261,35 +228,15 @@ def run(
                 "new logs are cut (fault lines still quote each bot's stderr)",
                 err=True,
             )
-        live = _LiveStandings(config, store, quiet)
-        tls = _remote(live, listen, advertise, tls_cert, tls_key)
-        try:
-            runner = TournamentRun(
-                config,
-                store,
-                concurrency=concurrency,
-                listen=listen,
-                tls=tls,
-                workdir=workdir,
-                sprt_bounds=bounds,
-                on_progress=live.update,
-                on_ticket=live.ticket if tickets else None,
-                on_keys=live.keys,
-                log_budget=budget,
-                on_game=live.game,
-                public_names=public_names,
-                on_referee=None if view is None else view.follow,
-                shards=1 if tables is not None else shards or os.cpu_count() or 1,
-                tables=tables,
-                on_warning=lambda line: typer.echo(f"warning: {line}", err=True),
-                on_notice=live.say,
-            )
-        except ValueError as exc:
-            fail(str(exc))
+        live = _LiveStandings(config, store, quiet, view=view, tickets=tickets)
+        runner = _set_up_run(
+            config, store, live, place, tables, log_budget=budget, sprt_bounds=bounds,
+            public_names=public_names,
+        )  # fmt: skip
         if view is not None:
             subtitle = f"{config.rules.game}, {config.format.value}, {len(config.entries)} entries"
             start_live_view(view, config.name, subtitle, public_names=public_names)
-        with grpc_lines_counted(tls is not None):
+        with grpc_lines_counted(runner.settings.tls is not None):
             summary = _play(runner, live, path, listen, view, tables)
         if already:
             typer.echo(f"resumed: {already} games were already stored")
@@ -367,7 +314,7 @@ def _play(
     one line. The live view, if any, is stopped when the run ends, however it ends."""
     ended = "the run stopped on an error"
     try:
-        with live.progress:
+        with live.bar:
             summary = run_interruptible(_run_on(tables, runner))
         ended = "the run has ended"
         return summary
@@ -393,15 +340,72 @@ CLUSTER_CONCURRENCY = 1024
 """Matches at once on a cluster unless told otherwise: every match of a round, in practice."""
 
 
+@dataclasses.dataclass(frozen=True)
+class _Placement:
+    """The options of ``run`` and ``rerun`` that say where matches are played and how
+    remote bots reach the referee; a clean exit if it is given both shards and a cluster."""
+
+    concurrency: int | None
+    shards: int | None
+    cluster: str | None
+    listen: str
+    advertise: str | None
+    tls_cert: Path | None
+    tls_key: Path | None
+    workdir: Path | None
+
+    def __post_init__(self) -> None:
+        if self.cluster is not None and self.shards is not None:
+            fail("--shards and --cluster: the cluster's workers play the matches; choose one")
+
+
 def _cluster_tables(
-    cluster: str, config: TournamentConfig, modes: dict[str, str], logs_mb: int
-) -> ClusterTables:
-    """``--cluster`` read (Dask is loaded only when a run enters it)."""
+    place: _Placement, config: TournamentConfig, modes: dict[str, str], logs_mb: int
+) -> ClusterTables | None:
+    """``--cluster`` read, None without it (Dask is loaded only when a run enters it)."""
+    if place.cluster is None:
+        return None
     from tournaments.cluster import ClusterTables
 
     try:
-        return ClusterTables(cluster, config, modes, logs_mb=logs_mb, on_warning=_warn)
+        return ClusterTables(place.cluster, config, modes, logs_mb=logs_mb, on_warning=_warn)
     except ClusterError as exc:
+        fail(str(exc))
+
+
+def _set_up_run(
+    config: TournamentConfig,
+    store: Store,
+    live: _LiveStandings,
+    place: _Placement,
+    tables: ClusterTables | None,
+    *,
+    log_budget: LogBudget | None = None,
+    sprt_bounds: tuple[float, float] | None = None,
+    public_names: bool = False,
+    replay: frozenset[tuple[int, int]] | None = None,
+) -> TournamentRun:
+    """The run that ``run`` and ``rerun`` play, ``live`` hearing it; TLS read, and ``live``
+    told what remote bots need."""
+    concurrency = place.concurrency
+    if tables is not None and concurrency is None and config.concurrency is None:
+        # Matches at once cost the head nothing: the workers' threads bound the sets at once.
+        concurrency = CLUSTER_CONCURRENCY
+    settings = RunSettings(
+        concurrency=concurrency,
+        shards=1 if tables is not None else place.shards or os.cpu_count() or 1,
+        listen=place.listen,
+        tls=_remote(live, place),
+        public_names=public_names,
+        workdir=place.workdir,
+        sprt_bounds=sprt_bounds,
+        replay=replay,
+    )
+    try:
+        return TournamentRun(
+            config, store, settings, listener=live, tables=tables, log_budget=log_budget
+        )
+    except ValueError as exc:
         fail(str(exc))
 
 
@@ -428,8 +432,10 @@ def _warn_of_a_public_page(web: str) -> None:
     )
 
 
-class _LiveStandings:
-    """The progress bar of a run, with the leaders' scores and the SPRT's LLR."""
+class _LiveStandings(SilentListener):
+    """What a run shows as it goes: the progress bar, with the leaders' scores and the
+    SPRT's LLR; faulted games, remote entrants' keys and tickets, lost tables; and the
+    referee to the live view, if any."""
 
     over_tls = False
     """The referee serves remote bots TLS: the keys line says so."""
@@ -439,14 +445,24 @@ class _LiveStandings:
     """``--listen``, as given."""
 
     def __init__(
-        self, config: TournamentConfig, store: Store, quiet: bool, console: Console | None = None
+        self,
+        config: TournamentConfig,
+        store: Store,
+        quiet: bool,
+        console: Console | None = None,
+        *,
+        view: LiveView | None = None,
+        tickets: bool = False,
     ) -> None:
         self.config = config
         self.store = store
+        self.view = view
+        self.tickets = tickets
+        """``--tickets``: each remote seat's ticket is printed."""
         terminal = (console or get_console()).is_terminal
         self.every_game = not quiet and not terminal
         """A line per finished game, as fastchess prints them, where no bar can be drawn."""
-        self.progress = Progress(
+        self.bar = Progress(
             # Any width: the name and the standings are cut; the count and the ETA never.
             _CutColumn("description", style="bold", max_width=24),
             BarColumn(bar_width=20),
@@ -457,12 +473,17 @@ class _LiveStandings:
             console=console,
             disable=quiet or not terminal,
         )
-        self.task = self.progress.add_task(config.name, total=total_games(config), standing="")
+        self.task = self.bar.add_task(config.name, total=total_games(config), standing="")
         self.names = [e.name for e in config.entries]
         self.seats = [config.rules.seats_of(s) for s in range(config.rules.sides)]
         self.shown = _Shown()
 
-    def update(self, state: RunState) -> None:
+    def referee(self, referee: Referee) -> None:
+        """The live view follows the referee's tables."""
+        if self.view is not None:
+            self.view.follow(referee)
+
+    def progress(self, state: RunState) -> None:
         """Redraw for ``state``; the standings at most twice a second (they read every game)."""
         shown = self.shown
         now = time.monotonic()
@@ -479,7 +500,7 @@ class _LiveStandings:
         if state.sprt is not None:
             llr = state.sprt
             standing += f"  LLR {llr.llr:.2f} (H0 at {llr.lower:.2f}, H1 at {llr.upper:.2f})"
-        self.progress.update(
+        self.bar.update(
             self.task, total=state.games_total, completed=state.games_done, standing=standing
         )
 
@@ -500,7 +521,9 @@ class _LiveStandings:
         return address
 
     def ticket(self, label: str, ticket: str, address: str) -> None:
-        """Say where a remote seat connects, and with what ticket."""
+        """With ``--tickets``, say where a remote seat connects, and with what ticket."""
+        if not self.tickets:
+            return
         address = self._told(address)
         self.say(f"remote seat {label}: connect to {address} with ticket {ticket}")
 
@@ -518,10 +541,16 @@ class _LiveStandings:
         watch = spectator_file(self.store.path)
         self.say(f"spectators: tavolo watch --referee {address} --token-file {watch}")
 
+    def warning(self, line: str) -> None:
+        _warn(line)
+
+    def notice(self, line: str) -> None:
+        self.say(line)
+
     def say(self, line: str) -> None:
         """Print a line above the progress display."""
         # One line whatever the width: a key cut in two cannot be copied.
-        self.progress.console.print(line, soft_wrap=True, markup=False, highlight=False)
+        self.bar.console.print(line, soft_wrap=True, markup=False, highlight=False)
 
 
 class _CutColumn(ProgressColumn):
@@ -668,9 +697,10 @@ def table(
         str | None, typer.Option(help="Hold this entry at the anchor Elo (default: the file's).")
     ] = None,
     bootstrap: Annotated[
-        int | None, typer.Option(help="Bootstrap resamples (default: the file's, 1000).")
+        int | None,
+        typer.Option(help="Bootstrap resamples (default: the file's, 1000).", callback=at_least(0)),
     ] = None,
-    wide: Annotated[bool, WideOption] = False,
+    wide: WideOption = False,
     think_times: Annotated[
         bool,
         typer.Option(
@@ -688,8 +718,6 @@ def table(
                 fail(f"--anchor: no entry is named {anchor!r}")
             settings = dataclasses.replace(settings, anchor=anchor)
         if bootstrap is not None:
-            if bootstrap < 0:
-                fail(f"--bootstrap must be 0 or more, got {bootstrap}")
             settings = dataclasses.replace(settings, bootstrap=bootstrap)
         standings = _standings(store, facts, settings, think_times=think_times)
         typer.echo(render(standings, format, wide=wide))
@@ -772,7 +800,7 @@ def rerun(
     tls_cert: TlsCertOption = None,
     tls_key: TlsKeyOption = None,
     quiet: QuietOption = False,
-    wide: Annotated[bool, WideOption] = False,
+    wide: WideOption = False,
 ) -> None:
     """Delete the stored games that ended in these faults and play them again.
 
@@ -781,12 +809,7 @@ def rerun(
     goes on with. Prints the table, as `run` does.
     """
     kinds = _fault_kinds(faults)
-    if concurrency is not None and concurrency < 1:
-        fail(f"--concurrency must be 1 or more, got {concurrency}")
-    if shards is not None and shards < 1:
-        fail(f"--shards must be 1 or more, got {shards}")
-    if cluster is not None and shards is not None:
-        fail("--shards and --cluster: the cluster's workers play the matches; choose one")
+    place = _Placement(concurrency, shards, cluster, listen, advertise, tls_cert, tls_key, workdir)
     config = _load(_tournament_file(db, file))
     names = [e.name for e in config.entries]
     for name in entry or []:
@@ -832,26 +855,8 @@ def rerun(
             typer.echo(f"warning: {line}", err=True)
         live = _LiveStandings(config, store, quiet)
         if replay:
-            tables = None
-            if cluster is not None:
-                tables = _cluster_tables(cluster, config, modes, DEFAULT_LOGS_MB)
-                if concurrency is None and config.concurrency is None:
-                    concurrency = CLUSTER_CONCURRENCY
-            runner = TournamentRun(
-                config,
-                store,
-                concurrency=concurrency,
-                listen=listen,
-                tls=_remote(live, listen, advertise, tls_cert, tls_key),
-                workdir=workdir,
-                on_progress=live.update,
-                on_keys=live.keys,
-                on_game=live.game,
-                replay=replay,
-                shards=1 if tables is not None else shards or os.cpu_count() or 1,
-                tables=tables,
-                on_warning=_warn,
-            )
+            tables = _cluster_tables(place, config, modes, DEFAULT_LOGS_MB)
+            runner = _set_up_run(config, store, live, place, tables, replay=frozenset(replay))
             summary = _play(runner, live, db, listen, tables=tables)
             finished = {(g.match_id, g.number) for g in store.games()}
             typer.echo(
@@ -863,15 +868,13 @@ def rerun(
         _fail_if_always_faulted(store, facts)
 
 
-def _remote(
-    live: _LiveStandings, listen: str, advertise: str | None, cert: Path | None, key: Path | None
-) -> tuple[bytes, bytes] | None:
+def _remote(live: _LiveStandings, place: _Placement) -> tuple[bytes, bytes] | None:
     """``--tls-cert`` and ``--tls-key`` read; the output told what remote bots need: the
     address to connect to, and whether it serves TLS."""
-    tls = read_tls(cert, key)
+    tls = read_tls(place.tls_cert, place.tls_key)
     live.over_tls = tls is not None
-    live.listen, live.advertise = listen, advertise
-    warn_if_unnamed(tls, cert, advertise or listen)
+    live.listen, live.advertise = place.listen, place.advertise
+    warn_if_unnamed(tls, place.tls_cert, place.advertise or place.listen)
     return tls
 
 

@@ -18,7 +18,8 @@ from referee.families.tressette.actions import SIGNAL_NAMES
 from referee.service.spectators import SPECTATOR_TOKEN_KEY
 from tavolo_bot.proto import referee_pb2 as pb
 from tavolo_bot.proto import referee_pb2_grpc as pb_grpc
-from tournaments.cli.common import TLS_CA_HELP, fail, referee_channel
+from tournaments.cli.common import fail, referee_channel
+from tournaments.cli.options import RefereeOption, TlsCaOption
 
 
 def _signal_words(signal: int) -> str:
@@ -113,8 +114,8 @@ def watch(
         str | None,
         typer.Argument(help="The table to follow (its id from the list); none lists the tables."),
     ] = None,
-    referee: Annotated[str, typer.Option(help="The referee, host:port.")] = "127.0.0.1:50051",
-    tls_ca: Annotated[Path | None, typer.Option(help=TLS_CA_HELP)] = None,
+    referee: RefereeOption = "127.0.0.1:50051",
+    tls_ca: TlsCaOption = None,
     token_file: Annotated[
         Path | None,
         typer.Option(

@@ -16,17 +16,6 @@ from tournaments.cli.common import fail
 if TYPE_CHECKING:
     from tournaments.web.live_view import LiveView
 
-WEB_HELP = (
-    "Serve the live view on HOST:PORT (PORT or :PORT alone binds 127.0.0.1; port 0 picks a "
-    "free one): the tables card by card from the public spectator stream "
-    "(docs/live-view.md)."
-)
-PUBLIC_NAMES_HELP = (
-    "Show entry names to spectators (tavolo watch, the live view), and so to anyone who "
-    "reaches the referee's listener, remote bots included; without it each table is shown "
-    "with its entries left out."
-)
-
 
 def open_live_view(web: str, *, db: Path | None = None, total_games: int = 0) -> LiveView:
     """The live view bound on ``--web``'s address (not serving yet); a bad value or a busy
