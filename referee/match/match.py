@@ -35,13 +35,7 @@ from referee.match.faults import FAULT_INCIDENTS, apply_fault, at_place
 from referee.match.results import DealReport, EntryStats, Faults, GameReport, MatchResult
 from referee.match.slots import Request, Slot, SlotState, Wait
 from referee.match.table import arrangements, seat_slots
-from referee.protocol import (
-    Sent,
-    encode_decision,
-    hand_event,
-    public_event,
-    scored_event,
-)
+from referee.protocol import Sent, encode_decision, heard
 from referee.records import RecordWriter, dumps, timed_types
 from referee.sandbox.bot_process import (
     BotProcess,
@@ -577,27 +571,25 @@ class Match:
         """Turn new record lines into events for each seat and the spectators; write them."""
         events = game.state.events
         assert events is not None
+        family = game.state.rules.family
         for line in events[game.sent :]:
             kind = line["type"]
             if kind == "deal":
                 game.hands = line["hands"]
-                for seat, link in enumerate(game.seats):
-                    link.tell(hand_event(line, seat))
-            elif kind in ("score", "redeal"):
-                if kind == "score":
-                    game.deal_points.append(tuple(line["points"]))
-                event = scored_event(game.state.rules.family, line, game.hands)
-                self._to_all(game, event)
-                self.deals_done += 1
-                if self._on_deal is not None:
-                    self._on_deal(self)
+            elif kind == "score":
+                game.deal_points.append(tuple(line["points"]))
             elif kind == "forfeit":
                 game.forfeit_seat = line["seat"]
                 game.forfeit_detail = line["detail"]
-            else:
-                public = public_event(game.state.rules.family, line)
-                if public is not None:
-                    self._to_all(game, public)
+            said = heard(family, line, game.hands)
+            for slot, event in zip(game.seats, said.each, strict=False):
+                slot.tell(event)
+            if said.everyone is not None:
+                self._to_all(game, said.everyone)
+            if kind in ("score", "redeal"):
+                self.deals_done += 1
+                if self._on_deal is not None:
+                    self._on_deal(self)
         if self._keep_lines:
             self._keep(game, events[game.sent :])
         game.sent = len(events)
