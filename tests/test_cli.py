@@ -474,6 +474,17 @@ def test_bench_engine_json() -> None:
     assert data["deals"] > 0
 
 
+@pytest.mark.parametrize("game", ["calabresella", "briscola", "briscola-a-quattro"])
+def test_bench_engine_plays_every_family(game: str) -> None:
+    """Families whose deals are not Tressette's are timed through the game API."""
+    result = tavolo(
+        "bench", "engine", "--game", game, "--json", "--seconds", "0.05", "--rounds", "1"
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["game"] == game and data["deals"] >= 200
+
+
 def test_bench_bad_seconds() -> None:
     assert_one_error(tavolo("bench", "engine", "--seconds", "0"), "--seconds")
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from referee.engine.deals import deal_cards
 from referee.engine.registry import new_game
 from referee.engine.rules import Rules
-from referee.families.tressette.game import new_deal
+from referee.families.tressette.game import TressetteGame, new_deal
 
 
 @dataclass(frozen=True)
@@ -42,6 +42,18 @@ def _playouts(rules: Rules, seed: str, first: int, count: int, rng: random.Rando
         assert deal.score is not None
 
 
+def _game_playouts(rules: Rules, seed: str, first: int, count: int, rng: random.Random) -> None:
+    """As :func:`_playouts`, through the game API (a game of one deal each): the families
+    whose deals are not Tressette's (Calabresella's auction and redeals, Briscola's)."""
+    rnd = rng.random
+    for number in range(first, first + count):
+        game = new_game(rules, f"{seed}-{number}", deals=1)
+        legal, apply = game.legal_actions, game.apply_action
+        while actions := legal():
+            apply(actions[int(rnd() * len(actions))])
+        assert game.outcome is not None
+
+
 _BATCH = 200
 
 
@@ -68,8 +80,10 @@ def bench_engine(rules: Rules, *, seconds: float = 1.0, rounds: int = 5) -> Engi
     rng = random.Random(20261129)
     next_deal = itertools.count(1, _BATCH)
 
+    playouts = _playouts if rules.family.game is TressetteGame else _game_playouts
+
     def batch() -> None:
-        _playouts(rules, "bench", next(next_deal), _BATCH, rng)
+        playouts(rules, "bench", next(next_deal), _BATCH, rng)
 
     return _timed(rules.game, batch, seconds, rounds)
 
