@@ -62,7 +62,7 @@ class ShardSpec:
 
 @dataclass(frozen=True)
 class OrganiserSettings:
-    """``tavolo serve``'s: each shard runs an :class:`referee.organiser.Organiser`."""
+    """``tavolo serve``'s: each shard runs an :class:`referee.match_maker.LocalMatchMaker`."""
 
     records: Path
     sandbox: SandboxMode

@@ -199,13 +199,13 @@ def _portable(exc: Exception) -> Exception:
 
 
 async def _organiser(referee: Referee, settings: Any) -> Any:
-    from referee.organiser import Organiser
+    from referee.match_maker import LocalMatchMaker
 
     advertise = None
     if settings.advertise_host:
         advertise = f"{settings.advertise_host}:{referee.address.rsplit(':', 1)[1]}"
     # The head checks admin tokens; this one never leaves the shard.
-    return Organiser(
+    return LocalMatchMaker(
         referee,
         os.urandom(16).hex(),
         settings.records,

@@ -17,7 +17,7 @@ from referee.engine.registry import preset
 from referee.entries import EntryError, parse_entry
 from referee.match.config import Limits, MatchConfig
 from referee.match.match import Match
-from referee.organiser import Organiser
+from referee.match_maker import LocalMatchMaker
 from referee.records import verify_file, verify_lines, without_think_times
 from referee.sandbox.bot_process import start_bot
 from referee.sandbox.probe import sandbox_problem
@@ -261,7 +261,7 @@ def test_every_process_is_reaped_and_tickets_close() -> None:
 def test_serve_runs_matches_for_organisers(tmp_path: Path) -> None:
     async def scenario() -> None:
         referee = await start_referee()
-        Organiser(referee, "secret", tmp_path / "records")
+        LocalMatchMaker(referee, "secret", tmp_path / "records")
         try:
             async with grpc.aio.insecure_channel(referee.address) as channel:
                 stub = pb_grpc.MatchServiceStub(channel)

@@ -21,7 +21,7 @@ from referee.engine.observation import Observation, Phase
 from referee.engine.registry import new_game, preset
 from referee.engine.rules import Rules
 from referee.families.briscola.deal import BriscolaDeal
-from referee.search.briscola_worlds import limits, sample_world, twins_removed
+from referee.search.briscola_worlds import constraints, sample_world, twins_removed
 from referee.search.pimc import search_briscola
 from referee.search.world_checks import same_view
 from tavolo_bot.turn import Turn
@@ -60,7 +60,7 @@ def to_act(deal: BriscolaDeal) -> Observation:
 def test_every_sampled_world_replays_to_the_seats_observation(
     name: str, seed: str, steps: int, choices: int
 ) -> None:
-    """Any point of any deal: the true hands meet the limits, and every world the sampler
+    """Any point of any deal: the true hands meet the constraints, and every world the sampler
     gives was accepted by the engine play by play and shows the seat what it saw."""
     rules = preset(name)
     rng = random.Random(choices)
@@ -69,7 +69,7 @@ def test_every_sampled_world_replays_to_the_seats_observation(
         return
     obs = to_act(deal)
     me = obs.seat
-    lim = limits(rules, obs)
+    lim = constraints(rules, obs)
     for seat in range(rules.players):
         if seat != me:
             hidden = deal.hand(seat) & ~lim.held[seat]
@@ -96,7 +96,7 @@ def test_the_trump_another_seat_drew_is_in_its_hand_in_every_world() -> None:
     drawer = deal.draws()[-1][0]
     obs = to_act(deal)
     assert obs.seat != drawer and deal.hand(drawer) >> deal.trump & 1
-    lim = limits(rules, obs)
+    lim = constraints(rules, obs)
     for _ in range(10):
         world = sample_world(rules, obs, lim, rng)
         assert world is not None
@@ -108,7 +108,7 @@ def test_worlds_and_searches_are_reproducible_from_a_seed() -> None:
     deal = played_to(rules, "again", 14, random.Random(5))
     assert deal is not None
     obs = to_act(deal)
-    lim = limits(rules, obs)
+    lim = constraints(rules, obs)
 
     def worlds(seed: str) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
         rng = random.Random(seed)

@@ -4,7 +4,7 @@ The hypothesis test plays Calabresella deals (3 and 4 at the table, both auction
 by random legal actions to a random point, and gives the seat to act's observation to
 the sampler:
 
-- the true deal meets the sampler's limits (every hidden card is where they allow, and
+- the true deal meets the sampler's constraints (every hidden card is where they allow, and
   each place holds as many as they say);
 - every sampled world, rebuilt here from its dealt hands and monte and replayed with the
   true history (the steps hidden from the seat, other seats' discards and the soloist's
@@ -40,7 +40,13 @@ from referee.families.calabresella.deal import DISCARD_BASE, GIVE_BASE, Calabres
 from referee.families.calabresella.game import CalabresellaGame
 from referee.protocol import fill_decision
 from referee.search.calabresella_playout import Playout
-from referee.search.calabresella_worlds import DISCARDS, HAND, Limits, limits, sample_world
+from referee.search.calabresella_worlds import (
+    DISCARDS,
+    HAND,
+    Constraints,
+    constraints,
+    sample_world,
+)
 from tavolo_bot.bots.heuristic import choose_action
 from tavolo_bot.proto import referee_pb2 as pb
 from tavolo_bot.turn import Turn
@@ -64,7 +70,7 @@ def _played_to(
     return play_randomly(CalabresellaDeal.from_seed(rules, seed, 1, dealer), steps, rng, pool)
 
 
-def _meets(lim: Limits, truth: CalabresellaDeal) -> None:
+def _meets(lim: Constraints, truth: CalabresellaDeal) -> None:
     """The true deal's hidden cards are where the limits allow them."""
     hidden = 0
     for (kind, seat), room, allowed in zip(lim.agents, lim.room, lim.allowed, strict=True):
@@ -124,7 +130,7 @@ def test_sampled_worlds_agree_with_everything_the_seat_saw(
     me = truth.current_player()
     assert me is not None
     obs = truth.observation(me)
-    lim = limits(rules, obs)
+    lim = constraints(rules, obs)
     _meets(lim, truth)
     # Half the time weighed by the auction, as pimc draws them: still never inconsistent.
     keep = bids_weigher(rules, obs, Playout(rules)) if choices % 2 else None

@@ -30,7 +30,7 @@ from referee.engine.rules import Rules
 from referee.families.tressette.actions import END_DECLARATIONS, is_declaration
 from referee.families.tressette.deal import TressetteDeal
 from referee.families.tressette.game import new_deal
-from referee.search.tressette_worlds import Limits, limits, sample_world, twins_removed
+from referee.search.tressette_worlds import Constraints, constraints, sample_world, twins_removed
 from tests.test_properties import rule_sets
 
 
@@ -75,7 +75,7 @@ def played_to(
     return play_randomly(_deal(rules, seed, dealer), steps, rng)
 
 
-def _meets(lim: Limits, truth: TressetteDeal, me: int) -> None:
+def _meets(lim: Constraints, truth: TressetteDeal, me: int) -> None:
     """The true deal's hidden cards are where the limits allow them."""
     hidden = 0
     for seat in range(truth.players):
@@ -136,7 +136,7 @@ def test_sampled_worlds_agree_with_everything_the_seat_saw(
     me = truth.current_player()
     assert me is not None
     obs = truth.observation(me)
-    lim = limits(rules, obs)
+    lim = constraints(rules, obs)
     _meets(lim, truth, me)
     found = 0
     for _ in range(60):

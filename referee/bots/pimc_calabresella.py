@@ -43,7 +43,7 @@ from referee.families.calabresella.deal import (
     Phase,
 )
 from referee.search.calabresella_playout import Playout
-from referee.search.calabresella_worlds import Story, limits, sample_world
+from referee.search.calabresella_worlds import Story, constraints, sample_world
 from referee.search.pimc import SearchResult, search
 from referee.search.world_checks import plays_in_order, without_twins
 from tavolo_bot.bots.heuristic import choose_action
@@ -172,7 +172,7 @@ def choose_calabresella(bot: PimcBot, turn: Turn, rules: Rules, started: float) 
     if len(legal) == 1:
         return legal[0]
     obs = engine_observation(turn)
-    lim = limits(rules, obs)
+    lim = constraints(rules, obs)
     policy = Playout(rules)
     keep = bids_weigher(rules, obs, policy)
     seed = bot.search_seed(turn)

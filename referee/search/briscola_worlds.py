@@ -28,7 +28,7 @@ from referee.search.world_checks import Inconsistent, plays_in_order, same_view,
 
 
 @dataclass(frozen=True)
-class Limits:
+class Constraints:
     """What one seat's observation says of the cards it cannot see."""
 
     unknown: CardSet
@@ -45,8 +45,8 @@ class Limits:
     """The seat that drew each card of the stock drawn so far, in draw order."""
 
 
-def limits(rules: Rules, obs: Observation) -> Limits:
-    """The limits ``obs`` puts on the hidden cards; :class:`Inconsistent` if it has none."""
+def constraints(rules: Rules, obs: Observation) -> Constraints:
+    """The constraints ``obs`` puts on the hidden cards; :class:`Inconsistent` if it has none."""
     players = rules.players
     me = obs.seat
     if obs.trump is None:
@@ -74,11 +74,11 @@ def limits(rules: Rules, obs: Observation) -> Limits:
     stock = max(obs.stock_left - 1, 0)
     if min(need) < 0 or sum(need) + stock != unknown.bit_count():
         raise Inconsistent(f"{unknown.bit_count()} unseen cards cannot fill the hands {need}")
-    return Limits(unknown, need, tuple(held), stock, drawers)
+    return Constraints(unknown, need, tuple(held), stock, drawers)
 
 
 def _start(
-    rules: Rules, obs: Observation, lim: Limits, hands: list[CardSet], rest: list[int]
+    rules: Rules, obs: Observation, lim: Constraints, hands: list[CardSet], rest: list[int]
 ) -> tuple[list[CardSet], list[int]] | None:
     """The hands dealt and the whole stock in draw order of a world whose hands now are
     ``hands`` and whose stock left is ``rest`` (the trump not in it); None if no start
@@ -123,7 +123,7 @@ def _start(
 
 
 def sample_world(
-    rules: Rules, obs: Observation, lim: Limits, rng: random.Random
+    rules: Rules, obs: Observation, lim: Constraints, rng: random.Random
 ) -> BriscolaDeal | None:
     """One world consistent with ``obs``, at the point ``obs`` describes; None when the
     engine refused it."""

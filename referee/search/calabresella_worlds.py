@@ -9,7 +9,7 @@ allows (a seat that failed to follow a suit holds none of it; the called card is
 soloist's; a scegliete share is its defender's; the card the seat gave in chiamo is its
 holder's).
 
-A draw deals the hidden cards to the agents within those limits, then works back to the
+A draw deals the hidden cards to the agents within those constraints, then works back to the
 deal: which cards were the monte (chiamo and solo: four of the soloist's cards, the
 called card among them if it was in the monte; dividete: two of each defender's, the
 first defender's the two lowest), the card the soloist gave in chiamo (one of the
@@ -66,7 +66,7 @@ class Setting:
 
 
 @dataclass(frozen=True)
-class Limits:
+class Constraints:
     """What one seat's observation says of the cards it cannot see."""
 
     setting: Setting
@@ -130,8 +130,8 @@ def setting(obs: CalabresellaObservation) -> Setting:
     return Setting(order, defenders, tuple(queue), done, tuple(played), tuple(taken))
 
 
-def limits(rules: Rules, obs: CalabresellaObservation) -> Limits:
-    """The limits ``obs`` puts on the hidden cards; :class:`Inconsistent` if it has none."""
+def constraints(rules: Rules, obs: CalabresellaObservation) -> Constraints:
+    """The constraints ``obs`` puts on the hidden cards; :class:`Inconsistent` if it has none."""
     st = setting(obs)
     me = obs.seat
     others = [s for s in st.order if s != me]
@@ -198,7 +198,7 @@ def limits(rules: Rules, obs: CalabresellaObservation) -> Limits:
         for seat in st.defenders:
             if seat != me and st.taken[seat]:
                 only(st.taken[seat], seat)
-    return Limits(st, tuple(agents), tuple(room), unknown, tuple(allowed))
+    return Constraints(st, tuple(agents), tuple(room), unknown, tuple(allowed))
 
 
 def _feasible(left: list[int], groups: dict[int, int], agents: int) -> bool:
@@ -211,9 +211,9 @@ def _feasible(left: list[int], groups: dict[int, int], agents: int) -> bool:
     return True
 
 
-def deal_hidden(lim: Limits, rng: random.Random) -> list[CardSet] | None:
+def deal_hidden(lim: Constraints, rng: random.Random) -> list[CardSet] | None:
     """One draw of where the hidden cards are: a card set per agent; None when this draw
-    found no way to meet the limits."""
+    found no way to meet the constraints."""
     n = len(lim.agents)
     left = list(lim.room)
     cards = cards_of(lim.unknown)
@@ -273,7 +273,7 @@ class Story:
 
 
 def story(
-    obs: CalabresellaObservation, lim: Limits, placed: list[CardSet], rng: random.Random
+    obs: CalabresellaObservation, lim: Constraints, placed: list[CardSet], rng: random.Random
 ) -> Story | None:
     """Work back from where the hidden cards are now to the deal (None: this draw cannot)."""
     st = lim.setting
@@ -390,7 +390,7 @@ def replay(
 def sample_world(
     rules: Rules,
     obs: CalabresellaObservation,
-    lim: Limits,
+    lim: Constraints,
     rng: random.Random,
     keep: Callable[[Story, random.Random], bool] | None = None,
 ) -> CalabresellaDeal | None:

@@ -123,10 +123,10 @@ class TrickSearch(Generic[L, W]):
     """:func:`search` in one family of card-and-trick deals, from an observation's seat:
     the family's worlds and its playout."""
 
-    limits: Callable[[Rules, Observation], L]
+    constraints: Callable[[Rules, Observation], L]
     """What the observation says of the hidden cards."""
     sample_world: Callable[[Rules, Observation, L, random.Random], W | None]
-    """One world within those limits, or None when the engine refused the draw."""
+    """One world within those constraints, or None when the engine refused the draw."""
     playout: Callable[[Rules], Policy[W]]
     """The policy that plays a world out, for these rules."""
     twins_removed: Callable[[Rules, Observation, list[Action]], list[Action]]
@@ -144,7 +144,7 @@ class TrickSearch(Generic[L, W]):
         clock: Callable[[], float] = time.monotonic,
     ) -> SearchResult:
         """The best of ``candidates`` (:func:`search`) for ``obs``'s seat."""
-        lim = self.limits(rules, obs)
+        lim = self.constraints(rules, obs)
         return search(
             candidates,
             obs.seat,
@@ -158,14 +158,14 @@ class TrickSearch(Generic[L, W]):
 
 
 search_tressette = TrickSearch(
-    tressette_worlds.limits,
+    tressette_worlds.constraints,
     tressette_worlds.sample_world,
     tressette_playout.Playout,
     tressette_worlds.twins_removed,
 )
 """:func:`search` for a deal of the Tressette families."""
 search_briscola = TrickSearch(
-    briscola_worlds.limits,
+    briscola_worlds.constraints,
     briscola_worlds.sample_world,
     briscola_playout.Playout,
     briscola_worlds.twins_removed,

@@ -8,7 +8,7 @@ seat kept more of the suit (under ``striscio_meaning = more_no_honours`` none of
 3, 2 or ace; under ``striscio_lengths`` how many). These become, per seat, cards it
 cannot hold and how many hidden cards of a suit it must hold.
 
-A world deals the hidden cards within those limits, then replays the deal's public
+A world deals the hidden cards within those constraints, then replays the deal's public
 history through the engine from the hands it implies. It is kept only if the engine
 accepts every action (every signal is checked as the referee checks it, and
 ``auto_declare`` declares what the world's hands hold) and the replayed deal shows the
@@ -49,7 +49,7 @@ _HONOURS = tuple(0b111 << (10 * s) for s in range(4))
 
 
 @dataclass(frozen=True)
-class Limits:
+class Constraints:
     """What one seat's observation says of the cards it cannot see."""
 
     unknown: CardSet
@@ -69,8 +69,8 @@ class Limits:
     declared, shown), draws left out: a world's dealt hand adds the unknown cards it holds."""
 
 
-def limits(rules: Rules, obs: Observation) -> Limits:
-    """The limits ``obs`` puts on the hidden cards; :class:`Inconsistent` if it has none."""
+def constraints(rules: Rules, obs: Observation) -> Constraints:
+    """The constraints ``obs`` puts on the hidden cards; :class:`Inconsistent` if it has none."""
     players = rules.players
     me = obs.seat
     plays = plays_in_order(obs)
@@ -130,7 +130,7 @@ def limits(rules: Rules, obs: Observation) -> Limits:
         raise Inconsistent(f"{unknown.bit_count()} unseen cards cannot fill the hands {need}")
     allowed = tuple(0 if s == me else unknown & ~forbidden[s] for s in range(players))
     dealt = tuple(((mine if s == me else known[s]) | played[s]) & ~drawn[s] for s in range(players))
-    return Limits(
+    return Constraints(
         unknown=unknown,
         known=tuple(known),
         need=tuple(need),
@@ -253,10 +253,10 @@ def _place(
 
 
 def deal_hidden(
-    rules: Rules, obs: Observation, lim: Limits, rng: random.Random
+    rules: Rules, obs: Observation, lim: Constraints, rng: random.Random
 ) -> tuple[list[CardSet], list[int]] | None:
     """One draw of the hidden cards: each seat's and the pile's (in an order); None when
-    this draw found no way to meet the limits."""
+    this draw found no way to meet the constraints."""
     players = rules.players
     me = obs.seat
     seats = [s for s in range(players) if s != me]
@@ -357,7 +357,7 @@ def _replay(
 
 
 def sample_world(
-    rules: Rules, obs: Observation, lim: Limits, rng: random.Random
+    rules: Rules, obs: Observation, lim: Constraints, rng: random.Random
 ) -> TressetteDeal | None:
     """One world consistent with ``obs``, at the point ``obs`` describes; None when this
     try did not find one (try again with the same ``rng``)."""

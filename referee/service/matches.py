@@ -17,7 +17,7 @@ from tavolo_bot.proto import referee_pb2_grpc as pb_grpc
 
 
 class MatchMaker(Protocol):
-    """What runs the matches organisers create (``referee.organiser.Organiser``)."""
+    """What runs the matches organisers create (``referee.match_maker.LocalMatchMaker``)."""
 
     admin_token: str
     """Every MatchService call must carry it."""

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Annotated
 import grpc
 import typer
 
-from referee.organiser import Organiser
+from referee.match_maker import LocalMatchMaker
 from referee.sandbox.bwrap import SandboxMode
 from referee.sandbox.probe import sandbox_problem
 from referee.service.relay import Relay
@@ -163,7 +163,7 @@ async def _serve(
         advertise = f"{reachable_host(host)}:{port}"
     try:
         if relay is None:
-            Organiser(referee, token, records, advertise, sandbox, connect_timeout)
+            LocalMatchMaker(referee, token, records, advertise, sandbox, connect_timeout)
         else:
             records.mkdir(mode=0o700, parents=True, exist_ok=True)
             records.chmod(0o700)

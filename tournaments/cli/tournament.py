@@ -86,8 +86,7 @@ from tournaments.runner import (
     tournament_warnings,
 )
 from tournaments.sprt import SprtState, parse_bounds
-from tournaments.storage import GameRow, StorageError, Store
-from tournaments.tables import (
+from tournaments.standings import (
     Standings,
     StoredFacts,
     TableFormat,
@@ -97,6 +96,7 @@ from tournaments.tables import (
     stored_standings,
     think_by_match,
 )
+from tournaments.storage import GameRow, StorageError, Store
 
 if TYPE_CHECKING:
     from tournaments.cluster import ClusterTables

@@ -48,8 +48,8 @@ from referee.service.feeds import TableFeed
 from referee.service.server import Referee
 from tavolo_bot.proto import referee_pb2 as pb
 from tournaments.ratings import RatingsError
+from tournaments.standings import as_json, stored_facts, stored_standings
 from tournaments.storage import StorageError, Store
-from tournaments.tables import as_json, stored_facts, stored_standings
 from tournaments.web.pages import asset_text, render
 
 LOOPBACK = "127.0.0.1"

@@ -26,8 +26,7 @@ from tournaments.ratings import FEW_SETS, PairResult, Ratings, RatingsError, rat
 from tournaments.record_export import export_records
 from tournaments.results import pair_results
 from tournaments.sprt import SprtState, pentanomial, sprt
-from tournaments.storage import MADE_SEED, GameRow, MatchRow, Store, ThinkRow
-from tournaments.tables import (
+from tournaments.standings import (
     Row,
     Standings,
     StoredFacts,
@@ -38,6 +37,7 @@ from tournaments.tables import (
     stored_facts,
     think_stats,
 )
+from tournaments.storage import MADE_SEED, GameRow, MatchRow, Store, ThinkRow
 from tournaments.web.pages import ASSETS, asset_names, render
 from tournaments.web.replay_page import replay_page
 from tournaments.web.svg_charts import Interval, elo_error_bars, rating_progress

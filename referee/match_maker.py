@@ -26,7 +26,7 @@ from tavolo_bot.proto import referee_pb2 as pb
 LOG = logging.getLogger("tavolo.organiser")
 
 
-class Organiser:
+class LocalMatchMaker:
     """Creates matches for MatchService calls and keeps their status and records."""
 
     def __init__(
