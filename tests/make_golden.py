@@ -71,6 +71,8 @@ CASES = (
         deals=4,
         knobs=("table_seats=4", "stramazzo=true", "target=31"),
     ),
+    GoldenCase("golden-11-briscola", "briscola", "golden-11"),
+    GoldenCase("golden-12-briscola-a-quattro", "briscola-a-quattro", "golden-12"),
 )
 
 

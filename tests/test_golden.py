@@ -76,3 +76,5 @@ def test_golden_cases_cover_the_brief() -> None:
     assert by_seed["golden-4"].rules.game == "tressette-a-tre"
     five = by_seed["golden-5"].rules
     assert five.declare_before_first_card and five.striscio_lengths
+    assert by_seed["golden-11"].rules.game == "briscola"
+    assert by_seed["golden-12"].rules.game == "briscola-a-quattro"
