@@ -88,3 +88,40 @@ def test_a_report_that_fails_leaves_nothing_half_written(tmp_path: Path) -> None
     fresh = tmp_path / "fresh"
     assert_one_error(tavolo("tournament", "report", fresh, "--db", db), "is damaged")
     assert not fresh.exists()
+
+
+@pytest.mark.parametrize(
+    ("game", "fmt"), [("briscola", "round-robin"), ("briscola-a-quattro", "swiss")]
+)
+def test_briscola_in_a_tournament_of_four(tmp_path: Path, game: str, fmt: str) -> None:
+    """The newest family plays a real tournament (random, heuristic and pimc over gRPC),
+    which stores games whose records verify, and reports."""
+    lines = [f'name = "{game}"', 'seed = "briscola-4"', f'format = "{fmt}"']
+    if fmt == "swiss":
+        lines.append("rounds = 2")
+    lines += [
+        "[game]",
+        f'preset = "{game}"',
+        "deals = 1",
+        "[match]",
+        "games = 2",
+        'sandbox = "off"',
+    ]
+    for i, bot in enumerate(("random", "heuristic", "pimc", "random")):
+        lines += ["[[entry]]", f'name = "e{i}"', f'bot = "{bot}"']
+    file = tmp_path / "t.toml"
+    file.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    db = tmp_path / "t.db"
+    result = run("tournament", "run", file, "--db", db, "--quiet")
+    assert result.returncode == 0, result.stderr
+    with sqlite3.connect(db) as connection:
+        records = [r for (r,) in connection.execute("SELECT record FROM games")]
+    assert records and all(f'"game":"{game}"' in r.splitlines()[0] for r in records)
+    (tmp_path / "game.jsonl").write_text(records[-1], encoding="utf-8")
+    verified = tavolo("verify", tmp_path / "game.jsonl")
+    assert verified.exit_code == 0, verified.output
+    out = tmp_path / "site"
+    report = tavolo("tournament", "report", out, "--db", db)
+    assert report.exit_code == 0, report.output
+    standings = json.loads((out / "standings.json").read_text(encoding="utf-8"))
+    assert sorted(e["name"] for e in standings["entries"]) == ["e0", "e1", "e2", "e3"]
