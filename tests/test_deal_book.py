@@ -78,6 +78,8 @@ def without_book_fields(lines: list[str]) -> list[dict[str, object]]:
         ("tressette-a-tre", ()),
         ("tressette-a-due", ()),
         ("ciapano", ()),
+        ("briscola", ()),
+        ("briscola-a-quattro", ()),
     ],
 )
 def test_a_book_of_seeded_deals_plays_as_the_seed_does(preset_name: str, knobs: tuple[str, ...]):
@@ -206,6 +208,17 @@ def test_a_widow_short_of_a_card_names_it():
 def test_a_book_that_is_not_deals(data: bytes, message: str):
     with pytest.raises(BookError, match=message):
         parse_book(data, Rules(), "deals.jsonl")
+
+
+def test_briscolas_trump_is_the_stocks_last_card():
+    rules = preset("briscola")
+    line = json.loads(seeded_lines("briscola", "trump", 1))
+    assert len(line["stock"]) == 34  # 40 cards less two hands of three
+    parse_book(book_text({**line, "trump": line["stock"][-1]}), rules, "t.jsonl")
+    with pytest.raises(BookError, match="field 'trump' must be the stock's last card"):
+        parse_book(book_text({**line, "trump": line["stock"][0]}), rules, "t.jsonl")
+    with pytest.raises(BookError, match="field 'stock' holds 33 cards, not 34"):
+        parse_book(book_text({**line, "stock": line["stock"][1:]}), rules, "t.jsonl")
 
 
 def test_the_briscola_trump_must_be_the_dealers():

@@ -23,7 +23,8 @@ from referee.engine.deals import Deal
 from referee.engine.errors import FileLineError
 from referee.engine.rules import Rules
 
-_UNDEALT = {"widow": 4, "monte": 4, "stock": 20}
+_UNDEALT = ("widow", "monte", "stock")
+"""What the families call the cards they leave undealt."""
 """How many cards each kind of ``Family.leftover`` holds."""
 _KEYS = {"game", "seed", "deal", "dealer", "hands", "widow", "monte", "stock", "trump"}
 
@@ -182,7 +183,8 @@ def read_deal(obj: dict[str, Any], rules: Rules, number: int, source: str) -> Bo
     sitting_out = dealer if rules.game == "calabresella" and players == 4 else None
     held = [cards(value, f"seat {seat}") for seat, value in enumerate(hands_field)]
     field = rules.family.leftover
-    count = _UNDEALT.get(field, 0)
+    seated = players - (sitting_out is not None)
+    count = NUM_CARDS - rules.hand_size * seated  # what the family leaves undealt
     for other in _UNDEALT:
         if other != field and other in obj:
             raise fail(f"field {other!r} has no place in {rules.game}")
@@ -213,6 +215,10 @@ def read_deal(obj: dict[str, Any], rules: Rules, number: int, source: str) -> Bo
             raise fail(f"field 'trump': {shown!r} is not a card") from None
         if not hands[dealer] >> trump & 1:
             raise fail(f"field 'trump' is {shown}, which the dealer (seat {dealer}) does not hold")
+    elif rules.family.trump_under_stock and left:
+        shown = obj.get("trump", CARD_NAMES[left[-1]])
+        if shown != CARD_NAMES[left[-1]]:
+            raise fail(f"field 'trump' must be the stock's last card, {CARD_NAMES[left[-1]]}")
     elif "trump" in obj:
         raise fail("field 'trump' has no place without the briscola")
     return BookDeal(number, dealer, tuple(hands), undealt, stock, trump)

@@ -63,6 +63,9 @@ class Family:
     """What the family's own rules refuse of the knobs, as an error text; None: all well."""
     presets: Mapping[str, Rules] = field(default_factory=dict)
     """Its named rule sets, in the order help lists them."""
+    trump_under_stock: bool = False
+    """Whether the stock's last card is turned up for trump (Briscola): a deal line names it
+    as ``trump``, and it is drawn last."""
     warm_up: Callable[[Rules], object] | None = None
     """Builds what its deals look up (tables of the rules), so that a referee can do so
     once, before play, and freeze it for the garbage collector."""

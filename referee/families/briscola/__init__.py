@@ -27,6 +27,7 @@ def _family(name: str, seats: int) -> Family:
         deal=deal_briscola,
         game=BriscolaGame,
         leftover="stock",
+        trump_under_stock=True,
         check=check_knobs,
         presets={
             name: Rules(
