@@ -418,11 +418,18 @@ def encode_decision(
 ) -> tuple[bytes, Sent]:
     """What :func:`fill_decision` writes, as the wire bytes of DecisionRequest's
     observation (4) and legal actions (5); and what the observation holds."""
-    observation, sent = encode_observation(
-        state.observation(seat), **_seen(state, game), since=since
-    )
-    named = adapters_of(state.rules.family).named_cards(state.deal)
-    legal_bytes = encode_legal(state.rules.family.codec, legal, named)
+    # The referee's hot path: the family's adapters are asked directly, once.
+    rules = state.rules
+    family = rules.family
+    adapters = adapters_of(family)
+    deal = state.deal_number
+    if since is not None and (since.game != game or since.deal != deal):
+        since = None
+    observation, sent = adapters.encode_observation(
+        state.observation(seat), game=game, deal=deal, players=rules.players,
+        quattro_points=rules.quattro_points, totals=state.totals, since=since,
+    )  # fmt: skip
+    legal_bytes = encode_legal(family.codec, legal, adapters.named_cards(state.deal))
     return field(b"\x22", observation) + legal_bytes, sent
 
 
@@ -596,10 +603,13 @@ class FamilyAdapters(Protocol):
 
 def adapters_of(family: Family) -> FamilyAdapters:
     """The adapters of ``family``: its package's ``adapters.ADAPTERS``."""
-    return _adapters(family.package)
+    try:
+        return _ADAPTERS[family.package]
+    except KeyError:
+        adapters: FamilyAdapters = importlib.import_module(f"{family.package}.adapters").ADAPTERS
+        _ADAPTERS[family.package] = adapters
+        return adapters
 
 
-@functools.cache
-def _adapters(package: str) -> FamilyAdapters:
-    adapters: FamilyAdapters = importlib.import_module(f"{package}.adapters").ADAPTERS
-    return adapters
+_ADAPTERS: dict[str, FamilyAdapters] = {}
+"""Each family package's adapters, once imported."""

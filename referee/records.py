@@ -36,12 +36,14 @@ def _action_kinds() -> frozenset[str]:
     return frozenset(kind for family in families().values() for kind in family.kinds)
 
 
+@functools.cache
 def action_types() -> frozenset[str]:
     """Lines that say what someone did (every family's actions, and faults); every other
     line is derived from them."""
     return _action_kinds() | frozenset(FAULT_TYPES)
 
 
+@functools.cache
 def timed_types() -> frozenset[str]:
     """Lines that record a bot's answer to a request (every family's actions, and
     ``rejected``): a referee's record gives each its think time, ``ms``, as the line's

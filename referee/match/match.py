@@ -582,10 +582,11 @@ class Match:
                 game.forfeit_seat = line["seat"]
                 game.forfeit_detail = line["detail"]
             said = heard(family, line, game.hands)
-            for slot, event in zip(game.seats, said.each, strict=False):
-                slot.tell(event)
             if said.everyone is not None:
                 self._to_all(game, said.everyone)
+            elif said.each:
+                for slot, event in zip(game.seats, said.each, strict=False):
+                    slot.tell(event)
             if kind in ("score", "redeal"):
                 self.deals_done += 1
                 if self._on_deal is not None:

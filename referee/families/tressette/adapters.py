@@ -42,6 +42,19 @@ def _declared_field(seat: int, declaration: int, quattro_points: int) -> bytes:
     return field(b"\x4a", declared_message(seat, declaration, quattro_points).SerializeToString())
 
 
+@functools.cache
+def _declared_by(quattro_points: int) -> Callable[[int, int], pb.Declared]:
+    """How a declaration is shown where the quattro is worth ``quattro_points`` (made once
+    for each worth: observations are written on the referee's hot path)."""
+    return lambda seat, declaration: declared_message(seat, declaration, quattro_points)
+
+
+@functools.cache
+def _declared_fields(quattro_points: int) -> Callable[[int, int], bytes]:
+    """:func:`_declared_by`, as Observation field 9's wire bytes."""
+    return lambda seat, declaration: _declared_field(seat, declaration, quattro_points)
+
+
 def _declared(line: dict[str, Any]) -> pb.Event:
     return pb.Event(
         declared=pb.Declared(
@@ -79,7 +92,7 @@ class TressetteAdapters:
         return fill_trick_observation(
             out, obs, TRESSETTE_CODEC, game=game, deal=deal, players=players, since=since,
             declarations=obs.declarations,
-            declared=lambda seat, d: declared_message(seat, d, quattro_points),
+            declared=_declared_by(quattro_points),
         )  # fmt: skip
 
     def encode_observation(
@@ -89,7 +102,7 @@ class TressetteAdapters:
         return encode_trick_observation(
             obs, TRESSETTE_CODEC, game=game, deal=deal, players=players, since=since,
             declarations=obs.declarations,
-            declared_field=lambda seat, d: _declared_field(seat, d, quattro_points),
+            declared_field=_declared_fields(quattro_points),
         )  # fmt: skip
 
     def named_cards(self, deal: Any) -> Sequence[int]:
