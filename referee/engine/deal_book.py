@@ -180,7 +180,8 @@ def read_deal(obj: dict[str, Any], rules: Rules, number: int, source: str) -> Bo
             out.append(card)
         return out
 
-    sitting_out = dealer if rules.game == "calabresella" and players == 4 else None
+    # More seats than the deck can deal a hand each (Calabresella at four): the dealer sits out.
+    sitting_out = dealer if players * rules.hand_size > NUM_CARDS else None
     held = [cards(value, f"seat {seat}") for seat, value in enumerate(hands_field)]
     field = rules.family.leftover
     seated = players - (sitting_out is not None)
