@@ -21,7 +21,7 @@ from typing import Any
 
 import grpc
 
-from referee.match.slots import FLOOD_LIMIT, LinkError, Slot, parse_request
+from referee.match.slots import FLOOD_LIMIT, Slot, SlotError, parse_request
 from tavolo_bot.proto import referee_pb2 as pb
 
 MAX_STREAMS = 32
@@ -138,10 +138,10 @@ class EntrantKeys:
     # -- the servicer's side -----------------------------------------------------------
 
     def accept(self, key: str) -> str:
-        """The entrant ``key`` belongs to; LinkError if it is no key, or a revoked one."""
+        """The entrant ``key`` belongs to; SlotError if it is no key, or a revoked one."""
         found = self._lookup(key_digest(key))
         if found is None or found[0] not in self._entrants:
-            raise LinkError(
+            raise SlotError(
                 grpc.StatusCode.UNAUTHENTICATED, "unknown_key", "no entrant has this key"
             )
         name, revoked = found
@@ -149,7 +149,7 @@ class EntrantKeys:
             raise _revoked(name)
         entrant = self._entrants[name]
         if sum(1 for s in entrant.streams if not s.gone) >= MAX_STREAMS:
-            raise LinkError(
+            raise SlotError(
                 grpc.StatusCode.RESOURCE_EXHAUSTED,
                 "too_many_streams",
                 f"entrant {name!r} has {MAX_STREAMS} streams open already",
@@ -157,7 +157,7 @@ class EntrantKeys:
         return name
 
     async def serve(self, key: str, context: Any, *, compact: bool = False) -> None:
-        """A key's stream from KeyAccepted to its end; LinkError says why it is refused.
+        """A key's stream from KeyAccepted to its end; SlotError says why it is refused.
 
         ``compact``: its Hello asked for compact observations, in every match it plays.
         """
@@ -200,7 +200,7 @@ class EntrantKeys:
         if reader.done() and not reader.cancelled():
             error = reader.exception()
             if error is not None:
-                raise error  # a LinkError: the servicer ends the stream with its status
+                raise error  # a SlotError: the servicer ends the stream with its status
 
     def _check_revoked(self, stream: _Stream, name: str) -> None:
         found = self._lookup(stream.digest)
@@ -230,14 +230,14 @@ class EntrantKeys:
                     continue
                 message = parse_request(raw)
                 if message.HasField("hello"):
-                    raise LinkError(
+                    raise SlotError(
                         grpc.StatusCode.INVALID_ARGUMENT,
                         "repeated_hello",
                         "Hello is sent only once",
                     )
                 stream.unsolicited += 1
                 if stream.unsolicited > FLOOD_LIMIT:
-                    raise LinkError(
+                    raise SlotError(
                         grpc.StatusCode.RESOURCE_EXHAUSTED,
                         "flood",
                         f"more than {FLOOD_LIMIT} messages while waiting for a table",
@@ -251,9 +251,9 @@ class EntrantKeys:
             self.on_change()
 
 
-def _revoked(name: str) -> LinkError:
+def _revoked(name: str) -> SlotError:
     """The refusal of a key the organiser revoked (or replaced)."""
-    return LinkError(
+    return SlotError(
         grpc.StatusCode.PERMISSION_DENIED,
         "key_revoked",
         f"the organiser revoked the key of entrant {name!r}",

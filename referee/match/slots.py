@@ -36,11 +36,11 @@ before the stream is ended: a request's write waits as long as the decision's cl
 
 
 def parse_request(raw: bytes) -> pb.PlayRequest:
-    """A bot's message from its bytes; LinkError if they are not a PlayRequest."""
+    """A bot's message from its bytes; SlotError if they are not a PlayRequest."""
     try:
         return pb.PlayRequest.FromString(raw)
     except DecodeError:
-        raise LinkError(
+        raise SlotError(
             grpc.StatusCode.INVALID_ARGUMENT, "malformed", "the message is not a PlayRequest"
         ) from None
 
@@ -61,7 +61,7 @@ class Request(NamedTuple):
     fill: FillRequest
 
 
-class LinkError(Exception):
+class SlotError(Exception):
     """A reason to end a bot's stream with a gRPC status."""
 
     def __init__(self, code: grpc.StatusCode, reason: str, message: str) -> None:
@@ -278,7 +278,7 @@ class Slot:
         self._wake()
 
     def receive(self, raw: bytes) -> None:
-        """Take one message the slot's stream sent; LinkError ends the stream."""
+        """Take one message the slot's stream sent; SlotError ends the stream."""
         message = parse_request(raw)
         decision = message.decision if message.HasField("decision") else None
         if decision is not None and decision.request_id == self.expected:
@@ -287,13 +287,13 @@ class Slot:
             self._wake()
             return
         if message.HasField("hello"):
-            raise LinkError(
+            raise SlotError(
                 grpc.StatusCode.INVALID_ARGUMENT, "repeated_hello", "Hello is sent only once"
             )
         self._unsolicited += 1
         if self._unsolicited > FLOOD_LIMIT:
             self.note("flood", f"more than {FLOOD_LIMIT} unasked messages")
-            raise LinkError(
+            raise SlotError(
                 grpc.StatusCode.RESOURCE_EXHAUSTED,
                 "flood",
                 f"more than {FLOOD_LIMIT} messages that answer no request",
@@ -495,36 +495,36 @@ class TicketBook:
         """The slot a ticket opens, on the socket of slot ``via`` (None: the TCP listener).
 
         A local slot's ticket works only on its own socket, and only while the process
-        it was made for lives. LinkError says why a ticket opens nothing.
+        it was made for lives. SlotError says why a ticket opens nothing.
         """
         link = self._links.get(ticket)
         if link is None:
             if via is not None:
                 via.note("unknown_ticket", "a ticket that opens nothing")
-            raise LinkError(grpc.StatusCode.UNAUTHENTICATED, "unknown_ticket", "unknown ticket")
+            raise SlotError(grpc.StatusCode.UNAUTHENTICATED, "unknown_ticket", "unknown ticket")
         if link is not via and (via is not None or link.socket is not None):
             if via is not None:
                 via.note("foreign_ticket", "refused another slot's ticket on this socket")
-            raise LinkError(
+            raise SlotError(
                 grpc.StatusCode.PERMISSION_DENIED,
                 "wrong_socket",
                 "this ticket works only on its own slot's socket",
             )
         if link.process_exit is not None:
-            raise LinkError(
+            raise SlotError(
                 grpc.StatusCode.PERMISSION_DENIED,
                 "process_gone",
                 "the bot process this ticket was made for has ended",
             )
         if link.closed:
-            raise LinkError(
+            raise SlotError(
                 grpc.StatusCode.ALREADY_EXISTS,
                 "ticket_used",
                 "this ticket has been used and its seat is closed",
             )
         if link.connected:
             link.note("second_connection", "refused a second stream")
-            raise LinkError(
+            raise SlotError(
                 grpc.StatusCode.ALREADY_EXISTS,
                 "seat_taken",
                 "a connection for this seat is already open",

@@ -17,7 +17,7 @@ from typing import Any
 
 import grpc
 
-from referee.match.slots import LinkError, Slot, TicketBook, parse_request
+from referee.match.slots import Slot, SlotError, TicketBook, parse_request
 from referee.protocol import PROTOCOL_VERSION
 from referee.sandbox.bot_process import finish_despite_cancel
 from tavolo_bot.proto import referee_pb2 as pb
@@ -64,7 +64,7 @@ async def read_hello(
             del waiting[peer]
     try:
         first = None if raw is grpc.aio.EOF else parse_request(raw)
-    except LinkError as exc:
+    except SlotError as exc:
         await context.abort(exc.code, f"{exc.reason}: {exc.message}")
     if first is None or not first.HasField("hello"):
         await context.abort(
@@ -103,20 +103,20 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
             link = self._book.claim(hello.ticket, self._only)
             await link.attach(context, compact=hello.compact_observations)
             await link.serve(context)
-        except LinkError as exc:
+        except SlotError as exc:
             await context.abort(exc.code, f"{exc.reason}: {exc.message}")
 
     async def _serve_key(self, hello: pb.Hello, context: Any) -> None:
         """A stream opened with an entrant key: seated in the entrant's matches in turn."""
         if hello.ticket:
-            raise LinkError(
+            raise SlotError(
                 grpc.StatusCode.INVALID_ARGUMENT,
                 "ticket_and_key",
                 "a Hello carries a ticket or an entrant key, not both",
             )
         keys = self._book.keys
         if self._only is not None or keys is None:
-            raise LinkError(
+            raise SlotError(
                 grpc.StatusCode.FAILED_PRECONDITION,
                 "no_keys",
                 "entrant keys work only on the listener of a tournament run; "
