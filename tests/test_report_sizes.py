@@ -25,17 +25,27 @@ CASES = [
 ]  # fmt: skip
 
 
-def _tournament(folder: Path, fmt: str, size: int) -> Path:
-    """A tournament of ``size`` built-in bots in ``fmt``, run for real; its database."""
-    bots = ("random", "heuristic")
-    head = [f'name = "{fmt}-{size}"', 'seed = "sizes-1"', f'format = "{fmt}"']
+def _tournament(
+    folder: Path,
+    fmt: str,
+    size: int,
+    *,
+    game: str | None = None,
+    bots: tuple[str, ...] = ("random", "heuristic"),
+    seed: str = "sizes-1",
+    rounds: int = 3,
+) -> Path:
+    """A tournament of ``size`` built-in bots (``bots`` in turn) in ``fmt``, of ``game``'s
+    preset if given, run for real; its database."""
+    head = [f'name = "{fmt}-{size}"', f'seed = "{seed}"', f'format = "{fmt}"']
     if fmt == "swiss":
-        head.append("rounds = 3")
+        head.append(f"rounds = {rounds}")
     if fmt == "gauntlet":
         head.append('candidate = "e0"')
-    lines = [*head, "[game]", "deals = 1", "[match]", "games = 2", 'sandbox = "off"']
+    preset = [f'preset = "{game}"'] if game else []
+    lines = [*head, "[game]", *preset, "deals = 1", "[match]", "games = 2", 'sandbox = "off"']
     for i in range(size):
-        lines += ["[[entry]]", f'name = "e{i}"', f'bot = "{bots[i % 2]}"']
+        lines += ["[[entry]]", f'name = "e{i}"', f'bot = "{bots[i % len(bots)]}"']
     file = folder / "t.toml"
     file.write_text("\n".join(lines) + "\n", encoding="utf-8")
     db = folder / "t.db"
@@ -96,24 +106,10 @@ def test_a_report_that_fails_leaves_nothing_half_written(tmp_path: Path) -> None
 def test_briscola_in_a_tournament_of_four(tmp_path: Path, game: str, fmt: str) -> None:
     """The newest family plays a real tournament (random, heuristic and pimc over gRPC),
     which stores games whose records verify, and reports."""
-    lines = [f'name = "{game}"', 'seed = "briscola-4"', f'format = "{fmt}"']
-    if fmt == "swiss":
-        lines.append("rounds = 2")
-    lines += [
-        "[game]",
-        f'preset = "{game}"',
-        "deals = 1",
-        "[match]",
-        "games = 2",
-        'sandbox = "off"',
-    ]
-    for i, bot in enumerate(("random", "heuristic", "pimc", "random")):
-        lines += ["[[entry]]", f'name = "e{i}"', f'bot = "{bot}"']
-    file = tmp_path / "t.toml"
-    file.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    db = tmp_path / "t.db"
-    result = run("tournament", "run", file, "--db", db, "--quiet")
-    assert result.returncode == 0, result.stderr
+    db = _tournament(
+        tmp_path, fmt, 4, game=game, bots=("random", "heuristic", "pimc", "random"),
+        seed="briscola-4", rounds=2,
+    )  # fmt: skip
     with sqlite3.connect(db) as connection:
         records = [r for (r,) in connection.execute("SELECT record FROM games")]
     assert records and all(f'"game":"{game}"' in r.splitlines()[0] for r in records)
