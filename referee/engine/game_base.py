@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Generic, Protocol, Self, TypeVar
 
+from referee.engine.cards import cards_of, names
 from referee.engine.cloning import clone_state
 from referee.engine.codec import Action
 from referee.engine.deal_book import DealBook
@@ -250,6 +251,29 @@ class GameBase(Generic[DealT, ObsT]):
         """Record something the referee saw a seat do outside the rules' actions."""
         if self.events is not None:
             self.events.append({"type": "incident", "seat": seat, "kind": kind, "detail": detail})
+
+    # -- what every family's deals share ----------------------------------------------------
+
+    def _next_cards(self, *, pass_the_deal: bool = True) -> Deal:
+        """The next deal's cards: the given deal, else the family's seeded one. The dealer
+        passes to the next seat from deal 2 on, unless ``pass_the_deal`` is False (a
+        Calabresella redeal)."""
+        self.deal_number += 1
+        rules = self.rules
+        if self.deal_number > 1 and pass_the_deal:
+            self._dealer = (self._dealer + 1) % rules.players
+        if self._deal_source is not None:
+            return self._deal_source(self.deal_number, self._dealer)
+        return rules.family.deal(rules, self.seed, self.deal_number, self._dealer)
+
+    def _deal_line(self, dealt: Deal) -> dict[str, Any]:
+        """A ``deal`` record line's first fields: the deal, its dealer and every hand."""
+        return {
+            "type": "deal",
+            "deal": self.deal_number,
+            "dealer": dealt.dealer,
+            "hands": [names(cards_of(h)) for h in dealt.hands],
+        }
 
     # -- what a family says -----------------------------------------------------------------
 

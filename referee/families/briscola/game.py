@@ -8,13 +8,11 @@ deal (hands, stock in draw order, trump), each play, each trick and the draws af
 
 from __future__ import annotations
 
-from typing import Any
-
-from referee.engine.cards import CARD_NAMES, cards_of, names
+from referee.engine.cards import CARD_NAMES, names
 from referee.engine.codec import Action
 from referee.engine.game_base import GameBase
 from referee.engine.observation import Observation
-from referee.families.briscola.deal import BriscolaDeal, deal_briscola
+from referee.families.briscola.deal import BriscolaDeal
 
 
 class BriscolaGame(GameBase[BriscolaDeal, Observation]):
@@ -24,24 +22,14 @@ class BriscolaGame(GameBase[BriscolaDeal, Observation]):
     _draws_logged = 0
 
     def _start_deal(self) -> BriscolaDeal:
-        self.deal_number += 1
-        rules = self.rules
-        if self.deal_number > 1:
-            self._dealer = (self._dealer + 1) % rules.players
-        if self._deal_source is not None:
-            dealt = self._deal_source(self.deal_number, self._dealer)
-        else:
-            dealt = deal_briscola(rules, self.seed, self.deal_number, self._dealer)
-        deal = BriscolaDeal(rules, dealt.hands, dealt.dealer, stock=dealt.stock, totals=self.totals)
+        dealt = self._next_cards()
+        deal = BriscolaDeal(
+            self.rules, dealt.hands, dealt.dealer, stock=dealt.stock, totals=self.totals
+        )
         self._tricks_logged = 0
         self._draws_logged = 0
         if self.events is not None:
-            event: dict[str, Any] = {
-                "type": "deal",
-                "deal": self.deal_number,
-                "dealer": dealt.dealer,
-                "hands": [names(cards_of(h)) for h in dealt.hands],
-            }
+            event = self._deal_line(dealt)
             if dealt.book_line:
                 event["book_line"] = dealt.book_line
             event["stock"] = names(dealt.stock)

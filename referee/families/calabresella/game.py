@@ -20,7 +20,6 @@ from referee.families.calabresella.codec import CALABRESELLA_CODEC
 from referee.families.calabresella.deal import (
     CalabresellaDeal,
     CalabresellaObservation,
-    deal_calabresella,
 )
 
 
@@ -36,26 +35,15 @@ class CalabresellaGame(GameBase[CalabresellaDeal, CalabresellaObservation]):
 
     def _start_deal(self) -> CalabresellaDeal:
         rules = self.rules
-        self.deal_number += 1
-        if self.deal_number > 1 and not self._redeal:
-            self._dealer = (self._dealer + 1) % rules.players
+        dealt = self._next_cards(pass_the_deal=not self._redeal)
         self._redeal = False
         self._tricks_logged = 0
-        if self._deal_source is not None:
-            dealt = self._deal_source(self.deal_number, self._dealer)
-        else:
-            dealt = deal_calabresella(rules, self.seed, self.deal_number, self._dealer)
         dealer = dealt.dealer
         hands = list(dealt.hands)
         deal = CalabresellaDeal(rules, hands, dealer, dealt.widow)
         if self.events is not None:
-            event: dict[str, Any] = {
-                "type": "deal",
-                "deal": self.deal_number,
-                "dealer": dealer,
-                "hands": [_cards(h) for h in hands],
-                "monte": _cards(dealt.widow),
-            }
+            event = self._deal_line(dealt)
+            event["monte"] = _cards(dealt.widow)
             if dealt.book_line:
                 event["book_line"] = dealt.book_line
             self.events.append(event)

@@ -9,11 +9,9 @@ starts, ends and is written into the record.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from referee.engine.cards import CARD_NAMES, CardSet, cards_of, names
 from referee.engine.codec import Action
-from referee.engine.deals import deal_cards
 from referee.engine.game_base import GameBase, Termination
 from referee.engine.observation import Observation
 from referee.engine.rules import Rules
@@ -59,14 +57,8 @@ class TressetteGame(GameBase[TressetteDeal, Observation]):
     # -- deals ---------------------------------------------------------------------------
 
     def _start_deal(self) -> TressetteDeal:
-        self.deal_number += 1
         rules = self.rules
-        if self.deal_number > 1:
-            self._dealer = (self._dealer + 1) % rules.players
-        if self._deal_source is not None:
-            dealt = self._deal_source(self.deal_number, self._dealer)
-        else:
-            dealt = deal_cards(rules.game, self.seed, self.deal_number, self._dealer, rules.players)
+        dealt = self._next_cards()
         trump = dealt.last_card if rules.briscola else None
         if trump is not None and not (0 <= trump < 40 and dealt.hands[dealt.dealer] >> trump & 1):
             raise ValueError(f"the briscola's trump must be one of the dealer's cards, not {trump}")
@@ -76,12 +68,7 @@ class TressetteGame(GameBase[TressetteDeal, Observation]):
         self._draws_logged = 0
         self._trick_count = 0
         if self.events is not None:
-            event: dict[str, Any] = {
-                "type": "deal",
-                "deal": self.deal_number,
-                "dealer": dealt.dealer,
-                "hands": [_cards(h) for h in dealt.hands],
-            }
+            event = self._deal_line(dealt)
             if dealt.book_line:
                 event["book_line"] = dealt.book_line
             if dealt.stock:
