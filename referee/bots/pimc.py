@@ -33,8 +33,7 @@ import math
 import os
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from typing import Any, NoReturn
 
 from referee.engine.cards import parse_card
@@ -42,7 +41,6 @@ from referee.engine.errors import RulesError
 from referee.engine.observation import Observation, Phase
 from referee.engine.rules import Rules
 from referee.families.tressette.actions import parse_action
-from referee.families.tressette.deal import rules_tables
 from referee.families.tressette.declarations import parse_declaration
 from referee.search.pimc import SearchResult, TrickSearch, search_briscola, search_tressette
 from tavolo_bot.bot import Bot
@@ -59,31 +57,19 @@ MIN_MARGIN_MS = 50
 _PHASES = {pb.PHASE_DECLARE: Phase.DECLARE, pb.PHASE_PLAY: Phase.PLAY, pb.PHASE_DONE: Phase.DONE}
 
 
-@dataclass(frozen=True)
-class CardSearch:
-    """How pimc searches a card play in one family of card-and-trick deals."""
-
-    search: TrickSearch[Any, Any]
-    """The family's search from the seat's observation."""
-    warm_up: Callable[[Rules], object] | None
-    """Builds the engine's tables for these rules at the match's start; None: none to build."""
-
-
-_TRESSETTE = CardSearch(search_tressette, rules_tables)
-_BRISCOLA = CardSearch(search_briscola, None)
-CARD_SEARCHES: dict[str, CardSearch | None] = {
-    "briscola": _BRISCOLA,
-    "briscola-a-quattro": _BRISCOLA,
+CARD_SEARCHES: dict[str, TrickSearch[Any, Any] | None] = {
+    "briscola": search_briscola,
+    "briscola-a-quattro": search_briscola,
     "calabresella": None,
 }
 """The card search of each family that has one of its own, the Tressette families' else;
 None for Calabresella, whose every step :mod:`referee.bots.pimc_calabresella` searches."""
 
 
-def card_search(rules: Rules) -> CardSearch | None:
+def card_search(rules: Rules) -> TrickSearch[Any, Any] | None:
     """How card plays under ``rules`` are searched (None: Calabresella's way): the one
     place pimc tells the families apart."""
-    return CARD_SEARCHES.get(rules.game, _TRESSETTE)
+    return CARD_SEARCHES.get(rules.game, search_tressette)
 
 
 class PimcConfigError(ValueError):
@@ -167,13 +153,13 @@ class PimcBot(Bot):
                 self.rules = Rules.from_dict(json.loads(event.match_started.rules_json))
             except (ValueError, RulesError) as exc:
                 raise RuntimeError(f"pimc cannot read the match's rules: {exc}") from None
-            searcher = card_search(self.rules)
-            if searcher is not None and searcher.warm_up is not None:
+            warm_up = self.rules.family.warm_up
+            if warm_up is not None:
                 # The engine's tables for these rules take about 0.1 s to build: now, not
                 # inside a search. The first request may come in the same message, its
                 # deadline already running: that time is taken off its search.
                 began = time.monotonic()
-                searcher.warm_up(self.rules)
+                warm_up(self.rules)
                 self.owed = time.monotonic() - began
         elif kind == "game_started":
             self.game = event.game_started.game
@@ -237,10 +223,10 @@ class PimcBot(Bot):
             return fallback.id
         obs = engine_observation(turn)
         ids = [parse_card(c) for c in cards]
-        found = searcher.search(
+        found = searcher(
             rules,
             obs,
-            searcher.search.twins_removed(rules, obs, ids),
+            searcher.twins_removed(rules, obs, ids),
             worlds=self.worlds,
             seconds=self.seconds_left(turn, started),
             seed=self.search_seed(turn),
