@@ -17,8 +17,9 @@ from referee import grpc_transport  # noqa: F401 - first: tavolo_bot (its proto)
 
 # isort: split
 from collections.abc import Callable, Sequence
-from typing import IO, Any
+from typing import IO
 
+from referee.engine.events import DealOver, Dealt, Event
 from referee.engine.game_base import AnyGame, Outcome
 from referee.engine.registry import Family, new_game
 from referee.engine.rules import Rules
@@ -69,7 +70,7 @@ class _Table:
         """Play ``state`` to its end, ``seated[seat]`` choosing for each seat."""
         hearing = [(seat, p) for seat, p in enumerate(seated) if p.hears]
         sent = 0
-        hands: list[list[str]] = []
+        hands: Sequence[Sequence[str]] = ()
         if self.writer is not None:
             self.writer.new_game()
         while True:
@@ -78,8 +79,8 @@ class _Table:
                 if hearing:
                     hands = self._dispatch(state.rules.family, events[sent:], hearing, hands)
                 if self.on_deal is not None:
-                    for line in events[sent:]:
-                        if line["type"] in ("score", "redeal"):
+                    for event in events[sent:]:
+                        if isinstance(event, DealOver):
                             self.on_deal(state)
                 sent = len(events)
                 if self.writer is not None:
@@ -97,20 +98,20 @@ class _Table:
     @staticmethod
     def _dispatch(
         family: Family,
-        lines: list[dict[str, Any]],
+        events: Sequence[Event],
         hearing: list[tuple[int, Player]],
-        hands: list[list[str]],
-    ) -> list[list[str]]:
-        """The events of new record lines, to each seat as the referee sends them; the
-        hands of the deal in progress."""
-        for line in lines:
-            if line["type"] == "deal":
-                hands = line["hands"]
-            said = heard(family, line, hands)
+        hands: Sequence[Sequence[str]],
+    ) -> Sequence[Sequence[str]]:
+        """The new events, to each seat as the referee sends them; the hands of the deal
+        in progress."""
+        for event in events:
+            if isinstance(event, Dealt):
+                hands = event.hands
+            said = heard(family, event, hands)
             for seat, player in hearing:
-                event = said.each[seat] if said.each else said.everyone
-                if event is not None:
-                    player.hear(event)
+                told = said.each[seat] if said.each else said.everyone
+                if told is not None:
+                    player.hear(told)
         return hands
 
 

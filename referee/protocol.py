@@ -17,6 +17,7 @@ from typing import Any, NamedTuple, Protocol
 
 from referee.engine.cards import CARD_NAMES, parse_card
 from referee.engine.codec import Action, ActionCodec, ActionError, ActionParts
+from referee.engine.events import DealOver, Dealt, Event, Forfeited, Played, TrickTaken
 from referee.engine.game_base import AnyGame
 from referee.engine.registry import Family
 from tavolo_bot.proto import referee_pb2 as pb
@@ -489,63 +490,59 @@ def _trick_won(trick: int, winner: int) -> pb.Event:
     return _shared(pb.Event(trick_won=pb.TrickWon(trick=trick, winner=winner)))
 
 
-def public_event(family: Family, line: dict[str, Any]) -> pb.Event | None:
-    """The event every seat sees for a public record line of a game of ``family``, or None
-    for a private one.
+def public_event(family: Family, event: Event) -> pb.Event | None:
+    """What every seat sees of ``event`` in a game of ``family``, or None for a private one.
 
-    Plays and tricks are shown alike in every family; the lines of a family's own (a
+    Plays and tricks are shown alike in every family; a family's own events (a
     declaration, a bid, a draw from the stock) as the family says
-    (``FamilyAdapters.events``). ``deal`` lines hold every hand: they are private, and each
-    seat gets its own ``HandDealt`` instead (see :func:`hand_event`); scores are
-    :func:`scored_event`.
+    (``FamilyAdapters.events``). A deal holds every hand: it is private, and each seat gets
+    its own ``HandDealt`` instead (see :func:`hand_event`); scores are :func:`scored_event`.
     """
-    kind = line["type"]
-    if kind == "play":
-        return _card_played(line["seat"], line["card"], line["signal"])
-    if kind == "trick":
-        return _trick_won(line["trick"], line["winner"])
-    shown = adapters_of(family).events.get(kind)
-    return None if shown is None else shown(line)
+    if type(event) is Played:
+        return _card_played(event.seat, event.card, event.signal)
+    if type(event) is TrickTaken:
+        return _trick_won(event.trick, event.winner)
+    shown = adapters_of(family).events.get(type(event))
+    return None if shown is None else shown(event)
 
 
-def scored_event(family: Family, line: dict[str, Any], hands: list[list[str]]) -> pb.Event:
-    """A deal's score (``score`` or ``redeal`` line), with every hand as dealt, now public:
-    as ``family`` shows it."""
-    return adapters_of(family).scored_event(line, hands)
+def scored_event(family: Family, event: DealOver, hands: Sequence[Sequence[str]]) -> pb.Event:
+    """A deal's end (its score, or a redeal), with every hand as dealt, now public: as
+    ``family`` shows it."""
+    return adapters_of(family).scored_event(event, hands)
 
 
-def hand_event(deal_line: dict[str, Any], seat: int) -> pb.Event:
-    """The seat's own cards from a ``deal`` line."""
+def hand_event(dealt: Dealt, seat: int) -> pb.Event:
+    """The seat's own cards, from its deal."""
     return pb.Event(
         hand_dealt=pb.HandDealt(
-            deal=deal_line["deal"],
-            dealer=deal_line["dealer"],
-            cards=deal_line["hands"][seat],
-            trump=deal_line.get("trump", ""),
+            deal=dealt.deal,
+            dealer=dealt.dealer,
+            cards=dealt.hands[seat],
+            trump=getattr(dealt, "trump", None) or "",
         )
     )
 
 
 class Heard(NamedTuple):
-    """What the seats hear of one record line: each seat its own event (a ``deal`` line's
-    hand), or one event for all; nothing for a private line."""
+    """What the seats hear of one event: each seat its own (its hand of a deal), or one
+    event for all; nothing for a private one."""
 
     each: Sequence[pb.Event] = ()
     """By seat."""
     everyone: pb.Event | None = None
 
 
-def heard(family: Family, line: dict[str, Any], hands: list[list[str]]) -> Heard:
-    """What every seat hears of ``line`` in a game of ``family``, as the match and the
-    in-process player send it; ``hands``: the deal's hands, from its ``deal`` line."""
-    kind = line["type"]
-    if kind == "deal":
-        return Heard(each=[hand_event(line, seat) for seat in range(len(line["hands"]))])
-    if kind in ("score", "redeal"):
-        return Heard(everyone=scored_event(family, line, hands))
-    if kind == "forfeit":
+def heard(family: Family, event: Event, hands: Sequence[Sequence[str]]) -> Heard:
+    """What every seat hears of ``event`` in a game of ``family``, as the match and the
+    in-process player send it; ``hands``: the deal's hands, from its ``Dealt``."""
+    if isinstance(event, Dealt):
+        return Heard(each=[hand_event(event, seat) for seat in range(len(event.hands))])
+    if isinstance(event, DealOver):
+        return Heard(everyone=scored_event(family, event, hands))
+    if isinstance(event, Forfeited):
         return Heard()
-    return Heard(everyone=public_event(family, line))
+    return Heard(everyone=public_event(family, event))
 
 
 def card_play_parts(
@@ -568,8 +565,8 @@ class FamilyAdapters(Protocol):
     """How the protocol and the records show one family's games: the ``ADAPTERS`` of its
     package's ``adapters`` module (``referee/families/<family>/adapters.py``)."""
 
-    events: Mapping[str, Callable[[dict[str, Any]], pb.Event | None]]
-    """The public event of each record line of its own (None: a face-down step)."""
+    events: Mapping[type[Event], Callable[[Any], pb.Event | None]]
+    """By type, what every seat sees of each event of its own (None: a face-down step)."""
 
     def fill_observation(
         self, out: pb.Observation, obs: Any, *, game: int, deal: int, players: int,
@@ -589,8 +586,8 @@ class FamilyAdapters(Protocol):
         """The cards (ids, ascending) that a mask in a legal action names; () for none."""
         ...
 
-    def scored_event(self, line: dict[str, Any], hands: list[list[str]]) -> pb.Event:
-        """The ``DealScored`` of a ``score`` or ``redeal`` line."""
+    def scored_event(self, event: DealOver, hands: Sequence[Sequence[str]]) -> pb.Event:
+        """The ``DealScored`` of a deal's score, or of a redeal."""
         ...
 
     def action_parts(

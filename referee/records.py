@@ -11,7 +11,7 @@ import dataclasses
 import functools
 import json
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -21,6 +21,15 @@ from referee.engine.codec import Action, ActionError
 from referee.engine.deal_book import BookError, DealBook, parse_book, read_deal
 from referee.engine.deals import Deal, SeedError, check_seed
 from referee.engine.errors import FileLineError, IllegalActionError, RulesError
+from referee.engine.events import (
+    Ended,
+    Event,
+    Forfeited,
+    GameBegun,
+    Scored,
+    frozen,
+    timed,
+)
 from referee.engine.game_base import RECORD_FORMAT, AnyGame, Outcome, Termination
 from referee.engine.registry import families, new_game
 from referee.engine.rules import Rules
@@ -80,13 +89,25 @@ class RecordWriter:
         """The next events come from a new game's list, written from its start."""
         self._written = 0
 
-    def write_new(self, events: list[dict[str, Any]]) -> None:
+    def write_new(self, events: Sequence[Event]) -> None:
         """Write the events not written yet."""
         for event in events[self._written :]:
-            self._stream.write(dumps(event) + "\n")
-            if event["type"] in ("score", "result", "forfeit"):
+            self._stream.write(dumps(event.line()) + "\n")
+            if isinstance(event, _FLUSHED):
                 self._stream.flush()
         self._written = len(events)
+
+
+_FLUSHED = (Scored, Ended, Forfeited)
+"""Events after which a record is flushed: a deal, or the game, is over."""
+
+
+def _change_header(state: AnyGame, **changes: Any) -> None:
+    """Give the game's header (its ``game`` event) ``changes``."""
+    assert state.events is not None
+    header = state.events[0]
+    assert isinstance(header, GameBegun)
+    state.events[0] = dataclasses.replace(header, **changes)
 
 
 def without_think_times(lines: Iterable[str]) -> list[str]:
@@ -314,8 +335,7 @@ class _Walk:
                 rules, seed, deals=deals, seats=seats, record=True,
                 deal_source=_RecordDeals(rules, lines, index, self.source),
             )  # fmt: skip
-            assert state.events is not None
-            state.events[0]["book"] = obj["book"]
+            _change_header(state, book=frozen(obj["book"]))
             return state
         data, name = self.book
         book = self._parsed.get(rules)
@@ -340,7 +360,7 @@ class _Walk:
         source, check, rebuilt = self.source, self.check, self.rebuilt
         dealt_from = "the book" if self.book is not None else "the seed"
         state: AnyGame | None = None
-        events: list[dict[str, Any]] = []
+        events: list[Event] = []
         pos = 0
         number = 0
         outcomes: list[Outcome] = []
@@ -349,7 +369,7 @@ class _Walk:
             if state is not None and state.outcome is not None:
                 outcomes.append(state.outcome)
                 if rebuilt is not None:
-                    rebuilt.extend(dumps(e) for e in events)
+                    rebuilt.extend(dumps(e.line()) for e in events)
 
         for number, text in enumerate(lines, start=1):
             try:
@@ -387,7 +407,7 @@ class _Walk:
                             source, number, f"field 'sandbox' must be {rules.players} words"
                         )
                     # What each seat ran under is a fact of the match, not of the game: kept.
-                    events[0]["sandbox"] = sandbox
+                    _change_header(state, sandbox=tuple(sandbox))
                 pos = 0
             elif not isinstance(obj, dict) or not isinstance(obj.get("type"), str):
                 raise RecordError(source, number, "a line must be an object with a 'type'")
@@ -396,10 +416,10 @@ class _Walk:
                 if "ms" in obj and obj["type"] in timed_types():
                     # A fact of the match, as the sandbox is: checked for its form, kept.
                     try:
-                        events[pos]["ms"] = _think_time(obj)
+                        events[pos] = timed(events[pos], _think_time(obj))
                     except ValueError as exc:
                         raise RecordError(source, number, str(exc)) from None
-            expected = events[pos]
+            expected = events[pos].line()
             if check and obj != expected:
                 raise RecordError(source, number, _difference(obj, expected, dealt_from))
             if check and text != dumps(expected):
@@ -411,7 +431,7 @@ class _Walk:
             raise RecordError(source, None, "the record is empty")
         if pos < len(events):
             raise RecordError(
-                source, number + 1, f"record ends early: a '{events[pos]['type']}' line is missing"
+                source, number + 1, f"record ends early: a '{events[pos].TYPE}' line is missing"
             )
         if state.outcome is None:
             seat = state.current_player()

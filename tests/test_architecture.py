@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # randomness or grpc). json parses a deal book's lines from bytes the caller has read.
 ENGINE_ALLOWED = {
     "__future__", "collections", "copy", "dataclasses", "enum", "functools", "hashlib",
-    "json", "operator", "struct", "typing", "referee",
+    "json", "operator", "struct", "types", "typing", "referee",
 }  # fmt: skip
 
 

@@ -74,7 +74,7 @@ def test_the_trump_is_the_dealers_last_card_and_everyone_sees_it() -> None:
     for seat in range(4):
         assert state.observation(seat).trump == dealt.last_card
     assert state.events is not None
-    deal_line = state.events[1]
+    deal_line = state.lines()[1]
     assert deal_line["type"] == "deal" and deal_line["trump"] == CARD_NAMES[dealt.last_card]
     # The dealer's second packet is the last five cards dealt: the trump is among them.
     assert dealt.last_card in cards_of(dealt.hands[dealt.dealer])

@@ -321,13 +321,13 @@ def test_a_drawn_deal_counts_for_nobody_and_the_game_ends_at_the_target() -> Non
     assert game.outcome.totals == (2, 0) and game.outcome.deals == 3
     assert game.outcome.winner == 0 and game.returns() == (1.0, -1.0)
     assert game.events is not None
-    scores = [e for e in game.events if e["type"] == "score"]
+    scores = [e for e in game.lines() if e["type"] == "score"]
     assert scores == [
         {"type": "score", "deal": 1, "card_points": [60, 60], "points": [0, 0], "totals": [0, 0]},
         {"type": "score", "deal": 2, "card_points": [64, 56], "points": [1, 0], "totals": [1, 0]},
         {"type": "score", "deal": 3, "card_points": [64, 56], "points": [1, 0], "totals": [2, 0]},
     ]
-    deal_line = game.events[1]
+    deal_line = game.lines()[1]
     assert deal_line == {
         "type": "deal",
         "deal": 1,
@@ -336,14 +336,14 @@ def test_a_drawn_deal_counts_for_nobody_and_the_game_ends_at_the_target() -> Non
         "stock": TWO_STOCK.split(),
         "trump": "4B",
     }
-    assert game.events[2:7] == [
+    assert game.lines()[2:7] == [
         {"type": "play", "seat": 0, "card": "AD", "signal": None},
         {"type": "play", "seat": 1, "card": "3D", "signal": None},
         {"type": "trick", "trick": 1, "winner": 0},
         {"type": "draw", "seat": 0, "card": "AC"},
         {"type": "draw", "seat": 1, "card": "3C"},
     ]
-    assert game.events[-1] == {
+    assert game.lines()[-1] == {
         "type": "result",
         "termination": "target_reached",
         "winner": 0,
@@ -375,7 +375,7 @@ def test_seeded_games_rotate_the_dealer_and_replay_alike(rules: Rules) -> None:
             game.apply_action(rng.choice(game.legal_actions()))
         assert game.events is not None
         assert game.outcome is not None and max(game.outcome.totals) == rules.target
-        return game.events
+        return game.lines()
 
     events = played("a")
     assert events == played("a")

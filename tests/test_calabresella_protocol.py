@@ -14,6 +14,7 @@ from referee.engine.errors import RulesError
 from referee.engine.registry import new_game, preset
 from referee.families.calabresella.auction import BID_PASS, CONTRACT_NAMES, Contract
 from referee.families.calabresella.codec import CALABRESELLA_CODEC
+from referee.families.calabresella.events import Bid, Called, Discarded, Given
 from referee.families.calabresella.game import CalabresellaGame
 from referee.protocol import fill_observation, legal_messages, public_event
 from referee.records import RecordError, verify_lines
@@ -97,13 +98,11 @@ def _cards(mask: int) -> list[int]:
 
 
 def test_face_down_steps_send_no_event() -> None:
-    assert public_event(CALABRESELLA.family, {"type": "give", "seat": 0, "card": "3D"}) is None
-    assert public_event(CALABRESELLA.family, {"type": "discard", "seat": 0, "card": "3D"}) is None
-    bid = public_event(CALABRESELLA.family, {"type": "bid", "seat": 1, "bid": "solo"})
+    assert public_event(CALABRESELLA.family, Given(0, "3D")) is None
+    assert public_event(CALABRESELLA.family, Discarded(0, "3D")) is None
+    bid = public_event(CALABRESELLA.family, Bid(1, "solo"))
     assert bid is not None and bid.bid_made.bid == "solo"
-    call = public_event(
-        CALABRESELLA.family, {"type": "call", "seat": 1, "card": "3D", "holder": None}
-    )
+    call = public_event(CALABRESELLA.family, Called(1, "3D", None))
     assert call is not None and call.card_called.holder == -1
 
 
@@ -120,7 +119,7 @@ def test_a_whole_game_records_and_verifies() -> None:
     while not game.is_terminal():
         game.apply_action(rng.choice(game.legal_actions()))
     assert game.events is not None
-    lines = [json.dumps(e, separators=(",", ":"), ensure_ascii=False) for e in game.events]
+    lines = [json.dumps(e, separators=(",", ":"), ensure_ascii=False) for e in game.lines()]
     verified = verify_lines(lines, "game")
     assert verified.outcome == game.outcome
     kinds = {json.loads(line)["type"] for line in lines}
@@ -146,12 +145,12 @@ def test_four_at_the_table_the_dealer_sits_out() -> None:
         assert seat != game.deal.dealer, "the dealer never acts"
         game.apply_action(rng.choice(game.legal_actions()))
     assert game.events is not None
-    for line in game.events:
+    for line in game.lines():
         if line["type"] == "deal":
             assert line["hands"][line["dealer"]] == []
         if line["type"] == "score":
             dealer = next(
-                e for e in game.events if e["type"] == "deal" and e["deal"] == line["deal"]
+                e for e in game.lines() if e["type"] == "deal" and e["deal"] == line["deal"]
             )
             assert line["points"][dealer["dealer"]] == 0
 
@@ -162,8 +161,8 @@ def test_all_pass_the_same_dealer_deals_again() -> None:
     for _ in range(3):
         game.apply_action(BID_PASS)
     assert game.events is not None
-    assert game.events[-2] == {"type": "redeal", "deal": 1}
-    assert game.events[-1]["type"] == "deal" and game.events[-1]["dealer"] == dealer
+    assert game.lines()[-2] == {"type": "redeal", "deal": 1}
+    assert game.lines()[-1]["type"] == "deal" and game.lines()[-1]["dealer"] == dealer
     assert game.deal_number == 2
 
 

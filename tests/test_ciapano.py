@@ -40,7 +40,7 @@ def test_the_eldest_takes_everything_and_every_point_counts_against_it() -> None
     eldest = state.deal.eldest
     play_out(state)
     assert state.events is not None
-    score = next(e for e in state.events if e["type"] == "score")
+    score = next(e for e in state.lines() if e["type"] == "score")
     # 32 thirds of cards and 3 for the last trick: 35 thirds, 11 points, all the eldest's.
     assert score["thirds"][eldest] == 35 and score["points"][eldest] == 11
     # Every trick to one seat is noted, but ciapanò's cappotto = none adds nothing.

@@ -54,7 +54,7 @@ def play_out(state: AnyGame, seed: int = 1) -> list[str]:
     while state.outcome is None:
         state.apply_action(rng.choice(state.legal_actions()))
     assert state.events is not None
-    return [dumps(e) for e in state.events]
+    return [dumps(e) for e in state.lines()]
 
 
 def without_book_fields(lines: list[str]) -> list[dict[str, object]]:
@@ -229,7 +229,7 @@ def test_the_briscola_trump_must_be_the_dealers():
         parse_book(book_text(bad(trump="2B")), rules, "b.jsonl")
     book = parse_book(book_text(bad(trump="KB")), rules, "b.jsonl")
     state = new_game(rules, "b", deals=1, record=True, book=book)
-    assert state.events is not None and state.events[1]["trump"] == "KB"
+    assert state.events is not None and state.lines()[1]["trump"] == "KB"
 
 
 # -- the verifier --------------------------------------------------------------------------

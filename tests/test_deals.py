@@ -500,7 +500,7 @@ def test_cli_matches_the_game_record():
 
     state = TressetteGame(preset("tressette-a-tre"), "cli-record", record=True)
     assert state.events is not None
-    deal_line = state.events[1]
+    deal_line = state.lines()[1]
     out = json.loads(
         _run("--game", "tressette-a-tre", "--seed", "cli-record", "--deal", "1", "--json").stdout
     )

@@ -72,4 +72,4 @@ def test_records_name_the_knob_only_when_it_is_not_the_eldest() -> None:
     while not game.is_terminal():
         game.apply_action(game.legal_actions()[0])
     assert game.events is not None
-    verify_lines([dumps(e) for e in game.events])
+    verify_lines([dumps(e) for e in game.lines()])

@@ -81,7 +81,7 @@ def play_deal() -> list[str]:
         for card in trick:
             state.apply_action(parse_action(card))
     assert state.events is not None
-    return [dumps(event) for event in state.events]
+    return [dumps(event) for event in state.lines()]
 
 
 def test_book_holds_the_spec_hands() -> None:

@@ -478,7 +478,7 @@ def chiamo_record(path: Path) -> Path:
         preset("calabresella"), "viewer-chiamo", deals=1, seats=["ann", "bob", "cy"], record=True
     )
     assert game.events is not None
-    deal = game.events[-1]
+    deal = game.lines()[-1]
     eldest = (deal["dealer"] + 1) % 3
     game.apply_action(BID_CHIAMO)
     game.apply_action(BID_PASS)
@@ -486,7 +486,7 @@ def chiamo_record(path: Path) -> Path:
     game.apply_action(call_action(parse_card(deal["hands"][(eldest + 1) % 3][0])))
     while not game.is_terminal():
         game.apply_action(game.legal_actions()[0])
-    path.write_text("".join(dumps(e) + "\n" for e in game.events), encoding="utf-8")
+    path.write_text("".join(dumps(e) + "\n" for e in game.lines()), encoding="utf-8")
     return path
 
 
@@ -633,7 +633,7 @@ def notes_record(path: Path) -> Path:
     while not game.is_terminal():
         game.apply_action(game.legal_actions()[0])
     assert game.events is not None
-    path.write_text("".join(dumps(e) + "\n" for e in game.events), encoding="utf-8")
+    path.write_text("".join(dumps(e) + "\n" for e in game.lines()), encoding="utf-8")
     return path
 
 
@@ -854,7 +854,7 @@ def briscola_record(path: Path, game: str, seats: list[str]) -> Path:
     while not played.is_terminal():
         played.apply_action(played.legal_actions()[0])
     assert played.events is not None
-    path.write_text("".join(dumps(e) + "\n" for e in played.events), encoding="utf-8")
+    path.write_text("".join(dumps(e) + "\n" for e in played.lines()), encoding="utf-8")
     return path
 
 

@@ -10,11 +10,13 @@ every decision the seat to act is asked complete or compact, as a stream would a
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from referee.engine.events import Dealt, Event
 from referee.engine.game_base import AnyGame
 from referee.engine.observation import Observation, Phase
 from referee.engine.registry import Family, family, new_game, preset, presets
@@ -36,13 +38,13 @@ games = st.one_of(st.sampled_from(sorted(presets())).map(preset), rule_sets())
 
 
 def events_of(
-    family: Family, lines: list[dict[str, Any]], seat: int, hands: list[list[str]]
+    family: Family, new: list[Event], seat: int, hands: list[Sequence[str]]
 ) -> list[pb.Event]:
-    """The events a seat hears for record lines, as the table makes them."""
+    """The events a seat hears of the engine's new events, as the table makes them."""
     out = []
-    for line in lines:
-        if line["type"] == "deal":
-            hands[:] = line["hands"]
+    for line in new:
+        if isinstance(line, Dealt):
+            hands[:] = line.hands
         said = heard(family, line, hands)
         event = said.each[seat] if said.each else said.everyone
         if event is not None:
@@ -79,7 +81,7 @@ def test_wire_requests_are_the_messages_bytes(
     state = new_game(rules, f"wire-{choices}", deals=deals, record=True)
     assert state.events is not None
     heard = [0] * rules.players
-    hands: list[list[str]] = []
+    hands: list[Sequence[str]] = []
     last: list[Sent | None] = [None] * rules.players
     request_id = 0
     while state.outcome is None:

@@ -488,7 +488,7 @@ def test_a_tie_at_the_target_plays_one_more_deal():
     assert state.outcome.winner == 0
     assert state.outcome.termination == Termination.TARGET_REACHED
     assert state.events is not None
-    totals = [e["totals"] for e in state.events if e["type"] == "score"]
+    totals = [e["totals"] for e in state.lines() if e["type"] == "score"]
     assert totals == [[17, 6], [23, 23], [40, 29]]
 
 
@@ -530,7 +530,7 @@ def test_calling_out_right_wins_and_wrong_loses():
     assert right.outcome is not None
     assert (right.outcome.termination, right.outcome.winner) == (Termination.CALLED_OUT, 0)
     assert right.events is not None
-    assert right.events[-2] == {"type": "call-out", "seat": 0, "claimed": 3, "correct": True}
+    assert right.lines()[-2] == {"type": "call-out", "seat": 0, "claimed": 3, "correct": True}
 
     wrong = TressetteGame(rules, seed, deal_source=one_suit_each)
     play_game_actions(wrong, "call-out")

@@ -359,17 +359,17 @@ def test_the_game_records_the_stock_and_every_draw() -> None:
     while not state.is_terminal():
         state.apply_action(rng.choice(state.legal_actions()))
     assert state.events is not None
-    deal_line = state.events[1]
+    deal_line = state.lines()[1]
     stock = [CARD_NAMES[c] for c in shuffled_deck("tressette-a-due", "due-rec", 1)[20:]]
     assert deal_line["stock"] == stock and "widow" not in deal_line
-    kinds = [e["type"] for e in state.events]
-    draws = [e for e in state.events if e["type"] == "draw"]
+    kinds = [e["type"] for e in state.lines()]
+    draws = [e for e in state.lines() if e["type"] == "draw"]
     assert [d["card"] for d in draws] == stock, "the stock is drawn top first"
     # Each of the first 10 tricks is followed by two draws, the winner's first.
-    for i, event in enumerate(state.events):
+    for i, event in enumerate(state.lines()):
         if event["type"] == "trick" and event["trick"] <= 10:
             assert kinds[i + 1 : i + 3] == ["draw", "draw"]
-            assert state.events[i + 1]["seat"] == event["winner"]
+            assert state.lines()[i + 1]["seat"] == event["winner"]
     assert kinds.count("trick") == 20
 
 

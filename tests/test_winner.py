@@ -32,7 +32,7 @@ def test_a_ciapano_forfeit_is_won_by_the_lowest_total_left() -> None:
     assert game.outcome.places == (1, 3, 0, 2)
     assert game.outcome.winner == 2
     assert game.events is not None
-    assert game.events[-1] == {
+    assert game.lines()[-1] == {
         "type": "result", "termination": "timeout", "winner": 2,
         "totals": [3, 11, 2, 6], "deals": 3,
     }  # fmt: skip

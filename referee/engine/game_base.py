@@ -1,10 +1,9 @@
 """What every game family shares: deals until the game is over, its record, faults, outcomes.
 
 :class:`GameBase` plays deals one after another until a side reaches the target (or a
-fixed number of deals), adds up the scores, and with ``record=True`` writes the game's
-events, the lines of a game record (``docs/records.md``). Each family says how a deal
-starts, ends and is recorded: :class:`~referee.families.tressette.game.TressetteGame`,
-:class:`~referee.families.calabresella.game.CalabresellaGame`.
+fixed number of deals), adds up the scores, and with ``record=True`` keeps the game's
+events (``referee.engine.events``), whose lines are a game record (``docs/records.md``).
+Each family says how a deal starts, ends and is recorded (its package's ``game`` module).
 """
 
 from __future__ import annotations
@@ -20,6 +19,7 @@ from referee.engine.codec import Action
 from referee.engine.deal_book import DealBook
 from referee.engine.deals import Deal, first_dealer
 from referee.engine.errors import IllegalActionError, Reason
+from referee.engine.events import Ended, Event, Forfeited, GameBegun, Incident, Rejected, frozen
 from referee.engine.rules import Rules
 
 RECORD_FORMAT = "tavolo-record/1"
@@ -137,24 +137,28 @@ class GameBase(Generic[DealT, ObsT]):
         self.totals = [0] * rules.sides
         self.outcome: Outcome | None = None
         self.deal_number = 0
-        self.events: list[dict[str, Any]] | None = [] if record else None
+        self.events: list[Event] | None = [] if record else None
         self._deal_source = deal_source
         self._dealer = first_dealer(rules.game, seed, rules.players)
         if self.events is not None:
             self.events.append(
-                {
-                    "type": "game",
-                    "format": RECORD_FORMAT,
-                    "game": rules.game,
-                    "rules": rules.record_dict(),
-                    "seed": seed,
-                    "deals": deals,
-                    "seats": list(seats) if seats is not None else None,
-                }
+                GameBegun(
+                    format=RECORD_FORMAT,
+                    game=rules.game,
+                    rules=frozen(rules.record_dict()),
+                    seed=seed,
+                    deals=deals,
+                    seats=tuple(seats) if seats is not None else None,
+                    book=None
+                    if book is None
+                    else frozen({"sha256": book.sha256, "start": book_start + 1}),
+                )
             )
-            if book is not None:
-                self.events[0]["book"] = {"sha256": book.sha256, "start": book_start + 1}
         self.deal: DealT = self._start_deal()
+
+    def lines(self) -> list[dict[str, Any]]:
+        """The record so far, as its lines (``docs/records.md``); [] unless recorded."""
+        return [event.line() for event in self.events or ()]
 
     # -- the state API ------------------------------------------------------------------
 
@@ -218,9 +222,7 @@ class GameBase(Generic[DealT, ObsT]):
         if not 0 <= seat < self.rules.players:
             raise ValueError(f"seat {seat} is not at this table")
         if self.events is not None:
-            self.events.append(
-                {"type": "forfeit", "seat": seat, "reason": termination.value, "detail": detail}
-            )
+            self.events.append(Forfeited(seat, termination.value, detail))
         self._finish(termination, last=self.rules.side_of(seat))
 
     def note_rejected(self, seat: int, action: Action) -> IllegalActionError:
@@ -237,20 +239,13 @@ class GameBase(Generic[DealT, ObsT]):
         except IllegalActionError as exc:
             refusal = exc
         if self.events is not None:
-            self.events.append(
-                {
-                    "type": "rejected",
-                    "seat": seat,
-                    "action_id": action,
-                    "reason": refusal.reason.value,
-                }
-            )
+            self.events.append(Rejected(seat, action, refusal.reason.value))
         return refusal
 
     def note_incident(self, seat: int, kind: str, detail: str) -> None:
         """Record something the referee saw a seat do outside the rules' actions."""
         if self.events is not None:
-            self.events.append({"type": "incident", "seat": seat, "kind": kind, "detail": detail})
+            self.events.append(Incident(seat, kind, detail))
 
     # -- what every family's deals share ----------------------------------------------------
 
@@ -266,13 +261,12 @@ class GameBase(Generic[DealT, ObsT]):
             return self._deal_source(self.deal_number, self._dealer)
         return rules.family.deal(rules, self.seed, self.deal_number, self._dealer)
 
-    def _deal_line(self, dealt: Deal) -> dict[str, Any]:
-        """A ``deal`` record line's first fields: the deal, its dealer and every hand."""
+    def _dealt(self, dealt: Deal) -> dict[str, Any]:
+        """A ``Dealt`` event's first fields: the deal, its dealer and every hand."""
         return {
-            "type": "deal",
             "deal": self.deal_number,
             "dealer": dealt.dealer,
-            "hands": [names(cards_of(h)) for h in dealt.hands],
+            "hands": tuple(tuple(names(cards_of(h))) for h in dealt.hands),
         }
 
     # -- what a family says -----------------------------------------------------------------
@@ -318,13 +312,7 @@ class GameBase(Generic[DealT, ObsT]):
         self.outcome = Outcome(termination, tuple(self.totals), self.deal_number, places)
         if self.events is not None:
             self.events.append(
-                {
-                    "type": "result",
-                    "termination": termination.value,
-                    "winner": self.outcome.winner,
-                    "totals": list(self.totals),
-                    "deals": self.deal_number,
-                }
+                Ended(termination.value, self.outcome.winner, tuple(self.totals), self.deal_number)
             )
 
 

@@ -19,11 +19,20 @@ import secrets
 import shutil
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any
 
+from referee.engine.events import (
+    DealOver,
+    Dealt,
+    Event,
+    Forfeited,
+    GameBegun,
+    Scored,
+    timed,
+)
 from referee.engine.game_base import AnyGame, Outcome, Termination
 from referee.engine.rules import Rules
 from referee.entrant_keys import EntrantKeys
@@ -36,7 +45,7 @@ from referee.match.results import DealReport, EntryStats, Faults, GameReport, Ma
 from referee.match.slots import Request, Slot, SlotState, Wait
 from referee.match.table import arrangements, seat_slots
 from referee.protocol import Sent, encode_decision, heard
-from referee.records import RecordWriter, dumps, timed_types
+from referee.records import RecordWriter, dumps
 from referee.sandbox.bot_process import (
     BotProcess,
     LogBudget,
@@ -502,8 +511,10 @@ class Match:
         # Per game, so a match resumed at this game plays its faults' cards as a whole run would.
         self._rng = random.Random(f"{self.config.seed}/referee/game/{game}")
         assert state.events is not None
+        header = state.events[0]
+        assert isinstance(header, GameBegun)
         # Not part of the game: the verifier takes it as written (docs/records.md).
-        state.events[0]["sandbox"] = [self.sandboxes[e] for e in entry_of_seat]
+        state.events[0] = replace(header, sandbox=tuple(self.sandboxes[e] for e in entry_of_seat))
         game_ctx = _Game(game, state, seats)
         await self._restart_crashed(game_ctx)
         for link in seats:
@@ -568,26 +579,25 @@ class Match:
         return ms, used
 
     def _dispatch(self, game: _Game) -> None:
-        """Turn new record lines into events for each seat and the spectators; write them."""
+        """Tell each seat and the spectators the game's new events; write them."""
         events = game.state.events
         assert events is not None
         family = game.state.rules.family
-        for line in events[game.sent :]:
-            kind = line["type"]
-            if kind == "deal":
-                game.hands = line["hands"]
-            elif kind == "score":
-                game.deal_points.append(tuple(line["points"]))
-            elif kind == "forfeit":
-                game.forfeit_seat = line["seat"]
-                game.forfeit_detail = line["detail"]
-            said = heard(family, line, game.hands)
+        for event in events[game.sent :]:
+            if isinstance(event, Dealt):
+                game.hands = event.hands
+            elif isinstance(event, Scored):
+                game.deal_points.append(event.points)
+            elif isinstance(event, Forfeited):
+                game.forfeit_seat = event.seat
+                game.forfeit_detail = event.detail
+            said = heard(family, event, game.hands)
             if said.everyone is not None:
                 self._to_all(game, said.everyone)
             elif said.each:
-                for slot, event in zip(game.seats, said.each, strict=False):
-                    slot.tell(event)
-            if kind in ("score", "redeal"):
+                for slot, own in zip(game.seats, said.each, strict=False):
+                    slot.tell(own)
+            if isinstance(event, DealOver):
                 self.deals_done += 1
                 if self._on_deal is not None:
                     self._on_deal(self)
@@ -597,13 +607,13 @@ class Match:
         if self.record is not None:
             self.record.write_new(events)
 
-    def _keep(self, game: _Game, new: list[dict[str, Any]]) -> None:
-        for line in new:
-            game.lines.append(dumps(line))
-            if line["type"] == "score":
+    def _keep(self, game: _Game, new: list[Event]) -> None:
+        for event in new:
+            game.lines.append(dumps(event.line()))
+            if isinstance(event, Scored):
                 if self._on_deal_recorded is not None:
                     deal = tuple(game.lines[game.deal_start :])
-                    self._on_deal_recorded(DealReport(game.number, line["deal"], deal))
+                    self._on_deal_recorded(DealReport(game.number, event.deal, deal))
                 game.deal_start = len(game.lines)
 
     def _to_all(self, game: _Game, event: pb.Event) -> None:
@@ -866,7 +876,7 @@ class _Game:
     state: AnyGame
     seats: list[Slot]
     sent: int = 0
-    hands: list[list[str]] = field(default_factory=list)
+    hands: Sequence[Sequence[str]] = ()
     forfeit_seat: int | None = None
     forfeit_detail: str = ""
     lines: list[str] = field(default_factory=list)
@@ -881,7 +891,7 @@ class _Game:
     """(seat, think time in ms) of every answer, in order: its action or ``rejected`` line."""
 
     @property
-    def events(self) -> list[dict[str, Any]]:
+    def events(self) -> list[Event]:
         events = self.state.events
         assert events is not None  # a match always records
         return events
@@ -889,6 +899,6 @@ class _Game:
     def time_answer(self, seat: int, line: int) -> None:
         """Give record line ``line``, ``seat``'s answer, the answer's think time."""
         event = self.events[line]
-        assert event["type"] in timed_types() and event["seat"] == seat, event
-        event["ms"] = self.answer_ms
+        assert getattr(event, "seat", None) == seat, event
+        self.events[line] = timed(event, self.answer_ms)
         self.answers.append((seat, self.answer_ms))

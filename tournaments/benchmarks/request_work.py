@@ -1,7 +1,7 @@
 """The referee's own Python work per decision, without gRPC: a request built as messages
 and serialised (``protocol.fill_decision``, the path before the wire format) or written as
 wire bytes (``protocol.encode_decision``, what the referee sends), the action applied,
-and the record lines turned into events.
+and the engine's events turned into what each seat hears (``protocol.heard``).
 
 Run as ``python -m tournaments.benchmarks.request_work [GAMES]``: seeded Tressette games
 of three deals, random legal actions, every request compact after the seat's last one,
@@ -17,11 +17,10 @@ import random
 import sys
 import time
 
+from referee.engine.events import Dealt
 from referee.engine.registry import new_game, preset
-from referee.protocol import Sent, encode_decision, encode_response, fill_decision, public_event
+from referee.protocol import Sent, encode_decision, encode_response, fill_decision, heard
 from tavolo_bot.proto import referee_pb2 as pb
-
-_PRIVATE = frozenset({"deal", "score", "redeal", "forfeit"})
 
 
 def run(games: int, *, wire: bool) -> dict[str, float]:
@@ -36,6 +35,7 @@ def run(games: int, *, wire: bool) -> dict[str, float]:
         sent: list[Sent | None] = [None] * rules.players
         outbox: list[list[pb.Event]] = [[] for _ in range(rules.players)]
         done = 0
+        hands: tuple[tuple[str, ...], ...] = ()
         while state.outcome is None:
             seat = state.current_player()
             assert seat is not None
@@ -60,11 +60,14 @@ def run(games: int, *, wire: bool) -> dict[str, float]:
             t1 = time.perf_counter()
             state.apply_action(rng.choice(legal))
             t2 = time.perf_counter()
-            for line in state.events[done:]:
-                event = None if line["type"] in _PRIVATE else public_event(rules.family, line)
-                if event is not None:
-                    for box in outbox:
-                        box.append(event)
+            for event in state.events[done:]:
+                if isinstance(event, Dealt):
+                    hands = event.hands
+                said = heard(rules.family, event, hands)
+                for seat, box in enumerate(outbox):
+                    told = said.each[seat] if said.each else said.everyone
+                    if told is not None:
+                        box.append(told)
             done = len(state.events)
             t3 = time.perf_counter()
             totals["request"] += t1 - t0

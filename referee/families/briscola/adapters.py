@@ -10,9 +10,11 @@ from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 from referee.engine.codec import ActionParts
+from referee.engine.events import DealOver, Drew, Event
 from referee.engine.game_base import AnyGame
 from referee.engine.observation import Observation
 from referee.families.briscola.codec import BRISCOLA_CODEC
+from referee.families.briscola.events import BriscolaScored
 from referee.protocol import (
     Sent,
     card_play_parts,
@@ -27,8 +29,8 @@ class BriscolaAdapters:
 
     # A card drawn from the stock is seen by its drawer alone (the trump, drawn last, by
     # all): each seat's observation holds what it saw.
-    events: ClassVar[dict[str, Callable[[dict[str, Any]], pb.Event | None]]] = {
-        "draw": lambda line: None,
+    events: ClassVar[dict[type[Event], Callable[[Any], pb.Event | None]]] = {
+        Drew: lambda event: None,
     }
 
     def fill_observation(
@@ -50,13 +52,14 @@ class BriscolaAdapters:
     def named_cards(self, deal: Any) -> Sequence[int]:
         return ()
 
-    def scored_event(self, line: dict[str, Any], hands: list[list[str]]) -> pb.Event:
+    def scored_event(self, event: DealOver, hands: Sequence[Sequence[str]]) -> pb.Event:
+        assert isinstance(event, BriscolaScored)
         return pb.Event(
             deal_scored=pb.DealScored(
-                deal=line["deal"],
-                card_points=line["card_points"],
-                points=line["points"],
-                totals=line["totals"],
+                deal=event.deal,
+                card_points=event.card_points,
+                points=event.points,
+                totals=event.totals,
                 cappotto=-1,
                 hands=[pb.Hand(cards=h) for h in hands],
             )

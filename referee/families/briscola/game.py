@@ -10,9 +10,11 @@ from __future__ import annotations
 
 from referee.engine.cards import CARD_NAMES, names
 from referee.engine.codec import Action
+from referee.engine.events import Drew, Played, TrickTaken
 from referee.engine.game_base import GameBase
 from referee.engine.observation import Observation
 from referee.families.briscola.deal import BriscolaDeal
+from referee.families.briscola.events import BriscolaDealt, BriscolaScored
 
 
 class BriscolaGame(GameBase[BriscolaDeal, Observation]):
@@ -29,12 +31,14 @@ class BriscolaGame(GameBase[BriscolaDeal, Observation]):
         self._tricks_logged = 0
         self._draws_logged = 0
         if self.events is not None:
-            event = self._deal_line(dealt)
-            if dealt.book_line:
-                event["book_line"] = dealt.book_line
-            event["stock"] = names(dealt.stock)
-            event["trump"] = CARD_NAMES[deal.trump]
-            self.events.append(event)
+            self.events.append(
+                BriscolaDealt(
+                    **self._dealt(dealt),
+                    book_line=dealt.book_line or None,
+                    stock=tuple(names(dealt.stock)),
+                    trump=CARD_NAMES[deal.trump],
+                )
+            )
         return deal
 
     def _end_deal(self) -> None:
@@ -44,13 +48,12 @@ class BriscolaGame(GameBase[BriscolaDeal, Observation]):
             self.totals[side] += points
         if self.events is not None:
             self.events.append(
-                {
-                    "type": "score",
-                    "deal": self.deal_number,
-                    "card_points": list(score.card_points),
-                    "points": list(score.points),
-                    "totals": list(self.totals),
-                }
+                BriscolaScored(
+                    deal=self.deal_number,
+                    card_points=tuple(score.card_points),
+                    points=tuple(score.points),
+                    totals=tuple(self.totals),
+                )
             )
         if not self._end_if_over():
             self.deal = self._start_deal()  # no side has won enough deals yet
@@ -59,12 +62,12 @@ class BriscolaGame(GameBase[BriscolaDeal, Observation]):
         events = self.events
         assert events is not None
         deal = self.deal
-        events.append({"type": "play", "seat": seat, "card": CARD_NAMES[action], "signal": None})
+        events.append(Played(seat, CARD_NAMES[action]))
         tricks = deal.tricks_played
         if tricks > self._tricks_logged:
             self._tricks_logged = tricks
-            events.append({"type": "trick", "trick": tricks, "winner": deal.trick_winners[-1]})
+            events.append(TrickTaken(tricks, deal.trick_winners[-1]))
             draws = deal.draws()
             for s, card in draws[self._draws_logged :]:
-                events.append({"type": "draw", "seat": s, "card": CARD_NAMES[card]})
+                events.append(Drew(s, CARD_NAMES[card]))
             self._draws_logged = len(draws)

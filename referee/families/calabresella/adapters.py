@@ -12,11 +12,20 @@ from typing import Any, ClassVar
 
 from referee.engine.cards import CARD_NAMES, cards_of, parse_card
 from referee.engine.codec import ActionParts
+from referee.engine.events import DealOver, Event
 from referee.engine.game_base import AnyGame
 from referee.families.calabresella.auction import CONTRACT_NAMES
 from referee.families.calabresella.codec import CALABRESELLA_CODEC
 from referee.families.calabresella.deal import CalabresellaObservation
 from referee.families.calabresella.deal import Phase as CalabresellaPhase
+from referee.families.calabresella.events import (
+    Bid,
+    CalabresellaScored,
+    Called,
+    Discarded,
+    Given,
+    Split,
+)
 from referee.protocol import Sent, card_play_parts, play_message, trick_message
 from tavolo_bot.proto import referee_pb2 as pb
 
@@ -76,27 +85,37 @@ def _fill_calabresella(
     return Sent(game, deal, len(obs.tricks), 0, 0, len(obs.bids))
 
 
-def _call(line: dict[str, Any]) -> pb.Event:
-    holder = line["holder"]
+def _call(event: Called) -> pb.Event:
+    holder = event.holder
     return pb.Event(
         card_called=pb.CardCalled(
-            seat=line["seat"], card=line["card"], holder=-1 if holder is None else holder
+            seat=event.seat, card=event.card, holder=-1 if holder is None else holder
         )
     )
+
+
+def _bid(event: Bid) -> pb.Event:
+    return pb.Event(bid_made=pb.BidMade(seat=event.seat, bid=event.bid))
+
+
+def _split(event: Split) -> pb.Event:
+    return pb.Event(monte_split=pb.MonteSplit(seat=event.seat, take=event.take))
+
+
+def _face_down(event: Event) -> None:
+    return None
 
 
 class CalabresellaAdapters:
     """Calabresella's adapters (``referee.protocol.FamilyAdapters``)."""
 
     # give and discard are face down; contract and redeal follow from the bids.
-    events: ClassVar[dict[str, Callable[[dict[str, Any]], pb.Event | None]]] = {
-        "bid": lambda line: pb.Event(bid_made=pb.BidMade(seat=line["seat"], bid=line["bid"])),
-        "call": _call,
-        "split": lambda line: pb.Event(
-            monte_split=pb.MonteSplit(seat=line["seat"], take=line["take"])
-        ),
-        "give": lambda line: None,
-        "discard": lambda line: None,
+    events: ClassVar[dict[type[Event], Callable[[Any], pb.Event | None]]] = {
+        Bid: _bid,
+        Called: _call,
+        Split: _split,
+        Given: _face_down,
+        Discarded: _face_down,
     }
 
     def fill_observation(
@@ -118,28 +137,28 @@ class CalabresellaAdapters:
         """The monte (card ids, ascending), which names the cards of split actions."""
         return tuple(cards_of(deal.monte))
 
-    def scored_event(self, line: dict[str, Any], hands: list[list[str]]) -> pb.Event:
-        if line["type"] == "redeal":
+    def scored_event(self, event: DealOver, hands: Sequence[Sequence[str]]) -> pb.Event:
+        if not isinstance(event, CalabresellaScored):
             return pb.Event(
                 deal_scored=pb.DealScored(
-                    deal=line["deal"], cappotto=-1, soloist=-1,
+                    deal=event.deal, cappotto=-1, soloist=-1,
                     hands=[pb.Hand(cards=h) for h in hands],
                 )
             )  # fmt: skip
         return pb.Event(
             deal_scored=pb.DealScored(
-                deal=line["deal"],
-                last_trick=line["last_trick"],
-                thirds=line["thirds"],
-                points=line["points"],
-                totals=line["totals"],
+                deal=event.deal,
+                last_trick=event.last_trick,
+                thirds=event.thirds,
+                points=event.points,
+                totals=event.totals,
                 # Whoever wins every trick wins the last one too.
-                cappotto=line["last_trick"] if line["cappotto"] else -1,
+                cappotto=event.last_trick if event.cappotto else -1,
                 hands=[pb.Hand(cards=h) for h in hands],
-                contract=line["contract"],
-                soloist=line["soloist"],
-                success=line["success"],
-                set_aside=line["set_aside"],
+                contract=event.contract,
+                soloist=event.soloist,
+                success=event.success,
+                set_aside=event.set_aside,
             )
         )
 

@@ -10,10 +10,9 @@ see (the card given in chiamo, discards) are in the record, which is read after 
 
 from __future__ import annotations
 
-from typing import Any
-
 from referee.engine.cards import CARD_NAMES, CardSet, cards_of
 from referee.engine.codec import Action
+from referee.engine.events import Event, Played, TrickTaken
 from referee.engine.game_base import GameBase
 from referee.families.calabresella.auction import CONTRACT_NAMES
 from referee.families.calabresella.codec import CALABRESELLA_CODEC
@@ -21,10 +20,25 @@ from referee.families.calabresella.deal import (
     CalabresellaDeal,
     CalabresellaObservation,
 )
+from referee.families.calabresella.events import (
+    Bid,
+    CalabresellaDealt,
+    CalabresellaScored,
+    Called,
+    ContractMade,
+    Discarded,
+    Given,
+    Redealt,
+    Split,
+)
 
 
 def _cards(mask: CardSet) -> list[str]:
     return [CARD_NAMES[c] for c in cards_of(mask)]
+
+
+_FACE_DOWN: dict[str, type[Given] | type[Discarded]] = {"give": Given, "discard": Discarded}
+"""The events of the card steps no one else sees."""
 
 
 class CalabresellaGame(GameBase[CalabresellaDeal, CalabresellaObservation]):
@@ -42,11 +56,13 @@ class CalabresellaGame(GameBase[CalabresellaDeal, CalabresellaObservation]):
         hands = list(dealt.hands)
         deal = CalabresellaDeal(rules, hands, dealer, dealt.widow)
         if self.events is not None:
-            event = self._deal_line(dealt)
-            event["monte"] = _cards(dealt.widow)
-            if dealt.book_line:
-                event["book_line"] = dealt.book_line
-            self.events.append(event)
+            self.events.append(
+                CalabresellaDealt(
+                    **self._dealt(dealt),
+                    monte=tuple(_cards(dealt.widow)),
+                    book_line=dealt.book_line or None,
+                )
+            )
         return deal
 
     def _end_deal(self) -> None:
@@ -54,7 +70,7 @@ class CalabresellaGame(GameBase[CalabresellaDeal, CalabresellaObservation]):
         assert score is not None
         if score.redeal:
             if self.events is not None:
-                self.events.append({"type": "redeal", "deal": self.deal_number})
+                self.events.append(Redealt(self.deal_number))
             if not self._end_if_over():
                 self._redeal = True
                 self.deal = self._start_deal()
@@ -62,24 +78,25 @@ class CalabresellaGame(GameBase[CalabresellaDeal, CalabresellaObservation]):
         for seat, points in enumerate(score.payouts):
             self.totals[seat] += points
         if self.events is not None:
+            # A deal is scored once a contract is made, so it has a soloist and a last trick.
             assert score.contract is not None
+            assert score.soloist is not None and score.last_trick is not None
             self.events.append(
-                {
-                    "type": "score",
-                    "deal": self.deal_number,
-                    "contract": CONTRACT_NAMES[score.contract],
-                    "soloist": score.soloist,
-                    "soloist_points": score.soloist_points,
-                    "success": score.success,
-                    "cappotto": score.cappotto,
-                    "stramazzo": score.stramazzo,
-                    "value": score.value,
-                    "thirds": list(score.thirds),
-                    "last_trick": score.last_trick,
-                    "set_aside": _cards(self.deal.set_aside),
-                    "points": list(score.payouts),
-                    "totals": list(self.totals),
-                }
+                CalabresellaScored(
+                    deal=self.deal_number,
+                    contract=CONTRACT_NAMES[score.contract],
+                    soloist=score.soloist,
+                    soloist_points=score.soloist_points,
+                    success=score.success,
+                    cappotto=score.cappotto,
+                    stramazzo=score.stramazzo,
+                    value=score.value,
+                    thirds=tuple(score.thirds),
+                    last_trick=score.last_trick,
+                    set_aside=tuple(_cards(self.deal.set_aside)),
+                    points=tuple(score.payouts),
+                    totals=tuple(self.totals),
+                )
             )
         if not self._end_if_over():
             self.deal = self._start_deal()
@@ -88,30 +105,30 @@ class CalabresellaGame(GameBase[CalabresellaDeal, CalabresellaObservation]):
         assert self.events is not None
         deal = self.deal
         parts = CALABRESELLA_CODEC.decode(action)
-        line: dict[str, Any] = {"type": parts.kind, "seat": seat}
+        event: Event
         if parts.kind == "bid":
-            line["bid"] = parts.bid
+            assert parts.bid is not None
+            event = Bid(seat, parts.bid)
         elif parts.kind == "split":
             assert parts.mask is not None
             monte = list(cards_of(deal.monte))
-            line["take"] = [CARD_NAMES[c] for i, c in enumerate(monte) if parts.mask >> i & 1]
+            event = Split(
+                seat, tuple(CARD_NAMES[c] for i, c in enumerate(monte) if parts.mask >> i & 1)
+            )
         else:
             assert parts.card is not None
-            line["card"] = CARD_NAMES[parts.card]
+            card = CARD_NAMES[parts.card]
             if parts.kind == "call":
-                line["holder"] = deal.called_holder
+                event = Called(seat, card, deal.called_holder)
             elif parts.kind == "play":
-                line["signal"] = None
-        self.events.append(line)
-        if line["type"] == "bid" and deal.auction.is_over and deal.contract is not None:
-            self.events.append(
-                {
-                    "type": "contract",
-                    "soloist": deal.soloist,
-                    "contract": CONTRACT_NAMES[deal.contract],
-                }
-            )
+                event = Played(seat, card)
+            else:
+                event = _FACE_DOWN[parts.kind](seat, card)
+        self.events.append(event)
+        if isinstance(event, Bid) and deal.auction.is_over and deal.contract is not None:
+            assert deal.soloist is not None
+            self.events.append(ContractMade(deal.soloist, CONTRACT_NAMES[deal.contract]))
         tricks = deal.tricks
         if len(tricks) > self._tricks_logged:
             self._tricks_logged = len(tricks)
-            self.events.append({"type": "trick", "trick": len(tricks), "winner": tricks[-1][1]})
+            self.events.append(TrickTaken(len(tricks), tricks[-1][1]))

@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 
 from referee.engine.cards import CARD_NAMES, cards_of, parse_card
 from referee.engine.codec import ActionParts
+from referee.engine.events import DealOver, Drew, Event
 from referee.engine.game_base import AnyGame
 from referee.engine.observation import Observation
 from referee.families.tressette.actions import parse_signal
@@ -21,6 +22,12 @@ from referee.families.tressette.declarations import (
     DECLARATION_NAMES,
     declaration_points,
     parse_declaration,
+)
+from referee.families.tressette.events import (
+    CalledOut,
+    DeclarationsEnded,
+    Declared,
+    TressetteScored,
 )
 from referee.protocol import Sent, encode_trick_observation, field, fill_trick_observation
 from tavolo_bot.proto import referee_pb2 as pb
@@ -55,34 +62,40 @@ def _declared_fields(quattro_points: int) -> Callable[[int, int], bytes]:
     return lambda seat, declaration: _declared_field(seat, declaration, quattro_points)
 
 
-def _declared(line: dict[str, Any]) -> pb.Event:
+def _declared(event: Declared) -> pb.Event:
     return pb.Event(
         declared=pb.Declared(
-            seat=line["seat"],
-            declaration=line["declaration"],
-            cards=line["cards"],
-            points=line["points"],
+            seat=event.seat,
+            declaration=event.declaration,
+            cards=event.cards,
+            points=event.points,
         )
     )
 
 
-def _called_out(line: dict[str, Any]) -> pb.Event:
+def _called_out(event: CalledOut) -> pb.Event:
     return pb.Event(
-        called_out=pb.CalledOut(seat=line["seat"], claimed=line["claimed"], correct=line["correct"])
+        called_out=pb.CalledOut(seat=event.seat, claimed=event.claimed, correct=event.correct)
     )
+
+
+def _declarations_ended(event: DeclarationsEnded) -> pb.Event:
+    return pb.Event(declarations_ended=pb.DeclarationsEnded(seat=event.seat))
+
+
+def _drew(event: Drew) -> pb.Event:
+    return pb.Event(card_drawn=pb.Draw(seat=event.seat, card=event.card))
 
 
 class TressetteAdapters:
     """The Tressette families' adapters (``referee.protocol.FamilyAdapters``)."""
 
-    events: ClassVar[dict[str, Callable[[dict[str, Any]], pb.Event | None]]] = {
-        "declare": _declared,
-        "end-declarations": lambda line: pb.Event(
-            declarations_ended=pb.DeclarationsEnded(seat=line["seat"])
-        ),
-        "call-out": _called_out,
+    events: ClassVar[dict[type[Event], Callable[[Any], pb.Event | None]]] = {
+        Declared: _declared,
+        DeclarationsEnded: _declarations_ended,
+        CalledOut: _called_out,
         # Tressette a due's draws are shown to both players.
-        "draw": lambda line: pb.Event(card_drawn=pb.Draw(seat=line["seat"], card=line["card"])),
+        Drew: _drew,
     }
 
     def fill_observation(
@@ -108,17 +121,18 @@ class TressetteAdapters:
     def named_cards(self, deal: Any) -> Sequence[int]:
         return ()
 
-    def scored_event(self, line: dict[str, Any], hands: list[list[str]]) -> pb.Event:
-        cappotto = line["cappotto"]
+    def scored_event(self, event: DealOver, hands: Sequence[Sequence[str]]) -> pb.Event:
+        assert isinstance(event, TressetteScored)
+        cappotto = event.cappotto
         return pb.Event(
             deal_scored=pb.DealScored(
-                deal=line["deal"],
-                last_trick=line["last_trick"],
-                thirds=line["thirds"],
-                card_points=line["card_points"],
-                declarations=line["declarations"],
-                points=line["points"],
-                totals=line["totals"],
+                deal=event.deal,
+                last_trick=event.last_trick,
+                thirds=event.thirds,
+                card_points=event.card_points,
+                declarations=event.declarations,
+                points=event.points,
+                totals=event.totals,
                 cappotto=-1 if cappotto is None else cappotto,
                 hands=[pb.Hand(cards=h) for h in hands],
             )

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from referee.engine.cards import CARD_NAMES, CardSet, cards_of, names
 from referee.engine.codec import Action
+from referee.engine.events import Drew, Played, TrickTaken
 from referee.engine.game_base import GameBase, Termination
 from referee.engine.observation import Observation
 from referee.engine.rules import Rules
@@ -23,6 +24,13 @@ from referee.families.tressette.declarations import (
     DECLARATION_CARDS,
     DECLARATION_NAMES,
     declaration_points,
+)
+from referee.families.tressette.events import (
+    CalledOut,
+    DeclarationsEnded,
+    Declared,
+    TressetteDealt,
+    TressetteScored,
 )
 
 
@@ -68,16 +76,15 @@ class TressetteGame(GameBase[TressetteDeal, Observation]):
         self._draws_logged = 0
         self._trick_count = 0
         if self.events is not None:
-            event = self._deal_line(dealt)
-            if dealt.book_line:
-                event["book_line"] = dealt.book_line
-            if dealt.stock:
-                event["stock"] = [CARD_NAMES[c] for c in dealt.stock]
-            elif dealt.widow:
-                event["widow"] = _cards(dealt.widow)
-            if trump is not None:
-                event["trump"] = CARD_NAMES[trump]
-            self.events.append(event)
+            self.events.append(
+                TressetteDealt(
+                    **self._dealt(dealt),
+                    book_line=dealt.book_line or None,
+                    stock=tuple(CARD_NAMES[c] for c in dealt.stock) if dealt.stock else None,
+                    widow=tuple(_cards(dealt.widow)) if dealt.widow and not dealt.stock else None,
+                    trump=None if trump is None else CARD_NAMES[trump],
+                )
+            )
             for seat, declaration in deal.declared:
                 self._log_declaration(seat, declaration)
         return deal
@@ -99,17 +106,16 @@ class TressetteGame(GameBase[TressetteDeal, Observation]):
             self.totals[side] += points
         if self.events is not None:
             self.events.append(
-                {
-                    "type": "score",
-                    "deal": self.deal_number,
-                    "last_trick": score.last_trick,
-                    "thirds": list(score.thirds),
-                    "card_points": list(score.card_points),
-                    "declarations": list(score.declarations),
-                    "cappotto": score.cappotto,
-                    "points": list(score.points),
-                    "totals": list(self.totals),
-                }
+                TressetteScored(
+                    deal=self.deal_number,
+                    last_trick=score.last_trick,
+                    thirds=tuple(score.thirds),
+                    card_points=tuple(score.card_points),
+                    declarations=tuple(score.declarations),
+                    cappotto=score.cappotto,
+                    points=tuple(score.points),
+                    totals=tuple(self.totals),
+                )
             )
         if not self._end_if_over():
             self.deal = self._start_deal()  # below the target, or a tie at the top
@@ -119,13 +125,12 @@ class TressetteGame(GameBase[TressetteDeal, Observation]):
     def _log_declaration(self, seat: int, declaration: int) -> None:
         assert self.events is not None
         self.events.append(
-            {
-                "type": "declare",
-                "seat": seat,
-                "declaration": DECLARATION_NAMES[declaration],
-                "cards": _cards(DECLARATION_CARDS[declaration]),
-                "points": declaration_points(declaration, self.rules.quattro_points),
-            }
+            Declared(
+                seat,
+                DECLARATION_NAMES[declaration],
+                tuple(_cards(DECLARATION_CARDS[declaration])),
+                declaration_points(declaration, self.rules.quattro_points),
+            )
         )
 
     def _log_action(self, seat: int, action: Action, before: int) -> None:
@@ -136,37 +141,22 @@ class TressetteGame(GameBase[TressetteDeal, Observation]):
         if parts.kind == "play":
             assert parts.card is not None
             signal = SIGNAL_NAMES[parts.signal]
-            self.events.append(
-                {
-                    "type": "play",
-                    "seat": seat,
-                    "card": CARD_NAMES[parts.card],
-                    "signal": signal or None,
-                }
-            )
+            self.events.append(Played(seat, CARD_NAMES[parts.card], signal or None))
             winners = deal.trick_winners
             if len(winners) > self._trick_count:
                 self._trick_count = len(winners)
-                self.events.append(
-                    {
-                        "type": "trick",
-                        "trick": self._trick_count,
-                        "winner": winners[-1],
-                    }
-                )
+                self.events.append(TrickTaken(self._trick_count, winners[-1]))
                 if isinstance(deal, TressetteADueDeal):
                     draws = deal.draws()
                     for s, card in draws[self._draws_logged :]:
-                        self.events.append({"type": "draw", "seat": s, "card": CARD_NAMES[card]})
+                        self.events.append(Drew(s, CARD_NAMES[card]))
                     self._draws_logged = len(draws)
         elif parts.kind == "declare":
             for s, declaration in deal.declared[declared_before:]:
                 self._log_declaration(s, declaration)
         elif parts.kind == "end-declarations":
-            self.events.append({"type": "end-declarations", "seat": seat})
+            self.events.append(DeclarationsEnded(seat))
         elif parts.kind == "call-out":
             call = deal.call_out
             assert call is not None
-            self.events.append(
-                {"type": "call-out", "seat": seat, "claimed": call.claimed, "correct": call.correct}
-            )
+            self.events.append(CalledOut(seat, call.claimed, call.correct))

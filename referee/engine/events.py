@@ -1,0 +1,209 @@
+"""The engine's events: what happened in a game, as frozen values.
+
+A game's ``events`` are these, in order; each one's :meth:`Event.line` is its record line
+(``docs/records.md``), with the keys in the order the record writes them. The events every
+family shares are here; a family's own (a declaration, a bid, its deal and its score) are in
+its package's ``events`` module. The match and the in-process player turn them into
+protocol events in one place (``referee.protocol.heard``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, ClassVar, TypeVar
+
+E = TypeVar("E", bound="Event")
+
+Cards = tuple[str, ...]
+"""Card names, e.g. ``("3D", "QB")``."""
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One event of a game. Sequences are tuples, so that nothing can change one."""
+
+    TYPE: ClassVar[str] = ""
+    """The record line's ``type``."""
+    OPTIONAL: ClassVar[frozenset[str]] = frozenset()
+    """Fields left out of the line while they are None."""
+
+    def line(self) -> dict[str, Any]:
+        """The record line: ``type``, then the fields in order (lists for tuples)."""
+        out: dict[str, Any] = {"type": self.TYPE}
+        for name, optional in _keys(type(self)):
+            value = getattr(self, name)
+            if value is None and optional:
+                continue
+            out[name] = _plain(value) if isinstance(value, (tuple, Mapping)) else value
+        return out
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+_KEYS: dict[type[Event], tuple[tuple[str, bool], ...]] = {}
+
+
+def _keys(cls: type[Event]) -> tuple[tuple[str, bool], ...]:
+    keys = _KEYS.get(cls)
+    if keys is None:
+        keys = _KEYS[cls] = tuple((f.name, f.name in cls.OPTIONAL) for f in dataclasses.fields(cls))
+    return keys
+
+
+def frozen(value: Any) -> Any:
+    """``value`` (read from JSON, or a fresh dict) with every list a tuple and every dict a
+    read-only view: for an event's fields."""
+    if isinstance(value, list | tuple):
+        return tuple(frozen(v) for v in value)
+    if isinstance(value, Mapping):
+        return MappingProxyType({k: frozen(v) for k, v in value.items()})
+    return value
+
+
+# -- the events of every family ------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class GameBegun(Event):
+    """A game's header: its rules, seed and seats; where its deals came from; what each
+    seat's bot ran under (the match adds that)."""
+
+    TYPE: ClassVar[str] = "game"
+    OPTIONAL: ClassVar[frozenset[str]] = frozenset({"book", "sandbox"})
+    format: str
+    game: str
+    rules: Mapping[str, Any]
+    seed: str
+    deals: int | None
+    seats: Cards | None
+    book: Mapping[str, Any] | None = None
+    """The deal book's ``sha256`` and the game's first deal in it (``start``), if dealt from one."""
+    sandbox: tuple[str, ...] | None = None
+    """By seat, the sandbox its bot ran in: a fact of the match, not of the game."""
+
+
+@dataclass(frozen=True, slots=True)
+class Dealt(Event):
+    """A deal's cards: every hand, so private to the record. A family adds what else it
+    deals (a stock, a widow, a trump) in its own subclass."""
+
+    TYPE: ClassVar[str] = "deal"
+    deal: int
+    dealer: int
+    hands: tuple[Cards, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Played(Event):
+    """A card played, with its signal (None in families without signals)."""
+
+    TYPE: ClassVar[str] = "play"
+    OPTIONAL: ClassVar[frozenset[str]] = frozenset({"ms"})
+    seat: int
+    card: str
+    signal: str | None = None
+    ms: int | None = None
+    """The bot's think time, if a referee timed it."""
+
+
+@dataclass(frozen=True, slots=True)
+class TrickTaken(Event):
+    """Trick ``trick`` (from 1) of the deal was won by ``winner``."""
+
+    TYPE: ClassVar[str] = "trick"
+    trick: int
+    winner: int
+
+
+@dataclass(frozen=True, slots=True)
+class Drew(Event):
+    """``seat`` drew ``card`` from the stock (shown to the table or not, as its family says)."""
+
+    TYPE: ClassVar[str] = "draw"
+    seat: int
+    card: str
+
+
+@dataclass(frozen=True, slots=True)
+class DealOver(Event):
+    """Deal ``deal`` is over: scored, or (Calabresella) dealt again."""
+
+    deal: int
+
+
+@dataclass(frozen=True, slots=True)
+class Scored(DealOver):
+    """A deal's score; each family's subclass has its fields, ``points`` (this deal's, by
+    side) and ``totals`` (the game's so far) among them."""
+
+    TYPE: ClassVar[str] = "score"
+
+    @property
+    def points(self) -> tuple[int, ...]:
+        """This deal's points, by side (a field of each family's subclass)."""
+        raise NotImplementedError
+
+    @property
+    def totals(self) -> tuple[int, ...]:
+        """The game's totals after this deal (a field of each family's subclass)."""
+        raise NotImplementedError
+
+
+@dataclass(frozen=True, slots=True)
+class Forfeited(Event):
+    """The game ended here: ``seat``'s side lost for ``reason`` (a termination's value)."""
+
+    TYPE: ClassVar[str] = "forfeit"
+    seat: int
+    reason: str
+    detail: str
+
+
+@dataclass(frozen=True, slots=True)
+class Rejected(Event):
+    """``seat`` answered with an action the rules refused, for ``reason``."""
+
+    TYPE: ClassVar[str] = "rejected"
+    OPTIONAL: ClassVar[frozenset[str]] = frozenset({"ms"})
+    seat: int
+    action_id: int
+    reason: str
+    ms: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Incident(Event):
+    """Something the referee saw ``seat`` do outside the rules' actions."""
+
+    TYPE: ClassVar[str] = "incident"
+    seat: int
+    kind: str
+    detail: str
+
+
+@dataclass(frozen=True, slots=True)
+class Ended(Event):
+    """The game's result: how it ended, the winning side (None: a draw), the totals."""
+
+    TYPE: ClassVar[str] = "result"
+    termination: str
+    winner: int | None
+    totals: tuple[int, ...]
+    deals: int
+
+
+def timed(event: E, ms: int) -> E:
+    """``event`` with the think time ``ms``; ValueError if it is not a bot's answer (it has
+    no ``ms`` field)."""
+    if "ms" not in event.__dataclass_fields__:
+        raise ValueError(f"a '{event.TYPE}' event records no answer")
+    return dataclasses.replace(event, **{"ms": ms})
