@@ -10,7 +10,7 @@ protocol events in one place (``referee.protocol.heard``).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, ClassVar, TypeVar
@@ -32,13 +32,9 @@ class Event:
 
     def line(self) -> dict[str, Any]:
         """The record line: ``type``, then the fields in order (lists for tuples)."""
-        out: dict[str, Any] = {"type": self.TYPE}
-        for name, optional in _keys(type(self)):
-            value = getattr(self, name)
-            if value is None and optional:
-                continue
-            out[name] = _plain(value) if isinstance(value, (tuple, Mapping)) else value
-        return out
+        cls = type(self)
+        write = _LINES.get(cls) or _line_writer(cls)
+        return write(self)
 
 
 def _plain(value: Any) -> Any:
@@ -49,14 +45,33 @@ def _plain(value: Any) -> Any:
     return value
 
 
-_KEYS: dict[type[Event], tuple[tuple[str, bool], ...]] = {}
+_SCALARS = frozenset({"int", "str", "bool", "int | None", "str | None", "bool | None"})
+"""Field annotations whose values go into a line as they are."""
+
+_LINES: dict[type[Event], Callable[[Event], dict[str, Any]]] = {}
 
 
-def _keys(cls: type[Event]) -> tuple[tuple[str, bool], ...]:
-    keys = _KEYS.get(cls)
-    if keys is None:
-        keys = _KEYS[cls] = tuple((f.name, f.name in cls.OPTIONAL) for f in dataclasses.fields(cls))
-    return keys
+def _line_writer(cls: type[Event]) -> Callable[[Event], dict[str, Any]]:
+    """The function that writes ``cls``'s lines, made once per class (as ``dataclasses``
+    makes ``__init__``): every record line of a match goes through one."""
+    always, body = [f'"type": {cls.TYPE!r}'], []
+    for f in dataclasses.fields(cls):
+        value = f"e.{f.name}" if f.type in _SCALARS else f"plain(e.{f.name})"
+        if f.name in cls.OPTIONAL:
+            body.append(f"    if e.{f.name} is not None: out[{f.name!r}] = {value}")
+        elif body:  # keys keep their order: after an optional one, each is added in turn
+            body.append(f"    out[{f.name!r}] = {value}")
+        else:
+            always.append(f"{f.name!r}: {value}")
+    source = "\n".join(
+        ["def line(e):", f"    out = {{{', '.join(always)}}}", *body, "    return out"]
+    )
+    scope: dict[str, Any] = {"plain": _plain}
+    # The source holds only our own classes' field names (identifiers) and TYPE (a repr).
+    exec(source, scope)
+    write: Callable[[Event], dict[str, Any]] = scope["line"]
+    _LINES[cls] = write
+    return write
 
 
 def frozen(value: Any) -> Any:
@@ -203,7 +218,18 @@ class Ended(Event):
 
 def timed(event: E, ms: int) -> E:
     """``event`` with the think time ``ms``; ValueError if it is not a bot's answer (it has
-    no ``ms`` field)."""
-    if "ms" not in event.__dataclass_fields__:
-        raise ValueError(f"a '{event.TYPE}' event records no answer")
-    return dataclasses.replace(event, **{"ms": ms})
+    no ``ms`` field, its last)."""
+    cls = type(event)
+    names = _TIMED.get(cls)
+    if names is None:
+        fields = [f.name for f in dataclasses.fields(cls)]
+        if fields[-1:] != ["ms"]:
+            raise ValueError(f"a '{cls.TYPE}' event records no answer")
+        names = _TIMED[cls] = tuple(fields[:-1])
+    # Positional, not dataclasses.replace: every answer of a match is timed.
+    make: Callable[..., E] = cls
+    return make(*[getattr(event, n) for n in names], ms)
+
+
+_TIMED: dict[type[Event], tuple[str, ...]] = {}
+"""By answer event type, its fields before ``ms``."""
