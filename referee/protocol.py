@@ -533,9 +533,16 @@ class Heard(NamedTuple):
     everyone: pb.Event | None = None
 
 
+@functools.cache
+def _heard_play(seat: int, card: str, signal: str | None) -> Heard:
+    return Heard(everyone=_card_played(seat, card, signal))
+
+
 def heard(family: Family, event: Event, hands: Sequence[Sequence[str]]) -> Heard:
     """What every seat hears of ``event`` in a game of ``family``, as the match and the
     in-process player send it; ``hands``: the deal's hands, from its ``Dealt``."""
+    if type(event) is Played:  # most events: one Heard for each play, made once
+        return _heard_play(event.seat, event.card, event.signal)
     if isinstance(event, Dealt):
         return Heard(each=[hand_event(event, seat) for seat in range(len(event.hands))])
     if isinstance(event, DealOver):

@@ -10,6 +10,7 @@ protocol events in one place (``referee.protocol.heard``).
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -214,6 +215,19 @@ class Ended(Event):
     winner: int | None
     totals: tuple[int, ...]
     deals: int
+
+
+@functools.cache
+def played(seat: int, card: str, signal: str | None = None) -> Played:
+    """The play of ``card`` by ``seat``: made once and shared, as values may be (a match
+    makes tens of thousands, of a few hundred kinds)."""
+    return Played(seat, card, signal)
+
+
+@functools.cache
+def trick_taken(trick: int, winner: int) -> TrickTaken:
+    """Trick ``trick`` won by ``winner``, made once and shared."""
+    return TrickTaken(trick, winner)
 
 
 def timed(event: E, ms: int) -> E:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from referee.engine.cards import CARD_NAMES, names
 from referee.engine.codec import Action
-from referee.engine.events import Drew, Played, TrickTaken
+from referee.engine.events import Drew, played, trick_taken
 from referee.engine.game_base import GameBase
 from referee.engine.observation import Observation
 from referee.families.briscola.deal import BriscolaDeal
@@ -62,11 +62,11 @@ class BriscolaGame(GameBase[BriscolaDeal, Observation]):
         events = self.events
         assert events is not None
         deal = self.deal
-        events.append(Played(seat, CARD_NAMES[action]))
+        events.append(played(seat, CARD_NAMES[action]))
         tricks = deal.tricks_played
         if tricks > self._tricks_logged:
             self._tricks_logged = tricks
-            events.append(TrickTaken(tricks, deal.trick_winners[-1]))
+            events.append(trick_taken(tricks, deal.trick_winners[-1]))
             draws = deal.draws()
             for s, card in draws[self._draws_logged :]:
                 events.append(Drew(s, CARD_NAMES[card]))

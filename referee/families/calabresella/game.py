@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from referee.engine.cards import CARD_NAMES, CardSet, cards_of
 from referee.engine.codec import Action
-from referee.engine.events import Event, Played, TrickTaken
+from referee.engine.events import Event, played, trick_taken
 from referee.engine.game_base import GameBase
 from referee.families.calabresella.auction import CONTRACT_NAMES
 from referee.families.calabresella.codec import CALABRESELLA_CODEC
@@ -121,7 +121,7 @@ class CalabresellaGame(GameBase[CalabresellaDeal, CalabresellaObservation]):
             if parts.kind == "call":
                 event = Called(seat, card, deal.called_holder)
             elif parts.kind == "play":
-                event = Played(seat, card)
+                event = played(seat, card)
             else:
                 event = _FACE_DOWN[parts.kind](seat, card)
         self.events.append(event)
@@ -131,4 +131,4 @@ class CalabresellaGame(GameBase[CalabresellaDeal, CalabresellaObservation]):
         tricks = deal.tricks
         if len(tricks) > self._tricks_logged:
             self._tricks_logged = len(tricks)
-            self.events.append(TrickTaken(len(tricks), tricks[-1][1]))
+            self.events.append(trick_taken(len(tricks), tricks[-1][1]))

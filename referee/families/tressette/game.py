@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from referee.engine.cards import CARD_NAMES, CardSet, cards_of, names
 from referee.engine.codec import Action
-from referee.engine.events import Drew, Played, TrickTaken
+from referee.engine.events import Drew, played, trick_taken
 from referee.engine.game_base import GameBase, Termination
 from referee.engine.observation import Observation
 from referee.engine.rules import Rules
@@ -141,11 +141,11 @@ class TressetteGame(GameBase[TressetteDeal, Observation]):
         if parts.kind == "play":
             assert parts.card is not None
             signal = SIGNAL_NAMES[parts.signal]
-            self.events.append(Played(seat, CARD_NAMES[parts.card], signal or None))
+            self.events.append(played(seat, CARD_NAMES[parts.card], signal or None))
             winners = deal.trick_winners
             if len(winners) > self._trick_count:
                 self._trick_count = len(winners)
-                self.events.append(TrickTaken(self._trick_count, winners[-1]))
+                self.events.append(trick_taken(self._trick_count, winners[-1]))
                 if isinstance(deal, TressetteADueDeal):
                     draws = deal.draws()
                     for s, card in draws[self._draws_logged :]:
