@@ -89,10 +89,15 @@ class RecordWriter:
         """The next events come from a new game's list, written from its start."""
         self._written = 0
 
-    def write_new(self, events: Sequence[Event]) -> None:
-        """Write the events not written yet."""
-        for event in events[self._written :]:
-            self._stream.write(dumps(event.line()) + "\n")
+    def write_new(self, events: Sequence[Event], texts: Sequence[str] | None = None) -> None:
+        """Write the events not written yet; ``texts``: their lines' text, if made already."""
+        new = events[self._written :]
+        if texts is None:
+            texts = [dumps(event.line()) for event in new]
+        elif len(texts) != len(new):
+            raise ValueError(f"{len(texts)} texts for {len(new)} new events")
+        for event, text in zip(new, texts, strict=True):
+            self._stream.write(text + "\n")
             if isinstance(event, _FLUSHED):
                 self._stream.flush()
         self._written = len(events)

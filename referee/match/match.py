@@ -601,15 +601,17 @@ class Match:
                 self.deals_done += 1
                 if self._on_deal is not None:
                     self._on_deal(self)
+        # Each line's text is made once, for the record and the storage callbacks alike.
+        texts = [dumps(e.line()) for e in events[game.sent :]]
         if self._keep_lines:
-            self._keep(game, events[game.sent :])
+            self._keep(game, events[game.sent :], texts)
         game.sent = len(events)
         if self.record is not None:
-            self.record.write_new(events)
+            self.record.write_new(events, texts)
 
-    def _keep(self, game: _Game, new: list[Event]) -> None:
-        for event in new:
-            game.lines.append(dumps(event.line()))
+    def _keep(self, game: _Game, new: list[Event], texts: list[str]) -> None:
+        for event, text in zip(new, texts, strict=True):
+            game.lines.append(text)
             if isinstance(event, Scored):
                 if self._on_deal_recorded is not None:
                     deal = tuple(game.lines[game.deal_start :])
