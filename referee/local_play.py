@@ -84,7 +84,7 @@ class _Table:
                             self.on_deal(state)
                 sent = len(events)
                 if self.writer is not None:
-                    self.writer.write_new(events)
+                    self.writer.write_new(state)
             if state.outcome is not None:
                 return state.outcome
             seat = state.current_player()

@@ -28,7 +28,6 @@ from referee.engine.events import (
     GameBegun,
     Scored,
     frozen,
-    timed,
 )
 from referee.engine.game_base import RECORD_FORMAT, AnyGame, Outcome, Termination
 from referee.engine.registry import families, new_game
@@ -89,14 +88,17 @@ class RecordWriter:
         """The next events come from a new game's list, written from its start."""
         self._written = 0
 
-    def write_new(self, events: Sequence[Event], texts: Sequence[str] | None = None) -> None:
-        """Write the events not written yet; ``texts``: their lines' text, if made already."""
-        new = events[self._written :]
+    def write_new(self, game: AnyGame, texts: Sequence[str] | None = None) -> None:
+        """Write the lines of ``game`` not written yet; ``texts``: their text, if made
+        already."""
+        events = game.events
+        assert events is not None
+        start = self._written
         if texts is None:
-            texts = [dumps(event.line()) for event in new]
-        elif len(texts) != len(new):
-            raise ValueError(f"{len(texts)} texts for {len(new)} new events")
-        for event, text in zip(new, texts, strict=True):
+            texts = [dumps(game.line(i)) for i in range(start, len(events))]
+        elif len(texts) != len(events) - start:
+            raise ValueError(f"{len(texts)} texts for {len(events) - start} new events")
+        for event, text in zip(events[start:], texts, strict=True):
             self._stream.write(text + "\n")
             if isinstance(event, _FLUSHED):
                 self._stream.flush()
@@ -374,7 +376,7 @@ class _Walk:
             if state is not None and state.outcome is not None:
                 outcomes.append(state.outcome)
                 if rebuilt is not None:
-                    rebuilt.extend(dumps(e.line()) for e in events)
+                    rebuilt.extend(dumps(line) for line in state.lines())
 
         for number, text in enumerate(lines, start=1):
             try:
@@ -421,10 +423,10 @@ class _Walk:
                 if "ms" in obj and obj["type"] in timed_types():
                     # A fact of the match, as the sandbox is: checked for its form, kept.
                     try:
-                        events[pos] = timed(events[pos], _think_time(obj))
+                        state.think_ms[pos] = _think_time(obj)
                     except ValueError as exc:
                         raise RecordError(source, number, str(exc)) from None
-            expected = events[pos].line()
+            expected = state.line(pos)
             if check and obj != expected:
                 raise RecordError(source, number, _difference(obj, expected, dealt_from))
             if check and text != dumps(expected):

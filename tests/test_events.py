@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from referee.engine.events import Event, GameBegun, Played, Rejected, timed
+from referee.engine.events import Event, GameBegun, Played, Rejected
 from referee.engine.game_base import AnyGame, Termination
 from referee.engine.registry import new_game, preset, presets
 from referee.records import dumps, replay, verify_lines
@@ -97,15 +97,19 @@ def test_a_line_is_its_type_then_its_fields_in_order_optional_ones_left_out() ->
     ]  # fmt: skip
     # A signal is not optional: a play without one says null.
     assert Played(1, "AS").line() == {"type": "play", "seat": 1, "card": "AS", "signal": None}
-    answered = timed(Played(1, "AS"), 17)
-    assert list(answered.line()) == ["type", "seat", "card", "signal", "ms"]
-    assert answered.line()["ms"] == 17 and answered.ms == 17
-    assert list(timed(Rejected(0, 14, "must_follow_suit"), 5).line()) == [
-        "type", "seat", "action_id", "reason", "ms",
-    ]  # fmt: skip
+    # A think time is the match's, not the event's: the game keeps it, the line ends in it.
+    game = played("tressette", "timed", faults=True)
+    assert game.events is not None
+    answer = next(i for i, e in enumerate(game.events) if isinstance(e, Played))
+    game.time_answer(answer, 17)
+    assert list(game.line(answer)) == ["type", "seat", "card", "signal", "ms"]
+    assert game.line(answer)["ms"] == 17 and "ms" not in game.events[answer].line()
+    rejected = next(i for i, e in enumerate(game.events) if isinstance(e, Rejected))
+    game.time_answer(rejected, 5)
+    assert list(game.line(rejected)) == ["type", "seat", "action_id", "reason", "ms"]
     # Only a bot's answer has a think time.
-    with pytest.raises(ValueError, match="'result' event records no answer"):
-        timed(played("tressette", "ended").events[-1], 3)  # type: ignore[index]
+    with pytest.raises(ValueError, match="a 'result' event is not a bot's answer"):
+        game.time_answer(len(game.events) - 1, 3)
     # A line is a new value: changing it changes no event.
     line = play.line()
     line["card"] = "QB"

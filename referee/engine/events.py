@@ -14,9 +14,7 @@ import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, ClassVar, TypeVar
-
-E = TypeVar("E", bound="Event")
+from typing import Any, ClassVar
 
 Cards = tuple[str, ...]
 """Card names, e.g. ``("3D", "QB")``."""
@@ -123,12 +121,9 @@ class Played(Event):
     """A card played, with its signal (None in families without signals)."""
 
     TYPE: ClassVar[str] = "play"
-    OPTIONAL: ClassVar[frozenset[str]] = frozenset({"ms"})
     seat: int
     card: str
     signal: str | None = None
-    ms: int | None = None
-    """The bot's think time, if a referee timed it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,11 +184,9 @@ class Rejected(Event):
     """``seat`` answered with an action the rules refused, for ``reason``."""
 
     TYPE: ClassVar[str] = "rejected"
-    OPTIONAL: ClassVar[frozenset[str]] = frozenset({"ms"})
     seat: int
     action_id: int
     reason: str
-    ms: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,22 +221,3 @@ def played(seat: int, card: str, signal: str | None = None) -> Played:
 def trick_taken(trick: int, winner: int) -> TrickTaken:
     """Trick ``trick`` won by ``winner``, made once and shared."""
     return TrickTaken(trick, winner)
-
-
-def timed(event: E, ms: int) -> E:
-    """``event`` with the think time ``ms``; ValueError if it is not a bot's answer (it has
-    no ``ms`` field, its last)."""
-    cls = type(event)
-    names = _TIMED.get(cls)
-    if names is None:
-        fields = [f.name for f in dataclasses.fields(cls)]
-        if fields[-1:] != ["ms"]:
-            raise ValueError(f"a '{cls.TYPE}' event records no answer")
-        names = _TIMED[cls] = tuple(fields[:-1])
-    # Positional, not dataclasses.replace: every answer of a match is timed.
-    make: Callable[..., E] = cls
-    return make(*[getattr(event, n) for n in names], ms)
-
-
-_TIMED: dict[type[Event], tuple[str, ...]] = {}
-"""By answer event type, its fields before ``ms``."""

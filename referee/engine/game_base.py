@@ -138,6 +138,9 @@ class GameBase(Generic[DealT, ObsT]):
         self.outcome: Outcome | None = None
         self.deal_number = 0
         self.events: list[Event] | None = [] if record else None
+        self.think_ms: dict[int, int] = {}
+        """By index in ``events``, a bot's answer's think time, as a referee timed it: a
+        fact of the match, written last in the answer's record line (``ms``)."""
         self._deal_source = deal_source
         self._dealer = first_dealer(rules.game, seed, rules.players)
         if self.events is not None:
@@ -156,9 +159,27 @@ class GameBase(Generic[DealT, ObsT]):
             )
         self.deal: DealT = self._start_deal()
 
+    def line(self, index: int) -> dict[str, Any]:
+        """Record line ``index`` (``docs/records.md``): its event's, with its think time."""
+        assert self.events is not None
+        out = self.events[index].line()
+        ms = self.think_ms.get(index)
+        if ms is not None:
+            out["ms"] = ms
+        return out
+
     def lines(self) -> list[dict[str, Any]]:
-        """The record so far, as its lines (``docs/records.md``); [] unless recorded."""
-        return [event.line() for event in self.events or ()]
+        """The record so far, as its lines; [] unless recorded."""
+        return [self.line(i) for i in range(len(self.events or ()))]
+
+    def time_answer(self, index: int, ms: int) -> None:
+        """Give event ``index``, a bot's answer (an action of its, or a refused one), its
+        think time; ValueError for any other event."""
+        assert self.events is not None
+        event = self.events[index]
+        if event.TYPE not in self.rules.family.kinds and not isinstance(event, Rejected):
+            raise ValueError(f"a '{event.TYPE}' event is not a bot's answer")
+        self.think_ms[index] = ms
 
     # -- the state API ------------------------------------------------------------------
 

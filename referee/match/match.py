@@ -31,7 +31,6 @@ from referee.engine.events import (
     Forfeited,
     GameBegun,
     Scored,
-    timed,
 )
 from referee.engine.game_base import AnyGame, Outcome, Termination
 from referee.engine.rules import Rules
@@ -602,12 +601,13 @@ class Match:
                 if self._on_deal is not None:
                     self._on_deal(self)
         # Each line's text is made once, for the record and the storage callbacks alike.
-        texts = [dumps(e.line()) for e in events[game.sent :]]
+        state = game.state
+        texts = [dumps(state.line(i)) for i in range(game.sent, len(events))]
         if self._keep_lines:
             self._keep(game, events[game.sent :], texts)
         game.sent = len(events)
         if self.record is not None:
-            self.record.write_new(events, texts)
+            self.record.write_new(state, texts)
 
     def _keep(self, game: _Game, new: list[Event], texts: list[str]) -> None:
         for event, text in zip(new, texts, strict=True):
@@ -900,7 +900,6 @@ class _Game:
 
     def time_answer(self, seat: int, line: int) -> None:
         """Give record line ``line``, ``seat``'s answer, the answer's think time."""
-        event = self.events[line]
-        assert getattr(event, "seat", None) == seat, event
-        self.events[line] = timed(event, self.answer_ms)
+        assert getattr(self.events[line], "seat", None) == seat, self.events[line]
+        self.state.time_answer(line, self.answer_ms)
         self.answers.append((seat, self.answer_ms))

@@ -9,8 +9,6 @@ from typing import ClassVar
 
 from referee.engine.events import Cards, DealOver, Dealt, Event, Scored
 
-_MS: frozenset[str] = frozenset({"ms"})
-
 
 @dataclass(frozen=True, slots=True)
 class CalabresellaDealt(Dealt):
@@ -27,10 +25,8 @@ class Bid(Event):
     """``seat`` bid ``bid``: ``pass`` or a contract's name."""
 
     TYPE: ClassVar[str] = "bid"
-    OPTIONAL: ClassVar[frozenset[str]] = _MS
     seat: int
     bid: str
-    ms: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,11 +43,9 @@ class Called(Event):
     """The soloist called ``card``; ``holder`` has it (None: it is in the monte)."""
 
     TYPE: ClassVar[str] = "call"
-    OPTIONAL: ClassVar[frozenset[str]] = _MS
     seat: int
     card: str
     holder: int | None
-    ms: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,10 +53,8 @@ class Given(Event):
     """``seat`` gave the soloist ``card`` for the called card (face down)."""
 
     TYPE: ClassVar[str] = "give"
-    OPTIONAL: ClassVar[frozenset[str]] = _MS
     seat: int
     card: str
-    ms: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,10 +62,8 @@ class Discarded(Event):
     """The soloist set ``card`` aside (face down)."""
 
     TYPE: ClassVar[str] = "discard"
-    OPTIONAL: ClassVar[frozenset[str]] = _MS
     seat: int
     card: str
-    ms: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,10 +71,8 @@ class Split(Event):
     """The soloist took ``take`` from the monte."""
 
     TYPE: ClassVar[str] = "split"
-    OPTIONAL: ClassVar[frozenset[str]] = _MS
     seat: int
     take: Cards
-    ms: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

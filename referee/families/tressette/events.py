@@ -27,12 +27,10 @@ class Declared(Event):
     """``seat`` declared ``declaration`` (an accuso), showing ``cards``, worth ``points``."""
 
     TYPE: ClassVar[str] = "declare"
-    OPTIONAL: ClassVar[frozenset[str]] = frozenset({"ms"})
     seat: int
     declaration: str
     cards: Cards
     points: int
-    ms: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,9 +38,7 @@ class DeclarationsEnded(Event):
     """``seat`` has nothing more to declare."""
 
     TYPE: ClassVar[str] = "end-declarations"
-    OPTIONAL: ClassVar[frozenset[str]] = frozenset({"ms"})
     seat: int
-    ms: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,11 +46,9 @@ class CalledOut(Event):
     """``seat`` claimed its side had reached the target with ``claimed`` points."""
 
     TYPE: ClassVar[str] = "call-out"
-    OPTIONAL: ClassVar[frozenset[str]] = frozenset({"ms"})
     seat: int
     claimed: int
     correct: bool
-    ms: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
