@@ -177,7 +177,7 @@ _ENTRY_KEYS = {"name", "bot"}
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$")
 
 
-class _Source:
+class TomlSource:
     """The file's text, to find the line of a key for error messages."""
 
     def __init__(self, path: Path, text: str) -> None:
@@ -218,10 +218,17 @@ class _Source:
 
 def load_config(path: Path) -> TournamentConfig:
     """Read and check a tournament file."""
+    text, data = read_toml(path, "the tournament file")
+    return _parse(path, text, data)
+
+
+def read_toml(path: Path, what: str) -> tuple[str, dict[str, Any]]:
+    """The text and the data of the TOML file ``path`` (``what`` names it in errors), or a
+    ConfigError with the file and the line."""
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
-        raise ConfigError(f"{path}: cannot read the tournament file: {exc.strerror}") from None
+        raise ConfigError(f"{path}: cannot read {what}: {exc.strerror}") from None
     except UnicodeDecodeError:
         raise ConfigError(f"{path}: not TOML: the file is not UTF-8 text") from None
     try:
@@ -235,20 +242,20 @@ def load_config(path: Path) -> TournamentConfig:
                 f"{path}:{match.group(1)}: not TOML: {what} (column {match.group(2)})"
             ) from None
         raise ConfigError(f"{path}: not TOML: {exc}") from None
-    return _parse(path, text, data)
+    return text, data
 
 
 def _parse(path: Path, text: str, data: dict[str, Any]) -> TournamentConfig:
-    src = _Source(path, text)
-    _known(src, data, _TOP_KEYS, "")
-    name = _get(src, data, "", "name", str, path.stem)
-    seed = _get(src, data, "", "seed", str, None)
+    src = TomlSource(path, text)
+    check_keys(src, data, _TOP_KEYS, "")
+    name = value_of(src, data, "", "name", str, path.stem)
+    seed = value_of(src, data, "", "seed", str, None)
     if seed is not None:
         try:
             check_seed(seed)
         except SeedError as exc:
             raise src.error(str(exc), "", "seed") from None
-    format_text = _get(src, data, "", "format", str, Format.ROUND_ROBIN.value)
+    format_text = value_of(src, data, "", "format", str, Format.ROUND_ROBIN.value)
     try:
         format_ = Format(format_text)
     except ValueError:
@@ -257,21 +264,21 @@ def _parse(path: Path, text: str, data: dict[str, Any]) -> TournamentConfig:
             "",
             "format",
         ) from None
-    rules, deals, book = _game(src, data)
-    match = _table(src, data, "match")
-    _known(src, match, _MATCH_KEYS, "match")
+    rules, deals, book = game_settings(src, data)
+    match = table_of(src, data, "match")
+    check_keys(src, match, _MATCH_KEYS, "match")
     games, duplicate = _games(src, match, rules)
     sets = games // rotations(rules) if duplicate else games
     problem = book_problem(book, deals, sets)
     if problem:
         raise src.error(problem, "game", "book")
-    limits = _limits(src, match)
+    limits = match_limits(src, match)
     sandbox = _sandbox(src, match)
     entries = _entries(src, data)
     _check_entries(src, entries, rules, sandbox)
     names = [e.name for e in entries]
     rounds, candidate = _format_keys(src, data, format_, rules, names)
-    concurrency = _get(src, data, "", "concurrency", int, None)
+    concurrency = value_of(src, data, "", "concurrency", int, None)
     if concurrency is not None and concurrency < 1:
         raise src.error("must be 1 or more", "", "concurrency")
     return TournamentConfig(
@@ -284,7 +291,7 @@ def _parse(path: Path, text: str, data: dict[str, Any]) -> TournamentConfig:
         entries=tuple(entries),
         games=games,
         duplicate=duplicate,
-        same_deals_per_round=_get(src, match, "match", "same_deals_per_round", bool, False),
+        same_deals_per_round=value_of(src, match, "match", "same_deals_per_round", bool, False),
         deals=deals,
         rounds=rounds,
         candidate=candidate,
@@ -297,9 +304,9 @@ def _parse(path: Path, text: str, data: dict[str, Any]) -> TournamentConfig:
     )
 
 
-def _book(src: _Source, game: dict[str, Any], rules: Rules) -> DealBook | None:
+def _book(src: TomlSource, game: dict[str, Any], rules: Rules) -> DealBook | None:
     """``[game] book``: a deal book, its path relative to the tournament file's folder."""
-    name = _get(src, game, "game", "book", str, None)
+    name = value_of(src, game, "game", "book", str, None)
     if name is None:
         return None
     try:
@@ -308,32 +315,34 @@ def _book(src: _Source, game: dict[str, Any], rules: Rules) -> DealBook | None:
         raise ConfigError(str(exc)) from None
 
 
-def _game(src: _Source, data: dict[str, Any]) -> tuple[Rules, int | None, DealBook | None]:
+def game_settings(
+    src: TomlSource, data: dict[str, Any]
+) -> tuple[Rules, int | None, DealBook | None]:
     """``[game]``: the preset, its knobs, the deals a game and the deal book."""
-    game = _table(src, data, "game")
-    _known(src, game, _GAME_KEYS, "game")
-    preset_name = _get(src, game, "game", "preset", str, "tressette")
+    game = table_of(src, data, "game")
+    check_keys(src, game, _GAME_KEYS, "game")
+    preset_name = value_of(src, game, "game", "preset", str, "tressette")
     try:
         rules = preset(preset_name)
     except RulesError as exc:
         raise src.error(str(exc), "game", "preset") from None
-    knobs = _table(src, game, "rules", where="game.rules")
+    knobs = table_of(src, game, "rules", where="game.rules")
     try:
         rules = Rules.from_dict(knobs, base=rules)
     except RulesError as exc:
         bad = next((k for k in knobs if k in str(exc)), None)
         raise src.error(str(exc), "game.rules", bad) from None
-    deals = _get(src, game, "game", "deals", int, None)
+    deals = value_of(src, game, "game", "deals", int, None)
     if deals is not None and deals < 1:
         raise src.error("must be 1 or more", "game", "deals")
     return rules, deals, _book(src, game, rules)
 
 
-def _games(src: _Source, match: dict[str, Any], rules: Rules) -> tuple[int, bool]:
+def _games(src: TomlSource, match: dict[str, Any], rules: Rules) -> tuple[int, bool]:
     """``[match] games`` (whole duplicate sets) and ``duplicate``."""
     per_set = rotations(rules)
-    games = _get(src, match, "match", "games", int, 2 * per_set)
-    duplicate = _get(src, match, "match", "duplicate", bool, True)
+    games = value_of(src, match, "match", "games", int, 2 * per_set)
+    duplicate = value_of(src, match, "match", "duplicate", bool, True)
     if games < 1 or games % per_set:
         raise src.error(
             f"must be a positive multiple of {per_set} (one game per arrangement of the "
@@ -344,9 +353,9 @@ def _games(src: _Source, match: dict[str, Any], rules: Rules) -> tuple[int, bool
     return games, duplicate
 
 
-def _sandbox(src: _Source, match: dict[str, Any]) -> SandboxMode:
+def _sandbox(src: TomlSource, match: dict[str, Any]) -> SandboxMode:
     """``[match] sandbox``: bwrap (the default) or off."""
-    text = _get(src, match, "match", "sandbox", str, SandboxMode.BWRAP.value)
+    text = value_of(src, match, "match", "sandbox", str, SandboxMode.BWRAP.value)
     try:
         return SandboxMode(text)
     except ValueError:
@@ -355,7 +364,7 @@ def _sandbox(src: _Source, match: dict[str, Any]) -> SandboxMode:
 
 
 def _check_entries(
-    src: _Source, entries: list[EntrySpec], rules: Rules, sandbox: SandboxMode
+    src: TomlSource, entries: list[EntrySpec], rules: Rules, sandbox: SandboxMode
 ) -> None:
     """Enough entries for a table, and no manifest that turns the organiser's sandbox off."""
     for index, spec in enumerate(entries):
@@ -375,11 +384,11 @@ def _check_entries(
 
 
 def _format_keys(
-    src: _Source, data: dict[str, Any], format_: Format, rules: Rules, names: list[str]
+    src: TomlSource, data: dict[str, Any], format_: Format, rules: Rules, names: list[str]
 ) -> tuple[int | None, str | None]:
     """``rounds`` (Swiss only) and ``candidate`` (gauntlet only), checked."""
-    rounds = _get(src, data, "", "rounds", int, None)
-    candidate = _get(src, data, "", "candidate", str, None)
+    rounds = value_of(src, data, "", "rounds", int, None)
+    candidate = value_of(src, data, "", "candidate", str, None)
     if format_ is Format.SWISS:
         if rounds is None or rounds < 1:
             raise src.error("a swiss tournament needs rounds = 1 or more", "", "rounds")
@@ -399,18 +408,18 @@ def _format_keys(
     return rounds, candidate
 
 
-def _limits(src: _Source, match: dict[str, Any]) -> Limits:
+def match_limits(src: TomlSource, match: dict[str, Any]) -> Limits:
     base = Limits()
-    deadline = _get(src, match, "match", "deadline_ms", int, base.deadline_ms)
+    deadline = value_of(src, match, "match", "deadline_ms", int, base.deadline_ms)
     if deadline < 1:
         raise src.error("must be 1 or more", "match", "deadline_ms")
-    bank = _get(src, match, "match", "time_bank_ms", int, base.time_bank_ms)
+    bank = value_of(src, match, "match", "time_bank_ms", int, base.time_bank_ms)
     if bank < 0:
         raise src.error("must be 0 or more", "match", "time_bank_ms")
-    attempts = _get(src, match, "match", "max_attempts", int, base.max_attempts)
+    attempts = value_of(src, match, "match", "max_attempts", int, base.max_attempts)
     if attempts < 1:
         raise src.error("must be 1 or more", "match", "max_attempts")
-    policy = _get(src, match, "match", "on_fault", str, base.on_fault.value)
+    policy = value_of(src, match, "match", "on_fault", str, base.on_fault.value)
     try:
         on_fault = FaultPolicy(policy)
     except ValueError:
@@ -419,23 +428,23 @@ def _limits(src: _Source, match: dict[str, Any]) -> Limits:
             "match",
             "on_fault",
         ) from None
-    connect = _get(src, match, "match", "connect_timeout", float, base.connect_timeout)
-    grace = _get(src, match, "match", "grace", float, base.grace)
+    connect = value_of(src, match, "match", "connect_timeout", float, base.connect_timeout)
+    grace = value_of(src, match, "match", "grace", float, base.grace)
     if connect <= 0 or grace < 0:
         key = "connect_timeout" if connect <= 0 else "grace"
         raise src.error("must be seconds above 0 (grace: 0 or more)", "match", key)
-    restart = _get(src, match, "match", "restart_crashed", bool, base.restart_crashed)
+    restart = value_of(src, match, "match", "restart_crashed", bool, base.restart_crashed)
     try:
-        tempo = parse_tempo(_get(src, match, "match", "tempo", str, TEMPO_FREE))
+        tempo = parse_tempo(value_of(src, match, "match", "tempo", str, TEMPO_FREE))
     except ValueError as exc:
         raise src.error(str(exc), "match", "tempo") from None
-    ponder = _get(src, match, "match", "ponder", bool, base.ponder)
+    ponder = value_of(src, match, "match", "ponder", bool, base.ponder)
     return Limits(deadline, bank, attempts, connect, grace, on_fault, restart, ponder, tempo)
 
 
-def _allowed(src: _Source, data: dict[str, Any]) -> tuple[Path, ...]:
+def _allowed(src: TomlSource, data: dict[str, Any]) -> tuple[Path, ...]:
     """``allow_paths``: folders outside their own that the organiser lets manifests name."""
-    items = _get(src, data, "", "allow_paths", list, [])
+    items = value_of(src, data, "", "allow_paths", list, [])
     out = []
     for item in items:
         if not isinstance(item, str) or not item:
@@ -447,7 +456,7 @@ def _allowed(src: _Source, data: dict[str, Any]) -> tuple[Path, ...]:
     return tuple(out)
 
 
-def _entries(src: _Source, data: dict[str, Any]) -> list[EntrySpec]:
+def _entries(src: TomlSource, data: dict[str, Any]) -> list[EntrySpec]:
     raw = data.get("entry", [])
     if not isinstance(raw, list) or not all(isinstance(e, dict) for e in raw):
         raise src.error("write each entry as an [[entry]] table", "entry")
@@ -501,26 +510,26 @@ def _entries(src: _Source, data: dict[str, Any]) -> list[EntrySpec]:
     return out
 
 
-def _ratings(src: _Source, data: dict[str, Any], names: list[str]) -> RatingSettings:
-    table = _table(src, data, "ratings")
-    _known(src, table, _RATING_KEYS, "ratings")
+def _ratings(src: TomlSource, data: dict[str, Any], names: list[str]) -> RatingSettings:
+    table = table_of(src, data, "ratings")
+    check_keys(src, table, _RATING_KEYS, "ratings")
     base = RatingSettings()
-    anchor = _get(src, table, "ratings", "anchor", str, None)
+    anchor = value_of(src, table, "ratings", "anchor", str, None)
     if anchor is not None and anchor not in names:
         raise src.error(f"no entry is named {anchor!r}", "ratings", "anchor")
-    elo = _get(src, table, "ratings", "elo", float, base.elo)
-    prior = _get(src, table, "ratings", "prior_draws", float, base.prior_draws)
+    elo = value_of(src, table, "ratings", "elo", float, base.elo)
+    prior = value_of(src, table, "ratings", "prior_draws", float, base.prior_draws)
     if prior < 0:
         raise src.error("must be 0 or more", "ratings", "prior_draws")
-    samples = _get(src, table, "ratings", "bootstrap", int, base.bootstrap)
+    samples = value_of(src, table, "ratings", "bootstrap", int, base.bootstrap)
     if samples < 0:
         raise src.error("must be 0 or more", "ratings", "bootstrap")
-    seed = _get(src, table, "ratings", "seed", int, base.seed)
+    seed = value_of(src, table, "ratings", "seed", int, base.seed)
     return RatingSettings(anchor, elo, prior, samples, seed)
 
 
-def _table(
-    src: _Source, data: Mapping[str, Any], key: str, *, where: str | None = None
+def table_of(
+    src: TomlSource, data: Mapping[str, Any], key: str, *, where: str | None = None
 ) -> dict[str, Any]:
     value = data.get(key, {})
     if not isinstance(value, dict):
@@ -529,14 +538,14 @@ def _table(
     return value
 
 
-def _known(src: _Source, data: Mapping[str, Any], keys: set[str], table: str) -> None:
+def check_keys(src: TomlSource, data: Mapping[str, Any], keys: set[str], table: str) -> None:
     for key in data:
         if key not in keys:
             raise src.error(f"unknown key; keys here are {', '.join(sorted(keys))}", table, key)
 
 
-def _get(
-    src: _Source, data: Mapping[str, Any], table: str, key: str, kind: type, default: Any
+def value_of(
+    src: TomlSource, data: Mapping[str, Any], table: str, key: str, kind: type, default: Any
 ) -> Any:
     if key not in data:
         return default
