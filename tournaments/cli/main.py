@@ -8,6 +8,7 @@ from typing import Annotated, Any
 import typer
 import typer.core
 
+from tournaments.cli.arena import arena_app
 from tournaments.cli.bench import bench_app
 from tournaments.cli.conformance import conformance
 from tournaments.cli.deal import deal
@@ -91,3 +92,4 @@ tournament_app.command("report")(report)
 app.add_typer(match_app, name="match")
 app.add_typer(bench_app, name="bench")
 app.add_typer(tournament_app, name="tournament")
+app.add_typer(arena_app, name="arena")

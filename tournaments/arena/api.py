@@ -1,0 +1,350 @@
+"""The arena's HTTP API (``/api/v1``), as ``tavolo arena serve`` serves it.
+
+Every answer is JSON; every refusal is ``{"error": "..."}`` with a status that says what
+kind it is (400 a bad archive, 401 no valid token, 403 not allowed now, 404 none of
+yours, 413 too big, 429 too many). The schema is :data:`OPENAPI`, served at
+``/api/v1/openapi.json``. Each client (its token, else its address) is rate-limited.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from tournaments.arena.archives import ArchiveError
+from tournaments.arena.config import ArenaConfig
+from tournaments.arena.rate_limit import RateLimiter
+from tournaments.arena.store import ArenaError, ArenaStore, Entrant, Submission, now_utc
+from tournaments.arena.tokens import digest
+
+SIGNUP_BYTES = 4_096
+"""A sign-up's JSON body, at most."""
+
+
+def _submission_json(s: Submission) -> dict[str, Any]:
+    return {
+        "id": s.id, "entrant": s.entrant, "digest": s.digest, "created": s.created,
+        "state": s.state.value, "reason": s.reason, "files": s.files, "bytes": s.bytes,
+    }  # fmt: skip
+
+
+def _refuse(message: str, status: int, headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status, headers=headers)
+
+
+class ArenaApi:
+    """The API's handlers over one store and one arena's settings."""
+
+    def __init__(self, store: ArenaStore, config: ArenaConfig) -> None:
+        self.store, self.config = store, config
+        self.limiter = RateLimiter(config.requests_per_minute)
+        # One writer at a time: SQLite's, and the per-day count is read then written.
+        self._writing = asyncio.Lock()
+
+    def app(self) -> Starlette:
+        anyone, entrant = self._for_anyone, self._for_entrants
+        return Starlette(
+            routes=[
+                Route("/api/v1/openapi.json", anyone(self.openapi), methods=["GET"]),
+                Route("/api/v1/signup", anyone(self.signup), methods=["POST"]),
+                Route("/api/v1/submissions", entrant(self.submit), methods=["POST"]),
+                Route("/api/v1/submissions", entrant(self.list_submissions), methods=["GET"]),
+                Route(
+                    "/api/v1/submissions/{number:int}",
+                    entrant(self.one_submission),
+                    methods=["GET"],
+                ),
+                Route("/api/v1/me", entrant(self.me), methods=["GET"]),
+            ]
+        )
+
+    def _for_anyone(
+        self, handler: Callable[[Request], Awaitable[Response]]
+    ) -> Callable[[Request], Awaitable[Response]]:
+        """``handler``, after the client's rate limit."""
+
+        async def guarded(request: Request) -> Response:
+            return self._limited(request) or await handler(request)
+
+        return guarded
+
+    def _for_entrants(
+        self, handler: Callable[[Request, Entrant], Awaitable[Response]]
+    ) -> Callable[[Request], Awaitable[Response]]:
+        """``handler``, after the rate limit, for the entrant the request's token is."""
+
+        async def guarded(request: Request) -> Response:
+            limited = self._limited(request)
+            if limited:
+                return limited
+            entrant = self._entrant(request)
+            if isinstance(entrant, Response):
+                return entrant
+            return await handler(request, entrant)
+
+        return guarded
+
+    # -- who asks ------------------------------------------------------------------------
+
+    def _client(self, request: Request) -> str:
+        token = _bearer(request)
+        if token is not None:
+            return "token:" + digest(token)
+        return "address:" + (request.client.host if request.client else "?")
+
+    def _limited(self, request: Request) -> Response | None:
+        wait = self.limiter.take(self._client(request))
+        if wait <= 0:
+            return None
+        return _refuse(
+            f"too many requests: {self.limiter.per_minute} a minute; try again in "
+            f"{math.ceil(wait)} s",
+            429,
+            {"Retry-After": str(math.ceil(wait))},
+        )
+
+    def _entrant(self, request: Request) -> Entrant | Response:
+        token = _bearer(request)
+        entrant = self.store.entrant_of(token) if token is not None else None
+        if entrant is None:
+            return _refuse(
+                "no valid token: send 'Authorization: Bearer <token>'",
+                401,
+                {"WWW-Authenticate": "Bearer"},
+            )
+        return entrant
+
+    # -- handlers ------------------------------------------------------------------------
+
+    async def openapi(self, request: Request) -> Response:
+        return JSONResponse(OPENAPI)
+
+    async def me(self, request: Request, entrant: Entrant) -> Response:
+        return JSONResponse({"name": entrant.name, "created": entrant.created})
+
+    async def signup(self, request: Request) -> Response:
+        if not self.config.signup_open:
+            return _refuse("sign-up is closed: the organiser invites entrants", 403)
+        body = await _body(request, SIGNUP_BYTES)
+        if isinstance(body, Response):
+            return body
+        try:
+            data = json.loads(body)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            return _refuse('the body must be JSON: {"name": ..., "invitation": ...}', 400)
+        if not (
+            isinstance(data, dict)
+            and isinstance(data.get("name"), str)
+            and isinstance(data.get("invitation"), str)
+        ):
+            return _refuse('the body must be {"name": text, "invitation": text}', 400)
+        async with self._writing:
+            try:
+                entrant, token = self.store.sign_up(data["name"], data["invitation"])
+            except ArenaError as exc:
+                return _refuse(str(exc), exc.status)
+        return JSONResponse({"name": entrant.name, "token": token}, status_code=201)
+
+    async def submit(self, request: Request, entrant: Entrant) -> Response:
+        config = self.config
+        if not config.taking_submissions(now_utc()):
+            return _refuse("the season takes no submissions now", 403)
+        rules = config.submissions
+        body = await _body(request, rules.archive.archive_bytes)
+        if isinstance(body, Response):
+            return body
+        async with self._writing:
+            try:
+                # Unpacking is bounded by the archive limits; off the loop all the same.
+                submission, new = await asyncio.to_thread(
+                    self.store.submit, entrant, body,
+                    limits=rules.archive, per_day=rules.per_day,
+                )  # fmt: skip
+            except ArchiveError as exc:
+                return _refuse(f"the archive is refused: {exc}", 400)
+            except ArenaError as exc:
+                return _refuse(str(exc), exc.status)
+        return JSONResponse(_submission_json(submission), status_code=201 if new else 200)
+
+    async def list_submissions(self, request: Request, entrant: Entrant) -> Response:
+        return JSONResponse([_submission_json(s) for s in self.store.submissions_of(entrant)])
+
+    async def one_submission(self, request: Request, entrant: Entrant) -> Response:
+        number = request.path_params["number"]
+        try:
+            submission = self.store.submission(number)
+        except ArenaError:
+            submission = None
+        # Another entrant's submission is answered as one that does not exist.
+        if submission is None or submission.entrant != entrant.name:
+            return _refuse(f"no submission {number} of yours", 404)
+        return JSONResponse(_submission_json(submission))
+
+
+def _bearer(request: Request) -> str | None:
+    header = request.headers.get("authorization", "")
+    scheme, _, token = header.partition(" ")
+    return token.strip() if scheme.lower() == "bearer" and token.strip() else None
+
+
+async def _body(request: Request, cap: int) -> bytes | Response:
+    """The request's body, read no further than ``cap`` bytes (else a 413)."""
+    stated = request.headers.get("content-length")
+    if stated is not None and stated.isdigit() and int(stated) > cap:
+        return _refuse(f"the body is {stated} bytes, more than the {cap} allowed", 413)
+    parts: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > cap:
+            return _refuse(f"the body is more than the {cap} bytes allowed", 413)
+        parts.append(chunk)
+    return b"".join(parts)
+
+
+_SUBMISSION = {
+    "type": "object",
+    "properties": {
+        "id": {"type": "integer"},
+        "entrant": {"type": "string"},
+        "digest": {"type": "string", "description": "SHA-256 of the submission's files"},
+        "created": {"type": "string", "format": "date-time"},
+        "state": {"type": "string", "enum": ["received", "failed", "disabled"]},
+        "reason": {"type": "string"},
+        "files": {"type": "integer"},
+        "bytes": {"type": "integer"},
+    },
+}
+_ERROR = {"type": "object", "properties": {"error": {"type": "string"}}}
+
+
+def _answers(ok: str, schema: dict[str, Any], *refusals: str) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        ok: {"description": "done", "content": {"application/json": {"schema": schema}}}
+    }
+    for status in refusals:
+        out[status] = {
+            "description": _WHY[status],
+            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
+        }
+    return out
+
+
+_WHY = {
+    "400": "a body or archive refused",
+    "401": "no valid token",
+    "403": "not allowed now",
+    "404": "none of yours",
+    "413": "the body is too big",
+    "409": "the name is taken",
+    "429": "too many requests, or too many submissions today",
+}
+
+OPENAPI: dict[str, Any] = {
+    "openapi": "3.1.0",
+    "info": {"title": "Tavolo arena", "version": "1"},
+    "components": {
+        "securitySchemes": {"token": {"type": "http", "scheme": "bearer"}},
+        "schemas": {"Submission": _SUBMISSION, "Error": _ERROR},
+    },
+    "security": [{"token": []}],
+    "paths": {
+        "/api/v1/signup": {
+            "post": {
+                "summary": "Sign up with an invitation code (when the arena's sign-up is open)",
+                "security": [],
+                "requestBody": {
+                    "content": {
+                        "application/json": {
+                            "schema": {
+                                "type": "object",
+                                "required": ["name", "invitation"],
+                                "properties": {
+                                    "name": {"type": "string"},
+                                    "invitation": {"type": "string"},
+                                },
+                            }
+                        }
+                    }
+                },
+                "responses": _answers(
+                    "201",
+                    {
+                        "type": "object",
+                        "properties": {
+                            "name": {"type": "string"},
+                            "token": {"type": "string", "description": "shown once"},
+                        },
+                    },
+                    "400",
+                    "403",
+                    "409",
+                    "429",
+                ),
+            }
+        },
+        "/api/v1/me": {
+            "get": {
+                "summary": "The entrant the token is",
+                "responses": _answers("200", {"type": "object"}, "401", "429"),
+            }
+        },
+        "/api/v1/submissions": {
+            "post": {
+                "summary": "Submit a bot: a .tar, .tar.gz or .zip of its folder, bot.toml on top",
+                "requestBody": {
+                    "content": {
+                        "application/octet-stream": {
+                            "schema": {"type": "string", "format": "binary"}
+                        }
+                    }
+                },
+                "responses": {
+                    **_answers(
+                        "201",
+                        {"$ref": "#/components/schemas/Submission"},
+                        "400",
+                        "401",
+                        "403",
+                        "413",
+                        "429",
+                    ),
+                    "200": {"description": "the same files were submitted before: that one"},
+                },
+            },
+            "get": {
+                "summary": "Your submissions",
+                "responses": _answers(
+                    "200",
+                    {"type": "array", "items": {"$ref": "#/components/schemas/Submission"}},
+                    "401",
+                    "429",
+                ),
+            },
+        },
+        "/api/v1/submissions/{number}": {
+            "get": {
+                "summary": "One of your submissions",
+                "parameters": [
+                    {
+                        "name": "number",
+                        "in": "path",
+                        "required": True,
+                        "schema": {"type": "integer"},
+                    }
+                ],
+                "responses": _answers(
+                    "200", {"$ref": "#/components/schemas/Submission"}, "401", "404", "429"
+                ),
+            }
+        },
+    },
+}

@@ -1,0 +1,159 @@
+"""The arena file (TOML): the game, its time controls, the season and the submission rules.
+
+``docs/arena.md`` documents every key. :func:`load_arena` refuses anything it does not
+understand with a :class:`~tournaments.config.ConfigError` naming the file, line and key.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from referee.engine.deal_book import DealBook
+from referee.engine.rules import Rules
+from referee.match.config import Limits
+from tournaments.arena.archives import ArchiveLimits
+from tournaments.config import (
+    ConfigError,
+    TomlSource,
+    check_keys,
+    game_settings,
+    match_limits,
+    read_toml,
+    table_of,
+    value_of,
+)
+
+_TOP_KEYS = {"name", "game", "match", "season", "submissions", "signup", "api"}
+_SEASON_KEYS = {"opens", "closes"}
+_SUBMISSION_KEYS = {
+    "per_day", "active", "archive_bytes", "total_bytes", "file_bytes", "members",
+}  # fmt: skip
+_SIGNUP_KEYS = {"open"}
+_API_KEYS = {"requests_per_minute"}
+_MATCH_KEYS = {
+    "deadline_ms", "time_bank_ms", "max_attempts", "on_fault", "connect_timeout", "grace",
+    "restart_crashed", "tempo", "ponder",
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class SubmissionRules:
+    """How often, and how much, an entrant may submit."""
+
+    per_day: int = 5
+    """Submissions an entrant may make in one UTC day."""
+    active: int = 2
+    """An entrant's submissions that play on the ladder at once; a newer one retires the
+    oldest (which keeps its rating and its page)."""
+    archive: ArchiveLimits = field(default_factory=ArchiveLimits)
+
+
+@dataclass(frozen=True)
+class ArenaConfig:
+    """An arena's settings, as its file gives them."""
+
+    name: str
+    rules: Rules
+    deals: int | None
+    """Deals a game (None: to the target)."""
+    book: DealBook | None
+    limits: Limits
+    """Each decision's time and the fault policy."""
+    opens: dt.datetime | None
+    closes: dt.datetime | None
+    """The season: submissions are taken from ``opens`` until ``closes`` (UTC)."""
+    submissions: SubmissionRules
+    signup_open: bool
+    """Whether anyone with an invitation code may sign up (else the organiser invites)."""
+    requests_per_minute: int
+    """What one client (address, or token) may ask of the API in a minute."""
+
+    def taking_submissions(self, now: dt.datetime) -> bool:
+        """Whether the season takes submissions at ``now``."""
+        return (self.opens is None or now >= self.opens) and (
+            self.closes is None or now < self.closes
+        )
+
+
+def load_arena(path: Path) -> ArenaConfig:
+    """Read and check an arena file."""
+    text, data = read_toml(path, "the arena file")
+    src = TomlSource(path, text)
+    check_keys(src, data, _TOP_KEYS, "")
+    name = value_of(src, data, "", "name", str, path.stem)
+    if not name.strip():
+        raise src.error("must not be empty", "", "name")
+    rules, deals, book = game_settings(src, data)
+    match = table_of(src, data, "match")
+    check_keys(src, match, _MATCH_KEYS, "match")
+    limits = match_limits(src, match)
+    season = table_of(src, data, "season")
+    check_keys(src, season, _SEASON_KEYS, "season")
+    opens, closes = _moment(src, season, "opens"), _moment(src, season, "closes")
+    if opens is not None and closes is not None and closes <= opens:
+        raise src.error("must come after season.opens", "season", "closes")
+    return ArenaConfig(
+        name=name,
+        rules=rules,
+        deals=deals,
+        book=book,
+        limits=limits,
+        opens=opens,
+        closes=closes,
+        submissions=_submissions(src, table_of(src, data, "submissions")),
+        signup_open=_signup(src, table_of(src, data, "signup")),
+        requests_per_minute=_api(src, table_of(src, data, "api")),
+    )
+
+
+def _moment(src: TomlSource, season: dict[str, Any], key: str) -> dt.datetime | None:
+    value = season.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, dt.datetime) or value.tzinfo is None:
+        raise src.error(
+            f"must be a date and time with its offset, e.g. 2027-01-10T12:00:00Z, got {value!r}",
+            "season",
+            key,
+        )
+    return value.astimezone(dt.UTC)
+
+
+def _whole(src: TomlSource, table: dict[str, Any], where: str, key: str, default: int) -> int:
+    value: int = value_of(src, table, where, key, int, default)
+    if value < 1:
+        raise src.error("must be 1 or more", where, key)
+    return value
+
+
+def _submissions(src: TomlSource, table: dict[str, Any]) -> SubmissionRules:
+    check_keys(src, table, _SUBMISSION_KEYS, "submissions")
+    base = SubmissionRules()
+    limits = base.archive
+    return SubmissionRules(
+        per_day=_whole(src, table, "submissions", "per_day", base.per_day),
+        active=_whole(src, table, "submissions", "active", base.active),
+        archive=ArchiveLimits(
+            archive_bytes=_whole(src, table, "submissions", "archive_bytes", limits.archive_bytes),
+            total_bytes=_whole(src, table, "submissions", "total_bytes", limits.total_bytes),
+            file_bytes=_whole(src, table, "submissions", "file_bytes", limits.file_bytes),
+            members=_whole(src, table, "submissions", "members", limits.members),
+        ),
+    )
+
+
+def _signup(src: TomlSource, table: dict[str, Any]) -> bool:
+    check_keys(src, table, _SIGNUP_KEYS, "signup")
+    is_open: bool = value_of(src, table, "signup", "open", bool, False)
+    return is_open
+
+
+def _api(src: TomlSource, table: dict[str, Any]) -> int:
+    check_keys(src, table, _API_KEYS, "api")
+    return _whole(src, table, "api", "requests_per_minute", 120)
+
+
+__all__ = ["ArenaConfig", "ConfigError", "SubmissionRules", "load_arena"]

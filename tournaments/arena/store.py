@@ -1,0 +1,287 @@
+"""The arena's store: entrants, invitation codes and submissions in SQLite, and each
+submission's files, kept by content, read-only, beside the database.
+
+A submission is addressed by the digest of what it holds (:class:`~.archives.Contents`):
+the same folder submitted twice by an entrant is one submission, and two entrants who
+submit the same files share them on disk. Nothing is ever changed in place: a submission's
+files are written once, under a temporary name, and renamed into place.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import sqlite3
+import tempfile
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+
+from referee.entries import EntryError, check_name
+from tournaments.arena.archives import ArchiveLimits, Contents, unpack
+from tournaments.arena.tokens import digest, new_token, same_digest, well_formed
+
+MANIFEST = "bot.toml"
+"""The bot manifest a submission holds at its top (docs/writing-a-bot.md)."""
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS entrants (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    token_digest TEXT NOT NULL UNIQUE,
+    created TEXT NOT NULL,
+    disabled INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS invitations (
+    digest TEXT PRIMARY KEY,
+    created TEXT NOT NULL,
+    uses_left INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS submissions (
+    id INTEGER PRIMARY KEY,
+    entrant INTEGER NOT NULL REFERENCES entrants(id),
+    digest TEXT NOT NULL,
+    created TEXT NOT NULL,
+    state TEXT NOT NULL,
+    reason TEXT NOT NULL DEFAULT '',
+    files INTEGER NOT NULL,
+    bytes INTEGER NOT NULL,
+    UNIQUE (entrant, digest)
+);
+"""
+
+
+class ArenaError(ValueError):
+    """What the arena refuses an entrant or the organiser; the message says why."""
+
+    def __init__(self, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.status = status
+        """The HTTP status the API answers it with."""
+
+
+class State(StrEnum):
+    """Where a submission is on its way to the ladder."""
+
+    RECEIVED = "received"
+    """Unpacked and kept; waiting to be built and validated."""
+    FAILED = "failed"
+    """Its build or validation failed (``reason`` says how): never rated."""
+    DISABLED = "disabled"
+    """Taken off by the organiser."""
+
+
+@dataclass(frozen=True)
+class Entrant:
+    """One entrant of the arena."""
+
+    id: int
+    name: str
+    created: str
+    disabled: bool
+
+
+@dataclass(frozen=True)
+class Submission:
+    """One submission: its files are at :meth:`ArenaStore.files_of`."""
+
+    id: int
+    entrant: str
+    digest: str
+    created: str
+    state: State
+    reason: str
+    files: int
+    bytes: int
+
+
+def now_utc() -> dt.datetime:
+    """The time, in UTC (what every stored time is)."""
+    return dt.datetime.now(dt.UTC)
+
+
+class ArenaStore:
+    """The arena's SQLite database and its submissions' folder (``<db>.submissions``)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.files = path.with_name(path.name + ".submissions")
+        self.files.mkdir(mode=0o700, exist_ok=True)
+        self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA foreign_keys=ON")
+        self._db.executescript(SCHEMA)
+        os.chmod(path, 0o600)  # it holds digests only, but no one else need read them
+
+    def close(self) -> None:
+        self._db.close()
+
+    # -- entrants ----------------------------------------------------------------------
+
+    def invite(self, name: str) -> tuple[Entrant, str]:
+        """A new entrant named ``name``, and its token (shown once: only its digest is kept)."""
+        try:
+            check_name(name, "the entrant's name")
+        except EntryError as exc:
+            raise ArenaError(str(exc)) from None
+        token = new_token()
+        created = now_utc().isoformat(timespec="seconds")
+        try:
+            cursor = self._db.execute(
+                "INSERT INTO entrants (name, token_digest, created) VALUES (?, ?, ?)",
+                (name, digest(token), created),
+            )
+        except sqlite3.IntegrityError:
+            raise ArenaError(f"an entrant named {name!r} exists already", 409) from None
+        assert cursor.lastrowid is not None
+        return Entrant(cursor.lastrowid, name, created, False), token
+
+    def new_invitation(self, uses: int) -> str:
+        """An invitation code that lets ``uses`` entrants sign up (shown once)."""
+        if uses < 1:
+            raise ArenaError("an invitation is for 1 entrant or more")
+        code = new_token()
+        self._db.execute(
+            "INSERT INTO invitations VALUES (?, ?, ?)",
+            (digest(code), now_utc().isoformat(timespec="seconds"), uses),
+        )
+        return code
+
+    def sign_up(self, name: str, code: str) -> tuple[Entrant, str]:
+        """Sign ``name`` up with the invitation ``code``; its entrant and token."""
+        if not well_formed(code):
+            raise ArenaError("the invitation code is not valid", 403)
+        with self._transaction():
+            row = self._db.execute(
+                "SELECT digest, uses_left FROM invitations WHERE digest = ?", (digest(code),)
+            ).fetchone()
+            if row is None or not same_digest(code, row[0]) or row[1] < 1:
+                raise ArenaError("the invitation code is not valid", 403)
+            entrant, token = self.invite(name)
+            self._db.execute(
+                "UPDATE invitations SET uses_left = uses_left - 1 WHERE digest = ?", (row[0],)
+            )
+        return entrant, token
+
+    def entrant_of(self, token: str) -> Entrant | None:
+        """The entrant whose token this is, or None (a disabled entrant is none)."""
+        if not well_formed(token):
+            return None
+        row = self._db.execute(
+            "SELECT id, name, created, disabled, token_digest FROM entrants WHERE token_digest = ?",
+            (digest(token),),
+        ).fetchone()
+        if row is None or not same_digest(token, row[4]) or row[3]:
+            return None
+        return Entrant(row[0], row[1], row[2], bool(row[3]))
+
+    def entrants(self) -> list[Entrant]:
+        rows = self._db.execute("SELECT id, name, created, disabled FROM entrants ORDER BY id")
+        return [Entrant(r[0], r[1], r[2], bool(r[3])) for r in rows]
+
+    # -- submissions -------------------------------------------------------------------
+
+    def submit(
+        self,
+        entrant: Entrant,
+        archive: bytes,
+        *,
+        limits: ArchiveLimits,
+        per_day: int,
+        at: dt.datetime | None = None,
+    ) -> tuple[Submission, bool]:
+        """Take ``archive`` from ``entrant``: its submission, and whether it is new (the same
+        files again give the submission made before, and count for nothing)."""
+        when = at or now_utc()
+        day = when.date().isoformat()
+        with tempfile.TemporaryDirectory(dir=self.files, prefix=".incoming-") as scratch:
+            folder = Path(scratch) / "files"
+            contents = unpack(archive, folder, limits)
+            if not (folder / MANIFEST).is_file() or (folder / MANIFEST).is_symlink():
+                raise ArenaError(
+                    f"the archive has no {MANIFEST} at its top: make it from inside the bot's "
+                    "folder (docs/arena.md)"
+                )
+            known = self._submission_where(
+                "s.entrant = ? AND s.digest = ?", entrant.id, contents.digest
+            )
+            if known:
+                return known[0], False
+            today = self._db.execute(
+                "SELECT COUNT(*) FROM submissions WHERE entrant = ? AND substr(created, 1, 10) = ?",
+                (entrant.id, day),
+            ).fetchone()[0]
+            if today >= per_day:
+                raise ArenaError(
+                    f"{entrant.name} has made its {per_day} submissions of {day} (UTC); "
+                    "more are taken tomorrow",
+                    429,
+                )
+            self._keep(folder, contents)
+        cursor = self._db.execute(
+            "INSERT INTO submissions (entrant, digest, created, state, files, bytes) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (entrant.id, contents.digest, when.isoformat(timespec="seconds"),
+             State.RECEIVED.value, contents.files, contents.total_bytes),
+        )  # fmt: skip
+        assert cursor.lastrowid is not None
+        return self.submission(cursor.lastrowid), True
+
+    def _keep(self, folder: Path, contents: Contents) -> None:
+        """Move an unpacked folder to its address, read-only, unless it is there already."""
+        final = self.files / contents.digest
+        if final.exists():
+            return
+        for root, dirs, files in os.walk(folder, followlinks=False):
+            for name in files:
+                path = Path(root) / name
+                if not path.is_symlink():
+                    path.chmod(0o555 if os.access(path, os.X_OK) else 0o444)
+            for name in dirs:
+                if not (Path(root) / name).is_symlink():
+                    (Path(root) / name).chmod(0o555)
+        folder.chmod(0o555)
+        try:
+            folder.rename(final)
+        except OSError:
+            if not final.exists():
+                raise
+            # Another upload of the same files got there first: theirs is ours, and this
+            # copy goes with its temporary folder.
+
+    def files_of(self, submission: Submission) -> Path:
+        """The folder holding a submission's files (read-only)."""
+        return self.files / submission.digest
+
+    def submission(self, number: int) -> Submission:
+        found = self._submission_where("s.id = ?", number)
+        if not found:
+            raise ArenaError(f"no submission {number}", 404)
+        return found[0]
+
+    def submissions_of(self, entrant: Entrant) -> list[Submission]:
+        return self._submission_where("s.entrant = ?", entrant.id)
+
+    def _submission_where(self, where: str, *args: object) -> list[Submission]:
+        rows = self._db.execute(
+            "SELECT s.id, e.name, s.digest, s.created, s.state, s.reason, s.files, s.bytes "
+            f"FROM submissions s JOIN entrants e ON e.id = s.entrant WHERE {where} ORDER BY s.id",
+            args,
+        )
+        return [Submission(r[0], r[1], r[2], r[3], State(r[4]), r[5], r[6], r[7]) for r in rows]
+
+    # -- plumbing ------------------------------------------------------------------------
+
+    def _transaction(self) -> _Transaction:
+        return _Transaction(self._db)
+
+
+class _Transaction:
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self._db = db
+
+    def __enter__(self) -> None:
+        self._db.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, kind: object, value: object, traceback: object) -> None:
+        self._db.execute("COMMIT" if kind is None else "ROLLBACK")

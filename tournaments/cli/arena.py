@@ -1,0 +1,214 @@
+"""``tavolo arena``: a competition that lives for weeks (docs/arena.md)."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import io
+import json
+import os
+import socket
+import ssl
+import tarfile
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Annotated
+
+import typer
+import uvicorn
+
+from tournaments.arena.api import ArenaApi
+from tournaments.arena.config import ConfigError, load_arena
+from tournaments.arena.store import ArenaError, ArenaStore
+from tournaments.cli.common import fail
+
+arena_app = typer.Typer(
+    no_args_is_help=True,
+    help="A long-lived arena: entrants submit bots, which are kept and (soon) rated.",
+)
+
+DbOption = Annotated[Path, typer.Option("--db", help="The arena's SQLite database.")]
+TOKEN_ENV = "TAVOLO_ARENA_TOKEN"
+
+
+def _store(db: Path) -> ArenaStore:
+    if not db.parent.is_dir():
+        fail(f"--db: the folder {db.parent} does not exist")
+    try:
+        return ArenaStore(db)
+    except Exception as exc:  # sqlite3.DatabaseError, OSError: one line, not a traceback
+        fail(f"--db {db}: cannot open the arena's database: {exc}")
+
+
+@arena_app.command()
+def invite(
+    name: Annotated[str, typer.Argument(help="The entrant's name, shown on the ladder.")],
+    db: DbOption,
+) -> None:
+    """Make an entrant and print its token, once: only its digest is kept."""
+    store = _store(db)
+    try:
+        entrant, token = store.invite(name)
+    except ArenaError as exc:
+        fail(str(exc))
+    finally:
+        store.close()
+    typer.echo(f"entrant {entrant.name}: token {token}")
+    typer.echo("Give the token to the entrant alone: the arena cannot show it again.", err=True)
+
+
+@arena_app.command()
+def invitation(
+    db: DbOption,
+    uses: Annotated[int, typer.Option(help="How many entrants may sign up with it.")] = 1,
+) -> None:
+    """Make an invitation code for sign-up (with [signup] open = true), printed once."""
+    store = _store(db)
+    try:
+        code = store.new_invitation(uses)
+    except ArenaError as exc:
+        fail(str(exc))
+    finally:
+        store.close()
+    typer.echo(f"invitation {code} ({uses} sign-up{'s' if uses != 1 else ''})")
+
+
+@arena_app.command()
+def serve(
+    arena_file: Annotated[Path, typer.Argument(help="The arena file (TOML, docs/arena.md).")],
+    db: DbOption,
+    listen: Annotated[
+        str, typer.Option(help="HOST:PORT to serve the site and the API on (port 0: any).")
+    ] = "127.0.0.1:8080",
+    tls_cert: Annotated[
+        Path | None, typer.Option(help="Serve HTTPS with this certificate.")
+    ] = None,
+    tls_key: Annotated[Path | None, typer.Option(help="The certificate's private key.")] = None,
+) -> None:
+    """Serve the arena's API until interrupted; it resumes from --db."""
+    try:
+        config = load_arena(arena_file)
+    except ConfigError as exc:
+        fail(str(exc))
+    if (tls_cert is None) != (tls_key is None):
+        fail("--tls-cert and --tls-key come together")
+    host, _, port_text = listen.rpartition(":")
+    if not host or not port_text.isdigit():
+        fail(f"--listen: expected HOST:PORT, got {listen!r}")
+    host = host.strip("[]")
+    try:
+        sock = socket.create_server(
+            (host, int(port_text)), family=socket.AF_INET6 if ":" in host else socket.AF_INET
+        )
+    except OSError as exc:
+        fail(f"--listen {listen}: cannot listen: {exc.strerror}")
+    store = _store(db)
+    server = uvicorn.Server(
+        uvicorn.Config(
+            ArenaApi(store, config).app(),
+            log_config=None,
+            log_level="warning",
+            access_log=False,
+            lifespan="off",
+            ws="none",
+            ssl_certfile=str(tls_cert) if tls_cert else None,
+            ssl_keyfile=str(tls_key) if tls_key else None,
+            timeout_graceful_shutdown=2,
+        )
+    )
+    scheme = "https" if tls_cert else "http"
+    bound = sock.getsockname()
+    shown = f"[{bound[0]}]" if ":" in bound[0] else bound[0]
+
+    async def main() -> None:
+        serving = asyncio.ensure_future(server.serve(sockets=[sock]))
+        while not server.started and not serving.done():
+            await asyncio.sleep(0.01)
+        if server.started:
+            typer.echo(f"arena {config.name}: {scheme}://{shown}:{bound[1]}/", err=False)
+        await serving
+
+    try:
+        asyncio.run(main())
+    finally:
+        store.close()
+        sock.close()
+
+
+@arena_app.command()
+def submit(
+    bot: Annotated[
+        Path, typer.Argument(help="The bot's folder (bot.toml at its top), or an archive.")
+    ],
+    arena: Annotated[str, typer.Option(help="The arena's address, e.g. https://arena.example/")],
+    token: Annotated[
+        str | None, typer.Option(help=f"Your token; better in the environment, {TOKEN_ENV}.")
+    ] = None,
+    tls_ca: Annotated[
+        Path | None, typer.Option(help="Trust the arena's certificate from this CA file.")
+    ] = None,
+) -> None:
+    """Submit a bot to an arena: its folder is packed as a .tar.gz, or an archive is sent."""
+    token = token or os.environ.get(TOKEN_ENV)
+    if not token:
+        fail(f"no token: give --token or set {TOKEN_ENV}")
+    if bot.is_dir():
+        if not (bot / "bot.toml").is_file():
+            fail(f"{bot}: no bot.toml at the top of the folder")
+        data = pack(bot)
+    elif bot.is_file():
+        data = bot.read_bytes()
+    else:
+        fail(f"{bot}: no such folder or file")
+    request = urllib.request.Request(
+        arena.rstrip("/") + "/api/v1/submissions",
+        data=data,
+        method="POST",
+        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/octet-stream"},
+    )
+    context = None
+    if tls_ca is not None:
+        try:
+            context = ssl.create_default_context(cafile=str(tls_ca))
+        except (OSError, ssl.SSLError) as exc:
+            fail(f"--tls-ca {tls_ca}: cannot read it: {exc}")
+    try:
+        with urllib.request.urlopen(request, timeout=120, context=context) as response:
+            answer = json.loads(response.read())
+    except urllib.error.HTTPError as exc:
+        fail(f"the arena refused it ({exc.code}): {_error_of(exc)}")
+    except (urllib.error.URLError, OSError) as exc:
+        fail(f"--arena {arena}: cannot reach the arena: {getattr(exc, 'reason', exc)}")
+    typer.echo(
+        f"submission {answer['id']}: {answer['state']} ({answer['files']} files, "
+        f"digest {answer['digest'][:16]})"
+    )
+
+
+def _error_of(exc: urllib.error.HTTPError) -> str:
+    try:
+        return str(json.loads(exc.read())["error"])
+    except (ValueError, KeyError, TypeError):
+        return exc.reason if isinstance(exc.reason, str) else str(exc)
+
+
+def pack(folder: Path) -> bytes:
+    """``folder`` as a .tar.gz whose bytes depend only on its files (names sorted, times
+    and owners zeroed, links kept as links), so the same folder is the same upload."""
+    out = io.BytesIO()
+
+    def clean(info: tarfile.TarInfo) -> tarfile.TarInfo:
+        info.mtime = 0
+        info.uid = info.gid = 0
+        info.uname = info.gname = ""
+        return info
+
+    with tarfile.open(fileobj=out, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for root, dirs, files in os.walk(folder, followlinks=False):
+            dirs.sort()
+            for name in sorted(dirs + files):
+                path = Path(root) / name
+                tar.add(path, arcname=path.relative_to(folder).as_posix(), recursive=False,
+                        filter=clean)  # fmt: skip
+    return gzip.compress(out.getvalue(), mtime=0)
