@@ -38,7 +38,8 @@ DEFAULT_PROCESSES = 64
 """Processes and threads a sandboxed bot may have at once."""
 DEFAULT_LOG_MB = 32
 """What the referee keeps of each of a bot process's stdout and stderr."""
-_MANIFEST_KEYS = {"name", "command", "workdir", "limits", "read_only", "sandbox"}
+_MANIFEST_KEYS = {"name", "command", "workdir", "limits", "read_only", "sandbox", "build"}
+"""``build`` is the arena's (tournaments/arena/builds.py): a match runs what was built."""
 _LIMITS = {
     "cpu_seconds": DEFAULT_CPU_SECONDS,
     "memory_mb": DEFAULT_MEMORY_MB,
@@ -152,6 +153,23 @@ def _inside(path: str, folders: tuple[str, ...]) -> bool:
     return any(real == f or real.startswith(f.rstrip("/") + "/") for f in folders)
 
 
+def manifest_argv(value: object, where: str) -> tuple[str, ...]:
+    """A manifest's command line: a list of strings, or a string split as a shell would
+    (never run by one); EntryError, starting with ``where``, if it is neither or empty."""
+    if isinstance(value, str):
+        try:
+            argv = tuple(shlex.split(value))
+        except ValueError as exc:
+            raise EntryError(f"{where}: {exc}") from None
+    elif isinstance(value, list) and all(isinstance(a, str) for a in value):
+        argv = tuple(value)
+    else:
+        raise EntryError(f"{where} must be a string or a list of strings")
+    if not argv:
+        raise EntryError(f"{where} is empty")
+    return argv
+
+
 def load_manifest(path: Path, *, allow: tuple[str | Path, ...] = ()) -> Entry:
     """A bot manifest: ``name``, ``command``, optional ``workdir`` and ``[limits]``.
 
@@ -174,18 +192,7 @@ def load_manifest(path: Path, *, allow: tuple[str | Path, ...] = ()) -> Entry:
     if not isinstance(name, str) or not name:
         raise EntryError(f"{path}: key 'name' must be a non-empty string")
     check_name(name, f"{path}: key 'name'")
-    command = data.get("command")
-    if isinstance(command, str):
-        try:
-            argv = tuple(shlex.split(command))
-        except ValueError as exc:
-            raise EntryError(f"{path}: key 'command': {exc}") from None
-    elif isinstance(command, list) and all(isinstance(a, str) for a in command):
-        argv = tuple(command)
-    else:
-        raise EntryError(f"{path}: key 'command' must be a string or a list of strings")
-    if not argv:
-        raise EntryError(f"{path}: key 'command' is empty")
+    argv = manifest_argv(data.get("command"), f"{path}: key 'command'")
     base = path.resolve().parent
     folders = (str(base), *(os.path.realpath(a) for a in allow))
 

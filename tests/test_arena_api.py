@@ -11,6 +11,7 @@ import sqlite3
 import subprocess
 import sys
 import tarfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,6 +19,7 @@ import httpx
 import pytest
 
 from tests.test_arena_archives import tar_of
+from tournaments.cli.arena import pack
 
 TAVOLO = Path(sys.executable).with_name("tavolo")
 ENV = {k: v for k, v in os.environ.items() if not k.startswith("TAVOLO_")}
@@ -106,14 +108,16 @@ def test_an_invited_entrant_submits_from_the_cli_and_finds_it_in_the_api(
     assert done.returncode == 0, done.stderr
     assert re.fullmatch(r"submission 1: received \(2 files, digest [0-9a-f]{16}\)\n", done.stdout)
     mine = arena.http.get("/api/v1/submissions", headers=arena.as_("alice")).json()
-    assert [(s["id"], s["entrant"], s["state"]) for s in mine] == [(1, "alice", "received")]
+    # The arena builds and validates it meanwhile: this bot only prints, so it will fail.
+    assert [(s["id"], s["entrant"]) for s in mine] == [(1, "alice")]
+    assert mine[0]["state"] in ("received", "building", "validating", "failed")
     # Kept by content, read-only, where the store says.
     kept = arena.db.with_name("arena.db.submissions") / mine[0]["digest"]
     assert (kept / "bot.py").read_text() == "print('hello')\n"
     assert (kept / "bot.py").stat().st_mode & 0o777 == 0o444
     # The same folder again is the same submission, and costs nothing of the day's.
     again = tavolo("arena", "submit", str(bot), "--arena", arena.url, env=env)
-    assert again.returncode == 0 and again.stdout.startswith("submission 1: received")
+    assert again.returncode == 0 and again.stdout.startswith("submission 1: ")
     # Another entrant sees none of it, not even that it exists.
     other = arena.http.get("/api/v1/submissions/1", headers=arena.as_("bob"))
     assert other.status_code == 404 and other.json() == {"error": "no submission 1 of yours"}
@@ -257,6 +261,7 @@ def test_the_openapi_schema_names_every_route(arena: Arena) -> None:
     assert schema["openapi"].startswith("3.")
     assert set(schema["paths"]) == {
         "/api/v1/signup", "/api/v1/me", "/api/v1/submissions", "/api/v1/submissions/{number}",
+        "/api/v1/submissions/{number}/logs",
     }  # fmt: skip
     assert json.dumps(schema).count("#/components/schemas/Submission") >= 3
 
@@ -285,3 +290,39 @@ def test_bad_arena_files_and_names_get_one_line(tmp_path: Path) -> None:
         "arena", "submit", str(tmp_path), "--arena", "http://127.0.0.1:9/", "--token", "tav_x"
     )
     assert nowhere.returncode == 2 and "no bot.toml at the top of the folder" in nowhere.stderr
+
+
+def test_a_submission_is_built_and_validated_and_only_its_entrant_reads_its_logs(
+    arena: Arena, tmp_path: Path
+) -> None:
+    def state_of(number: int) -> dict[str, object]:
+        deadline = time.monotonic() + 120
+        while True:
+            answer = arena.http.get(f"/api/v1/submissions/{number}", headers=arena.as_("alice"))
+            if answer.json()["state"] in ("ready", "failed"):
+                return dict(answer.json())
+            assert time.monotonic() < deadline, answer.json()
+            time.sleep(0.3)
+
+    broken = bot_folder(tmp_path / "broken")
+    (broken / "bot.toml").write_text(
+        f'name = "mybot"\ncommand = ["{sys.executable}", "bot.py"]\n'
+        'build = ["sh", "-c", "echo syntax error in bot.c >&2; exit 2"]\n'
+    )
+    sent = arena.http.post("/api/v1/submissions", content=pack(broken), headers=arena.as_("alice"))
+    failed = state_of(sent.json()["id"])
+    assert (failed["state"], failed["reason"]) == ("failed", "the build failed: exit status 2")
+    logs = arena.http.get(f"/api/v1/submissions/{failed['id']}/logs", headers=arena.as_("alice"))
+    assert logs.json() == {"build": "syntax error in bot.c\n"}
+    # Fixed: the bot now plays.
+    fixed = bot_folder(tmp_path / "fixed", "from tavolo_bot.bots.random import main\nmain()\n")
+    (fixed / "bot.toml").write_text(f'name = "mybot"\ncommand = ["{sys.executable}", "bot.py"]\n')
+    sent = arena.http.post("/api/v1/submissions", content=pack(fixed), headers=arena.as_("alice"))
+    ready = state_of(sent.json()["id"])
+    assert (ready["state"], ready["reason"]) == ("ready", "")
+    logs = arena.http.get(f"/api/v1/submissions/{ready['id']}/logs", headers=arena.as_("alice"))
+    assert "timeouts 0, illegal actions 0, crashes 0" in logs.json()["validation"]
+    # Bob reads neither log, nor learns that they exist.
+    for number in (failed["id"], ready["id"]):
+        other = arena.http.get(f"/api/v1/submissions/{number}/logs", headers=arena.as_("bob"))
+        assert other.status_code == 404

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import httpx
 
+from tournaments.arena.builds import build_command
 from tournaments.arena.config import load_arena
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -47,13 +48,17 @@ def shown(expected: str) -> re.Pattern[str]:
 
 
 def test_the_arena_file_of_the_page_loads(tmp_path: Path) -> None:
-    [example] = blocks("toml")
+    example, manifest = blocks("toml")
     path = tmp_path / "arena.toml"
     path.write_text(example, encoding="utf-8")
     config = load_arena(path)
     assert config.name == "Tressette winter arena" and config.submissions.per_day == 5
     assert config.opens is not None and config.opens.isoformat() == "2027-01-10T12:00:00+00:00"
     assert tomllib.loads(example)["api"]["requests_per_minute"] == config.requests_per_minute
+    assert config.build.seconds == 600 and config.build.output_mb == 512
+    # The manifest of the page names its build as the arena reads it.
+    (tmp_path / "bot.toml").write_text(manifest, encoding="utf-8")
+    assert build_command(tmp_path / "bot.toml") == ("make", "mybot")
 
 
 def test_every_command_of_the_walkthrough_runs(tmp_path: Path) -> None:
@@ -63,7 +68,7 @@ def test_every_command_of_the_walkthrough_runs(tmp_path: Path) -> None:
         ["tavolo", "arena", "serve"], ["export", "TAVOLO_ARENA_TOKEN=tav_..."],
         ["tavolo", "arena", "submit"], ["curl", "-H", '"Authorization:'],
     ]  # fmt: skip
-    [example] = blocks("toml")
+    example = blocks("toml")[0]
     # The season of the page's file is in the future; this run's is open now.
     (tmp_path / "arena.toml").write_text(
         re.sub(r"\[season\].*?\n\n", "", example, flags=re.S), encoding="utf-8"

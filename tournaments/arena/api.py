@@ -22,7 +22,7 @@ from starlette.routing import Route
 from tournaments.arena.archives import ArchiveError
 from tournaments.arena.config import ArenaConfig
 from tournaments.arena.rate_limit import RateLimiter
-from tournaments.arena.store import ArenaError, ArenaStore, Entrant, Submission, now_utc
+from tournaments.arena.store import ArenaError, ArenaStore, Entrant, State, Submission, now_utc
 from tournaments.arena.tokens import digest
 
 SIGNUP_BYTES = 4_096
@@ -60,6 +60,11 @@ class ArenaApi:
                 Route(
                     "/api/v1/submissions/{number:int}",
                     entrant(self.one_submission),
+                    methods=["GET"],
+                ),
+                Route(
+                    "/api/v1/submissions/{number:int}/logs",
+                    entrant(self.submission_logs),
                     methods=["GET"],
                 ),
                 Route("/api/v1/me", entrant(self.me), methods=["GET"]),
@@ -177,16 +182,29 @@ class ArenaApi:
     async def list_submissions(self, request: Request, entrant: Entrant) -> Response:
         return JSONResponse([_submission_json(s) for s in self.store.submissions_of(entrant)])
 
-    async def one_submission(self, request: Request, entrant: Entrant) -> Response:
+    async def submission_logs(self, request: Request, entrant: Entrant) -> Response:
+        mine = self._own(request, entrant)
+        if isinstance(mine, Response):
+            return mine
+        return JSONResponse(self.store.logs_of(mine.id))
+
+    def _own(self, request: Request, entrant: Entrant) -> Submission | Response:
+        """The entrant's submission the path names, or the 404 another's gets too."""
         number = request.path_params["number"]
         try:
             submission = self.store.submission(number)
         except ArenaError:
             submission = None
-        # Another entrant's submission is answered as one that does not exist.
         if submission is None or submission.entrant != entrant.name:
             return _refuse(f"no submission {number} of yours", 404)
-        return JSONResponse(_submission_json(submission))
+        return submission
+
+    async def one_submission(self, request: Request, entrant: Entrant) -> Response:
+        # Another entrant's submission is answered as one that does not exist.
+        mine = self._own(request, entrant)
+        if isinstance(mine, Response):
+            return mine
+        return JSONResponse(_submission_json(mine))
 
 
 def _bearer(request: Request) -> str | None:
@@ -217,7 +235,7 @@ _SUBMISSION = {
         "entrant": {"type": "string"},
         "digest": {"type": "string", "description": "SHA-256 of the submission's files"},
         "created": {"type": "string", "format": "date-time"},
-        "state": {"type": "string", "enum": ["received", "failed", "disabled"]},
+        "state": {"type": "string", "enum": [s.value for s in State]},
         "reason": {"type": "string"},
         "files": {"type": "integer"},
         "bytes": {"type": "integer"},
@@ -329,6 +347,18 @@ OPENAPI: dict[str, Any] = {
                     "429",
                 ),
             },
+        },
+        "/api/v1/submissions/{number}/logs": {
+            "get": {
+                "summary": "One of your submissions' logs (build, validation), by name",
+                "responses": _answers(
+                    "200",
+                    {"type": "object", "additionalProperties": {"type": "string"}},
+                    "401",
+                    "404",
+                    "429",
+                ),
+            }
         },
         "/api/v1/submissions/{number}": {
             "get": {

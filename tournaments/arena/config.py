@@ -15,6 +15,7 @@ from referee.engine.deal_book import DealBook
 from referee.engine.rules import Rules
 from referee.match.config import Limits
 from tournaments.arena.archives import ArchiveLimits
+from tournaments.arena.builds import BuildLimits
 from tournaments.config import (
     ConfigError,
     TomlSource,
@@ -26,7 +27,10 @@ from tournaments.config import (
     value_of,
 )
 
-_TOP_KEYS = {"name", "game", "match", "season", "submissions", "signup", "api"}
+_TOP_KEYS = {"name", "game", "match", "season", "submissions", "build", "signup", "api"}
+_BUILD_KEYS = {
+    "seconds", "cpu_seconds", "memory_mb", "disk_mb", "processes", "output_mb", "toolchains",
+}  # fmt: skip
 _SEASON_KEYS = {"opens", "closes"}
 _SUBMISSION_KEYS = {
     "per_day", "active", "archive_bytes", "total_bytes", "file_bytes", "members",
@@ -56,6 +60,8 @@ class ArenaConfig:
     """An arena's settings, as its file gives them."""
 
     name: str
+    preset: str
+    """The preset the rules start from (what conformance checks)."""
     rules: Rules
     deals: int | None
     """Deals a game (None: to the target)."""
@@ -66,6 +72,9 @@ class ArenaConfig:
     closes: dt.datetime | None
     """The season: submissions are taken from ``opens`` until ``closes`` (UTC)."""
     submissions: SubmissionRules
+    build: BuildLimits
+    toolchains: tuple[str, ...]
+    """Host folders a build may read besides the system's (e.g. a Rust or Maven home)."""
     signup_open: bool
     """Whether anyone with an invitation code may sign up (else the organiser invites)."""
     requests_per_minute: int
@@ -97,6 +106,7 @@ def load_arena(path: Path) -> ArenaConfig:
         raise src.error("must come after season.opens", "season", "closes")
     return ArenaConfig(
         name=name,
+        preset=str(table_of(src, data, "game").get("preset", "tressette")),
         rules=rules,
         deals=deals,
         book=book,
@@ -104,6 +114,8 @@ def load_arena(path: Path) -> ArenaConfig:
         opens=opens,
         closes=closes,
         submissions=_submissions(src, table_of(src, data, "submissions")),
+        build=_build(src, table_of(src, data, "build")),
+        toolchains=_toolchains(src, table_of(src, data, "build")),
         signup_open=_signup(src, table_of(src, data, "signup")),
         requests_per_minute=_api(src, table_of(src, data, "api")),
     )
@@ -143,6 +155,32 @@ def _submissions(src: TomlSource, table: dict[str, Any]) -> SubmissionRules:
             members=_whole(src, table, "submissions", "members", limits.members),
         ),
     )
+
+
+def _build(src: TomlSource, table: dict[str, Any]) -> BuildLimits:
+    check_keys(src, table, _BUILD_KEYS, "build")
+    base = BuildLimits()
+    seconds = value_of(src, table, "build", "seconds", float, base.seconds)
+    if seconds <= 0:
+        raise src.error("must be seconds above 0", "build", "seconds")
+    return BuildLimits(
+        seconds=seconds,
+        cpu_seconds=_whole(src, table, "build", "cpu_seconds", base.cpu_seconds),
+        memory_mb=_whole(src, table, "build", "memory_mb", base.memory_mb),
+        disk_mb=_whole(src, table, "build", "disk_mb", base.disk_mb),
+        processes=_whole(src, table, "build", "processes", base.processes),
+        output_mb=_whole(src, table, "build", "output_mb", base.output_mb),
+    )
+
+
+def _toolchains(src: TomlSource, table: dict[str, Any]) -> tuple[str, ...]:
+    value = table.get("toolchains", [])
+    if not isinstance(value, list) or not all(isinstance(p, str) for p in value):
+        raise src.error("must be a list of folders", "build", "toolchains")
+    for path in value:
+        if not Path(path).is_absolute() or not Path(path).is_dir():
+            raise src.error(f"{path!r} is not an absolute path of a folder", "build", "toolchains")
+    return tuple(value)
 
 
 def _signup(src: TomlSource, table: dict[str, Any]) -> bool:

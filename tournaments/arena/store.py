@@ -18,7 +18,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from referee.entries import EntryError, check_name
-from tournaments.arena.archives import ArchiveLimits, Contents, unpack
+from tournaments.arena.archives import ArchiveLimits, unpack
 from tournaments.arena.tokens import digest, new_token, same_digest, well_formed
 
 MANIFEST = "bot.toml"
@@ -65,6 +65,10 @@ class State(StrEnum):
 
     RECEIVED = "received"
     """Unpacked and kept; waiting to be built and validated."""
+    BUILDING = "building"
+    VALIDATING = "validating"
+    READY = "ready"
+    """Built and validated: it may be rated (the ladder is not built yet)."""
     FAILED = "failed"
     """Its build or validation failed (``reason`` says how): never rated."""
     DISABLED = "disabled"
@@ -101,12 +105,16 @@ def now_utc() -> dt.datetime:
 
 
 class ArenaStore:
-    """The arena's SQLite database and its submissions' folder (``<db>.submissions``)."""
+    """The arena's SQLite database, and beside it its submissions' files
+    (``<db>.submissions``), their builds (``<db>.builds``) and logs (``<db>.logs``)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self.files = path.with_name(path.name + ".submissions")
-        self.files.mkdir(mode=0o700, exist_ok=True)
+        self.builds = path.with_name(path.name + ".builds")
+        self.logs = path.with_name(path.name + ".logs")
+        for folder in (self.files, self.builds, self.logs):
+            folder.mkdir(mode=0o700, exist_ok=True)
         self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA foreign_keys=ON")
@@ -217,7 +225,7 @@ class ArenaStore:
                     "more are taken tomorrow",
                     429,
                 )
-            self._keep(folder, contents)
+            self.keep(folder, self.files / contents.digest)
         cursor = self._db.execute(
             "INSERT INTO submissions (entrant, digest, created, state, files, bytes) "
             "VALUES (?, ?, ?, ?, ?, ?)",
@@ -227,9 +235,8 @@ class ArenaStore:
         assert cursor.lastrowid is not None
         return self.submission(cursor.lastrowid), True
 
-    def _keep(self, folder: Path, contents: Contents) -> None:
-        """Move an unpacked folder to its address, read-only, unless it is there already."""
-        final = self.files / contents.digest
+    def keep(self, folder: Path, final: Path) -> None:
+        """Move an unpacked folder to ``final``, read-only, unless it is there already."""
         if final.exists():
             return
         for root, dirs, files in os.walk(folder, followlinks=False):
@@ -252,6 +259,50 @@ class ArenaStore:
     def files_of(self, submission: Submission) -> Path:
         """The folder holding a submission's files (read-only)."""
         return self.files / submission.digest
+
+    def built_of(self, submission: Submission) -> Path:
+        """Where a submission's built folder is kept (read-only once there)."""
+        return self.builds / submission.digest
+
+    def next_received(self) -> Submission | None:
+        """The oldest submission waiting to be built, if any."""
+        found = self._submission_where("s.state = ?", State.RECEIVED.value)
+        return found[0] if found else None
+
+    def set_state(self, number: int, state: State, reason: str = "") -> None:
+        """Move submission ``number`` to ``state``, saying why (a failure's reason)."""
+        self._db.execute(
+            "UPDATE submissions SET state = ?, reason = ? WHERE id = ?",
+            (state.value, reason, number),
+        )
+
+    def requeue_unfinished(self) -> int:
+        """Put back what a stopped arena was building or validating; how many."""
+        cursor = self._db.execute(
+            "UPDATE submissions SET state = ?, reason = '' WHERE state IN (?, ?)",
+            (State.RECEIVED.value, State.BUILDING.value, State.VALIDATING.value),
+        )
+        return cursor.rowcount
+
+    def write_log(self, number: int, name: str, text: str) -> None:
+        """Keep log ``name`` (``build``, ``validation``) of submission ``number``, for its
+        entrant alone."""
+        folder = self.logs / str(number)
+        folder.mkdir(mode=0o700, exist_ok=True)
+        path = folder / f"{name}.log"
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text)
+
+    def logs_of(self, number: int) -> dict[str, str]:
+        """Submission ``number``'s logs, by name."""
+        folder = self.logs / str(number)
+        if not folder.is_dir():
+            return {}
+        return {
+            p.stem: p.read_text(encoding="utf-8", errors="replace")
+            for p in sorted(folder.glob("*.log"))
+        }
 
     def submission(self, number: int) -> Submission:
         found = self._submission_where("s.id = ?", number)

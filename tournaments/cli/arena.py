@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gzip
 import io
 import json
@@ -21,6 +22,7 @@ import uvicorn
 from tournaments.arena.api import ArenaApi
 from tournaments.arena.config import ConfigError, load_arena
 from tournaments.arena.store import ArenaError, ArenaStore
+from tournaments.arena.worker import SubmissionWorker
 from tournaments.cli.common import fail
 
 arena_app = typer.Typer(
@@ -121,19 +123,38 @@ def serve(
     bound = sock.getsockname()
     shown = f"[{bound[0]}]" if ":" in bound[0] else bound[0]
 
+    failure: list[BaseException] = []
+
     async def main() -> None:
         serving = asyncio.ensure_future(server.serve(sockets=[sock]))
         while not server.started and not serving.done():
             await asyncio.sleep(0.01)
-        if server.started:
-            typer.echo(f"arena {config.name}: {scheme}://{shown}:{bound[1]}/", err=False)
-        await serving
+        if not server.started:
+            await serving
+            return
+        typer.echo(f"arena {config.name}: {scheme}://{shown}:{bound[1]}/", err=False)
+        worker = asyncio.ensure_future(SubmissionWorker(store, config).run())
+
+        def stopped(task: asyncio.Future[None]) -> None:
+            if not task.cancelled() and task.exception() is not None:
+                failure.append(task.exception())  # type: ignore[arg-type]
+                server.should_exit = True  # an arena that cannot build must not look healthy
+
+        worker.add_done_callback(stopped)
+        try:
+            await serving
+        finally:
+            worker.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await worker
 
     try:
         asyncio.run(main())
     finally:
         store.close()
         sock.close()
+    if failure:
+        fail(f"the arena's submission worker stopped: {failure[0]!r}", 1)
 
 
 @arena_app.command()

@@ -1,0 +1,149 @@
+"""Submissions built and validated in the real sandbox, by the arena's worker, against a
+real store: a build that works and a bot that plays are ``ready``; a build that fails, that
+attacks the host, or that runs too long, and a bot that breaks the protocol are ``failed``,
+with the reason, and their logs kept for their entrant."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+
+import pytest
+
+from referee.sandbox.probe import sandbox_problem
+from tournaments.arena.archives import ArchiveLimits
+from tournaments.arena.config import ArenaConfig, load_arena
+from tournaments.arena.store import ArenaStore, Entrant, State, Submission
+from tournaments.arena.worker import SubmissionWorker
+from tournaments.cli.arena import pack
+
+pytestmark = pytest.mark.skipif(sandbox_problem() is not None, reason=str(sandbox_problem()))
+
+ARENA = """\
+name = "builds"
+[game]
+preset = "tressette"
+deals = 1
+[match]
+deadline_ms = 2000
+[build]
+seconds = {seconds}
+"""
+
+RANDOM_BOT = "from tavolo_bot.bots.random import main\nmain()\n"
+
+
+def setting(tmp_path: Path, seconds: float = 60) -> tuple[ArenaStore, ArenaConfig, Entrant]:
+    file = tmp_path / "arena.toml"
+    file.write_text(ARENA.format(seconds=seconds), encoding="utf-8")
+    store = ArenaStore(tmp_path / "arena.db")
+    entrant, _ = store.invite("alice")
+    return store, load_arena(file), entrant
+
+
+def submitted(
+    store: ArenaStore, entrant: Entrant, folder: Path, files: dict[str, str]
+) -> Submission:
+    folder.mkdir()
+    for name, text in files.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    submission, new = store.submit(entrant, pack(folder), limits=ArchiveLimits(), per_day=20)
+    assert new
+    return submission
+
+
+def manifest(build: str | None, command: str = f'["{sys.executable}", "bot.py"]') -> str:
+    text = f'name = "mybot"\ncommand = {command}\n'
+    return text + (f"build = {build}\n" if build else "")
+
+
+def processed(store: ArenaStore, config: ArenaConfig) -> Submission:
+    seen: list[Submission] = []
+    worked = asyncio.run(SubmissionWorker(store, config, on_done=seen.append).work_once())
+    assert worked and len(seen) == 1
+    return seen[0]
+
+
+def test_a_bot_built_in_the_sandbox_that_plays_is_ready(tmp_path: Path) -> None:
+    store, config, alice = setting(tmp_path)
+    # The build writes the bot from its template: bot.py exists only in the built folder.
+    build = '["sh", "-c", "echo making the bot; cp template.py bot.py"]'
+    submission = submitted(store, alice, tmp_path / "bot", {
+        "bot.toml": manifest(build), "template.py": RANDOM_BOT,
+    })  # fmt: skip
+    done = processed(store, config)
+    assert (done.id, done.state, done.reason) == (submission.id, State.READY, "")
+    built = store.built_of(done)
+    assert (built / "bot.py").read_text() == RANDOM_BOT and not (
+        store.files_of(done) / "bot.py"
+    ).exists()
+    assert (built / "bot.py").stat().st_mode & 0o222 == 0  # kept read-only
+    logs = store.logs_of(done.id)
+    assert logs["build"].strip() == "making the bot"
+    assert "conformance: connects: pass" in logs["validation"]
+    assert "; timeouts 0, illegal actions 0, crashes 0" in logs["validation"]
+    assert store.next_received() is None
+
+
+def test_a_failing_build_is_failed_with_its_log(tmp_path: Path) -> None:
+    store, config, alice = setting(tmp_path)
+    build = '["sh", "-c", "echo compiling; echo missing.h: no such file >&2; exit 3"]'
+    submitted(store, alice, tmp_path / "bot", {"bot.toml": manifest(build)})
+    done = processed(store, config)
+    assert done.state is State.FAILED and done.reason == "the build failed: exit status 3"
+    assert store.logs_of(done.id)["build"] == "compiling\nmissing.h: no such file\n"
+    assert not store.built_of(done).exists()
+
+
+def test_a_build_cannot_reach_the_host_or_the_network(tmp_path: Path) -> None:
+    store, config, alice = setting(tmp_path)
+    target = tmp_path / "planted"
+    attack = "\n".join([
+        f"{{ echo pwned > {target}; }} 2> /dev/null || echo host: refused",
+        f"{{ echo pwned > {store.files}/planted; }} 2> /dev/null || echo files: refused",
+        "cat /etc/shadow > /dev/null 2>&1 || echo shadow: refused",
+        "python3 -c \"",
+        "import socket",
+        "try:",
+        "    socket.create_connection(('1.1.1.1', 53), 3)",
+        "    print('network: open')",
+        "except OSError as error:",
+        "    print('network: refused', type(error).__name__)\"",
+        "exit 1",
+    ])  # fmt: skip
+    build = f"['sh', '-c', '''{attack}''']"
+    submitted(store, alice, tmp_path / "bot", {"bot.toml": manifest(build)})
+    done = processed(store, config)
+    assert done.state is State.FAILED
+    assert store.logs_of(done.id)["build"].split() == [
+        "host:", "refused", "files:", "refused", "shadow:", "refused",
+        "network:", "refused", "OSError",
+    ]  # fmt: skip
+    assert not target.exists()
+
+
+def test_a_build_that_runs_too_long_is_stopped(tmp_path: Path) -> None:
+    store, config, alice = setting(tmp_path, seconds=2)
+    submitted(store, alice, tmp_path / "bot", {"bot.toml": manifest('["sleep", "60"]')})
+    done = processed(store, config)
+    assert done.state is State.FAILED and done.reason == "the build took more than 2 s"
+
+
+def test_a_bot_that_breaks_the_protocol_fails_validation(tmp_path: Path) -> None:
+    store, config, alice = setting(tmp_path)
+    submitted(store, alice, tmp_path / "bot", {
+        "bot.toml": manifest(None), "bot.py": "print('I am not a bot')\n",
+    })  # fmt: skip
+    done = processed(store, config)
+    assert done.state is State.FAILED and done.reason.startswith("conformance failed: ")
+    assert "conformance: " in store.logs_of(done.id)["validation"]
+
+
+def test_a_stopped_arena_takes_up_what_it_was_doing(tmp_path: Path) -> None:
+    store, _, alice = setting(tmp_path)
+    submission = submitted(store, alice, tmp_path / "bot", {"bot.toml": manifest(None)})
+    store.set_state(submission.id, State.VALIDATING)
+    assert store.next_received() is None
+    assert store.requeue_unfinished() == 1
+    assert store.next_received() == store.submission(submission.id)
