@@ -261,7 +261,7 @@ def test_the_openapi_schema_names_every_route(arena: Arena) -> None:
     assert schema["openapi"].startswith("3.")
     assert set(schema["paths"]) == {
         "/api/v1/signup", "/api/v1/me", "/api/v1/submissions", "/api/v1/submissions/{number}",
-        "/api/v1/submissions/{number}/logs",
+        "/api/v1/submissions/{number}/logs", "/api/v1/leaderboard",
     }  # fmt: skip
     assert json.dumps(schema).count("#/components/schemas/Submission") >= 3
 
@@ -326,3 +326,17 @@ def test_a_submission_is_built_and_validated_and_only_its_entrant_reads_its_logs
     for number in (failed["id"], ready["id"]):
         other = arena.http.get(f"/api/v1/submissions/{number}/logs", headers=arena.as_("bob"))
         assert other.status_code == 404
+    # Once Bob's bot is ready too, the ladder has them meet, and the leaderboard shows it.
+    theirs = arena.http.post("/api/v1/submissions", content=pack(fixed), headers=arena.as_("bob"))
+    assert theirs.status_code == 201
+    deadline = time.monotonic() + 180
+    while True:
+        board = arena.http.get("/api/v1/leaderboard").json()
+        if board["games"] > 0:
+            break
+        assert time.monotonic() < deadline, board
+        time.sleep(0.5)
+    assert {(r["entrant"], r["state"]) for r in board["submissions"]} == {
+        ("alice", "ready"), ("bob", "ready"),
+    }  # fmt: skip
+    assert [e["entrant"] for e in board["entrants"]] in (["alice", "bob"], ["bob", "alice"])

@@ -21,6 +21,7 @@ from starlette.routing import Route
 
 from tournaments.arena.archives import ArchiveError
 from tournaments.arena.config import ArenaConfig
+from tournaments.arena.ladder import games_and_meetings, standings
 from tournaments.arena.rate_limit import RateLimiter
 from tournaments.arena.store import ArenaError, ArenaStore, Entrant, State, Submission, now_utc
 from tournaments.arena.tokens import digest
@@ -68,6 +69,7 @@ class ArenaApi:
                     methods=["GET"],
                 ),
                 Route("/api/v1/me", entrant(self.me), methods=["GET"]),
+                Route("/api/v1/leaderboard", anyone(self.leaderboard), methods=["GET"]),
             ]
         )
 
@@ -131,6 +133,9 @@ class ArenaApi:
 
     async def openapi(self, request: Request) -> Response:
         return JSONResponse(OPENAPI)
+
+    async def leaderboard(self, request: Request) -> Response:
+        return JSONResponse(await asyncio.to_thread(leaderboard, self.store))
 
     async def me(self, request: Request, entrant: Entrant) -> Response:
         return JSONResponse({"name": entrant.name, "created": entrant.created})
@@ -205,6 +210,38 @@ class ArenaApi:
         if isinstance(mine, Response):
             return mine
         return JSONResponse(_submission_json(mine))
+
+
+def leaderboard(store: ArenaStore) -> dict[str, Any]:
+    """Every rated submission, best first, with its Elo, its 95 % interval and its games;
+    and each entrant's place by its best playing submission."""
+    results = store.ladder.results()
+    games, _ = games_and_meetings(results)
+    fitted = standings(results)
+    by_id = {s.id: s for s in store.rated()}
+    rows: list[dict[str, Any]] = []
+    if fitted is not None:
+        for rating in fitted.ratings:
+            submission = by_id.get(int(rating.name))
+            if submission is None:
+                continue  # disabled or failed since: not shown
+            rows.append({
+                "rank": len(rows) + 1, "submission": submission.id,
+                "entrant": submission.entrant, "state": submission.state.value,
+                "elo": round(rating.elo, 1), "low": round(rating.ci_low, 1),
+                "high": round(rating.ci_high, 1), "games": games[submission.id],
+            })  # fmt: skip
+    entrants: list[str] = []
+    for row in rows:
+        if row["state"] == State.READY.value and row["entrant"] not in entrants:
+            entrants.append(str(row["entrant"]))
+    waiting = sorted(set(by_id) - {int(r["submission"]) for r in rows})
+    return {
+        "games": len(results),
+        "submissions": rows,
+        "entrants": [{"rank": i + 1, "entrant": e} for i, e in enumerate(entrants)],
+        "unrated": waiting,
+    }
 
 
 def _bearer(request: Request) -> str | None:
@@ -307,6 +344,13 @@ OPENAPI: dict[str, Any] = {
                     "409",
                     "429",
                 ),
+            }
+        },
+        "/api/v1/leaderboard": {
+            "get": {
+                "summary": "Every rated submission with its Elo and interval; entrants' places",
+                "security": [],
+                "responses": _answers("200", {"type": "object"}, "429"),
             }
         },
         "/api/v1/me": {

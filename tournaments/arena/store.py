@@ -19,6 +19,7 @@ from pathlib import Path
 
 from referee.entries import EntryError, check_name
 from tournaments.arena.archives import ArchiveLimits, unpack
+from tournaments.arena.ladder import LadderStore
 from tournaments.arena.tokens import digest, new_token, same_digest, well_formed
 
 MANIFEST = "bot.toml"
@@ -68,7 +69,10 @@ class State(StrEnum):
     BUILDING = "building"
     VALIDATING = "validating"
     READY = "ready"
-    """Built and validated: it may be rated (the ladder is not built yet)."""
+    """Built and validated: it plays on the ladder."""
+    RETIRED = "retired"
+    """Superseded by its entrant's newer ones: it keeps its games and rating, and plays no
+    more."""
     FAILED = "failed"
     """Its build or validation failed (``reason`` says how): never rated."""
     DISABLED = "disabled"
@@ -119,6 +123,7 @@ class ArenaStore:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA foreign_keys=ON")
         self._db.executescript(SCHEMA)
+        self.ladder = LadderStore(self._db)
         os.chmod(path, 0o600)  # it holds digests only, but no one else need read them
 
     def close(self) -> None:
@@ -263,6 +268,29 @@ class ArenaStore:
     def built_of(self, submission: Submission) -> Path:
         """Where a submission's built folder is kept (read-only once there)."""
         return self.builds / submission.digest
+
+    def play_folder(self, submission: Submission) -> Path:
+        """What plays: the built folder, or the files as submitted if it has no build."""
+        built = self.built_of(submission)
+        return built if built.exists() else self.files_of(submission)
+
+    def refresh_active(self, per_entrant: int) -> list[Submission]:
+        """Each entrant's newest ``per_entrant`` ready submissions, which play; an older
+        ready one is retired (it keeps its games and rating)."""
+        ready = self._submission_where("s.state = ?", State.READY.value)
+        newest: dict[str, list[Submission]] = {}
+        for submission in sorted(ready, key=lambda x: -x.id):
+            newest.setdefault(submission.entrant, []).append(submission)
+        active = []
+        for mine in newest.values():
+            active += mine[:per_entrant]
+            for old in mine[per_entrant:]:
+                self.set_state(old.id, State.RETIRED)
+        return sorted(active, key=lambda x: x.id)
+
+    def rated(self) -> list[Submission]:
+        """Every submission that plays or played on the ladder."""
+        return self._submission_where("s.state IN (?, ?)", State.READY.value, State.RETIRED.value)
 
     def next_received(self) -> Submission | None:
         """The oldest submission waiting to be built, if any."""

@@ -21,6 +21,7 @@ import uvicorn
 
 from tournaments.arena.api import ArenaApi
 from tournaments.arena.config import ConfigError, load_arena
+from tournaments.arena.ladder_play import LadderRunner
 from tournaments.arena.store import ArenaError, ArenaStore
 from tournaments.arena.worker import SubmissionWorker
 from tournaments.cli.common import fail
@@ -133,20 +134,26 @@ def serve(
             await serving
             return
         typer.echo(f"arena {config.name}: {scheme}://{shown}:{bound[1]}/", err=False)
-        worker = asyncio.ensure_future(SubmissionWorker(store, config).run())
+        tasks = [
+            asyncio.ensure_future(SubmissionWorker(store, config).run()),
+            asyncio.ensure_future(LadderRunner(store, config).run()),
+        ]
 
         def stopped(task: asyncio.Future[None]) -> None:
             if not task.cancelled() and task.exception() is not None:
                 failure.append(task.exception())  # type: ignore[arg-type]
-                server.should_exit = True  # an arena that cannot build must not look healthy
+                server.should_exit = True  # a broken arena must not look healthy
 
-        worker.add_done_callback(stopped)
+        for task in tasks:
+            task.add_done_callback(stopped)
         try:
             await serving
         finally:
-            worker.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await worker
+            for task in tasks:
+                task.cancel()
+            for task in tasks:
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
 
     try:
         asyncio.run(main())
@@ -154,7 +161,7 @@ def serve(
         store.close()
         sock.close()
     if failure:
-        fail(f"the arena's submission worker stopped: {failure[0]!r}", 1)
+        fail(f"the arena stopped: {failure[0]!r}", 1)
 
 
 @arena_app.command()

@@ -1,0 +1,231 @@
+"""The arena's ladder: ``ready`` submissions meet in duplicate sets, chosen by what each
+meeting would teach, and are rated by one maximum-likelihood fit of every game.
+
+**Who plays.** Each entrant's newest ``[submissions] active`` ready submissions; an older
+one is ``retired``: it keeps its games and its rating, and plays no more.
+
+**Who meets whom.** A meeting is one duplicate set between two submissions (on a table of
+more sides, the second fills every other side). Each meeting is the pair that scores
+highest on
+
+    p (1 - p) * (u_a + u_b),    u = 1 / sqrt(1 + games played),
+
+``p`` the first's expected score from the current fit: the Fisher information of one game
+about the two ratings' difference, weighted by how unsure both still are. A submission
+with fewer than :data:`NEW_GAMES` games plays first (against the opponent it learns most
+from); every :data:`LEADERS_EVERY`-th meeting is between two neighbours among the top
+:data:`LEADERS` active submissions that have met least, so the leaders keep meeting.
+
+**The ratings.** :func:`tournaments.ratings.rate` over every game ever played, retired
+submissions' too, as the tournament tables are fitted: a rating does not depend on the
+order the games were played in.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import sqlite3
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from referee.match.results import GameReport
+from tournaments.ratings import PairResult, Ratings, RatingsError, fit_elo, rate
+
+NEW_GAMES = 8
+"""Below this many games a submission is new: it is paired first."""
+LEADERS = 4
+LEADERS_EVERY = 5
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS ladder_meetings (
+    id INTEGER PRIMARY KEY,
+    a INTEGER NOT NULL REFERENCES submissions(id),
+    b INTEGER NOT NULL REFERENCES submissions(id),
+    seed TEXT NOT NULL,
+    state TEXT NOT NULL,
+    started TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS ladder_games (
+    meeting INTEGER NOT NULL REFERENCES ladder_meetings(id),
+    game INTEGER NOT NULL,
+    set_number INTEGER NOT NULL,
+    a INTEGER NOT NULL,
+    b INTEGER NOT NULL,
+    score_a REAL NOT NULL,
+    record TEXT NOT NULL,
+    PRIMARY KEY (meeting, game, a, b)
+);
+"""
+
+
+@dataclass(frozen=True)
+class Meeting:
+    """One meeting: submissions ``a`` and ``b``, dealt from ``seed``."""
+
+    id: int
+    a: int
+    b: int
+    seed: str
+
+
+def expected(elo_a: float, elo_b: float) -> float:
+    """``a``'s expected score against ``b``."""
+    return 1.0 / (1.0 + math.pow(10.0, (elo_b - elo_a) / 400.0))
+
+
+def choose_pair(
+    active: Sequence[int],
+    games: Counter[int],
+    met: Counter[tuple[int, int]],
+    elo: dict[int, float],
+    number: int,
+) -> tuple[int, int] | None:
+    """The next meeting's pair among ``active`` (submission ids), or None with fewer than
+    two. ``games``: games played by each; ``met``: meetings of each pair (low id first);
+    ``elo``: the current fit (missing: 1500); ``number``: the meeting's number, from 1."""
+    if len(active) < 2:
+        return None
+    ranked = sorted(active, key=lambda s: (-elo.get(s, 1500.0), s))
+
+    def gain(pair: tuple[int, int]) -> float:
+        a, b = pair
+        p = expected(elo.get(a, 1500.0), elo.get(b, 1500.0))
+        spread = 1 / math.sqrt(1 + games[a]) + 1 / math.sqrt(1 + games[b])
+        return p * (1 - p) * spread
+
+    def key(pair: tuple[int, int]) -> tuple[float, int, tuple[int, int]]:
+        # Deterministic: the same state always picks the same pair.
+        return (-gain(pair), met[pair], pair)
+
+    new = [s for s in ranked if games[s] < NEW_GAMES]
+    if new:
+        first = min(new, key=lambda s: (games[s], s))
+        return min((_pair(first, o) for o in ranked if o != first), key=key)
+    if number % LEADERS_EVERY == 0:
+        top = ranked[:LEADERS]
+        neighbours = [_pair(a, b) for a, b in itertools.pairwise(top)]
+        return min(neighbours, key=lambda p: (met[p], ranked.index(p[0]) + ranked.index(p[1])))
+    return min((_pair(a, b) for i, a in enumerate(ranked) for b in ranked[i + 1 :]), key=key)
+
+
+def _pair(a: int, b: int) -> tuple[int, int]:
+    return (a, b) if a < b else (b, a)
+
+
+def pair_results(meeting: Meeting, report: GameReport) -> list[PairResult]:
+    """A meeting's game as results between its two submissions (entry 0 is ``a``; every
+    other entry is ``b``, so two sides both of ``b`` make no pair)."""
+    places = report.outcome.places
+    out = []
+    for i, x in enumerate(report.sides):
+        for j in range(i + 1, len(report.sides)):
+            y = report.sides[j]
+            if (x == 0) == (y == 0):
+                continue
+            first = i if x == 0 else j
+            other = j if first == i else i
+            mine, theirs = places[first], places[other]
+            score = 1.0 if mine < theirs else 0.5 if mine == theirs else 0.0
+            key = f"{meeting.id}:{report.set_number}"
+            out.append(PairResult(key, str(meeting.a), str(meeting.b), score))
+    return out
+
+
+class LadderStore:
+    """The ladder's meetings and games, in the arena's database."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self._db = db
+        db.executescript(SCHEMA)
+
+    def start(self, a: int, b: int, seed: str, when: str) -> Meeting:
+        cursor = self._db.execute(
+            "INSERT INTO ladder_meetings (a, b, seed, state, started) VALUES (?, ?, ?, ?, ?)",
+            (a, b, seed, "playing", when),
+        )
+        assert cursor.lastrowid is not None
+        return Meeting(cursor.lastrowid, a, b, seed)
+
+    def unfinished(self) -> list[Meeting]:
+        """Meetings a stopped arena was playing: played again from their seeds."""
+        rows = self._db.execute(
+            "SELECT id, a, b, seed FROM ladder_meetings WHERE state = 'playing' ORDER BY id"
+        )
+        return [Meeting(*r) for r in rows]
+
+    def finish(self, meeting: Meeting, reports: Sequence[GameReport]) -> None:
+        """Keep a meeting's games, all at once (a meeting is rated whole or not at all)."""
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            self._db.execute("DELETE FROM ladder_games WHERE meeting = ?", (meeting.id,))
+            for report in reports:
+                for result in pair_results(meeting, report):
+                    self._db.execute(
+                        "INSERT INTO ladder_games VALUES (?, ?, ?, ?, ?, ?, ?)",
+                        (meeting.id, report.number, report.set_number, int(result.a),
+                         int(result.b), result.score_a, "\n".join(report.lines)),
+                    )  # fmt: skip
+            self._db.execute(
+                "UPDATE ladder_meetings SET state = 'done' WHERE id = ?", (meeting.id,)
+            )
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+
+    def drop(self, meeting: Meeting) -> None:
+        """Forget a meeting that cannot be played."""
+        self._db.execute("DELETE FROM ladder_meetings WHERE id = ?", (meeting.id,))
+
+    def results(self) -> list[PairResult]:
+        rows = self._db.execute(
+            "SELECT meeting, set_number, a, b, score_a FROM ladder_games ORDER BY meeting, game"
+        )
+        return [PairResult(f"{m}:{s}", str(a), str(b), score) for m, s, a, b, score in rows]
+
+    def meetings_done(self) -> int:
+        return int(
+            self._db.execute(
+                "SELECT COUNT(*) FROM ladder_meetings WHERE state = 'done'"
+            ).fetchone()[0]
+        )
+
+
+def games_and_meetings(
+    results: Sequence[PairResult],
+) -> tuple[Counter[int], Counter[tuple[int, int]]]:
+    """Games played by each submission, and meetings of each pair."""
+    games: Counter[int] = Counter()
+    sets: set[tuple[str, tuple[int, int]]] = set()
+    for r in results:
+        a, b = int(r.a), int(r.b)
+        games[a] += 1
+        games[b] += 1
+        sets.add((r.set_key.partition(":")[0], _pair(a, b)))
+    met: Counter[tuple[int, int]] = Counter(pair for _, pair in sets)
+    return games, met
+
+
+def current_elo(results: Sequence[PairResult]) -> dict[int, float]:
+    """The point fit of every game so far (submissions not yet connected: left out)."""
+    if not results:
+        return {}
+    try:
+        return {int(k): v for k, v in fit_elo(results).items()}
+    except RatingsError:
+        # Not yet connected (two groups that never met): the new ones are paired first,
+        # which connects them; until then every one counts as 1500.
+        return {}
+
+
+def standings(results: Sequence[PairResult], samples: int = 200) -> Ratings | None:
+    """Every rated submission's Elo with its bootstrap interval; None before the games
+    connect every submission that played (the ladder pairs the unconnected first)."""
+    if not results:
+        return None
+    try:
+        return rate(results, samples=samples)
+    except RatingsError:
+        return None

@@ -1,0 +1,106 @@
+"""The ladder at work: meetings chosen one after another (:func:`~.ladder.choose_pair`),
+each a duplicate set played in the sandbox through the tournament machinery, and kept
+whole, or not at all. A meeting a stopped arena was playing is played again from its seed
+when it resumes, and only then are new ones chosen.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import secrets
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from referee.entries import Entry, EntryError, load_manifest
+from referee.match.config import MatchConfig
+from referee.match.results import GameReport
+from referee.sandbox.bwrap import SandboxMode
+from tournaments.arena.config import ArenaConfig
+from tournaments.arena.ladder import Meeting, choose_pair, current_elo, games_and_meetings
+from tournaments.arena.store import ArenaStore, State, now_utc
+from tournaments.ladder import match_entries, play_matches
+
+MEETING_SETS = 1
+"""Duplicate sets a meeting plays."""
+IDLE_SECONDS = 2.0
+
+
+class LadderRunner:
+    """Plays the ladder's meetings, one at a time."""
+
+    def __init__(
+        self,
+        store: ArenaStore,
+        config: ArenaConfig,
+        *,
+        on_meeting: Callable[[Meeting], None] | None = None,
+    ) -> None:
+        self.store, self.config = store, config
+        self.on_meeting = on_meeting
+
+    async def run(self) -> None:
+        """Play until cancelled: first what a stop cut short, then new meetings."""
+        await self.resume()
+        while True:
+            if await self.play_next() is None:
+                await asyncio.sleep(IDLE_SECONDS)
+
+    async def resume(self) -> int:
+        """Play again, from their seeds, the meetings a stopped arena left; how many."""
+        unfinished = self.store.ladder.unfinished()
+        for meeting in unfinished:
+            await self.play(meeting)
+        return len(unfinished)
+
+    async def play_next(self) -> Meeting | None:
+        """Choose and play one meeting; None if fewer than two submissions are active."""
+        store = self.store
+        active = [s.id for s in store.refresh_active(self.config.submissions.active)]
+        results = store.ladder.results()
+        games, met = games_and_meetings(results)
+        pair = choose_pair(
+            active, games, met, current_elo(results), store.ladder.meetings_done() + 1
+        )
+        if pair is None:
+            return None
+        meeting = store.ladder.start(*pair, secrets.token_hex(8), now_utc().isoformat())
+        await self.play(meeting)
+        return meeting
+
+    async def play(self, meeting: Meeting) -> None:
+        """Play ``meeting`` and keep its games; a submission that cannot be read is
+        failed (and the meeting dropped)."""
+        store, config = self.store, self.config
+        entries: list[Entry] = []
+        for number in (meeting.a, meeting.b):
+            submission = store.submission(number)
+            try:
+                entry = load_manifest(store.play_folder(submission) / "bot.toml")
+            except EntryError as exc:
+                store.set_state(number, State.FAILED, f"cannot be played: {exc}")
+                store.ladder.drop(meeting)
+                return
+            # Its entrant's name and the submission's number, whatever the manifest says.
+            entries.append(
+                dataclasses.replace(entry, name=f"{submission.entrant}-{number}", sandbox=None)
+            )
+        match = MatchConfig(
+            config.rules,
+            f"arena/{meeting.seed}",
+            match_entries(config.rules, entries[0], entries[1]),
+            config.deals,
+            MEETING_SETS,
+            config.limits,
+            sandbox=SandboxMode.BWRAP,
+            allow_unconfined=False,
+        )
+        reports: list[GameReport] = []
+        with tempfile.TemporaryDirectory(prefix="tavolo-arena-") as scratch:
+            await play_matches(
+                [match], Path(scratch), on_game=lambda _, report: reports.append(report)
+            )
+        store.ladder.finish(meeting, reports)
+        if self.on_meeting is not None:
+            self.on_meeting(meeting)
