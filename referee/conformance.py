@@ -219,6 +219,8 @@ class Session:
     done: asyncio.Event = field(default_factory=asyncio.Event)
     connected: asyncio.Event = field(default_factory=asyncio.Event)
     _next_id: int = 0
+    _asking: Check | None = None
+    """The check whose request awaits its answer."""
 
     def __post_init__(self) -> None:
         # Every check is listed from the start: those an early failure leaves are "not reached".
@@ -245,6 +247,11 @@ class Session:
         try:
             await self._script(context)
         finally:
+            # A bot that closes its stream mid-request may have gRPC cancel this handler
+            # before a read sees the end: the check it was answering failed all the same.
+            asking = self._asking
+            if asking is not None and asking.ok is None:
+                asking.ok, asking.detail = False, "the stream ended before an answer"
             self.done.set()
 
     async def _script(self, context: grpc.aio.ServicerContext[Any, Any]) -> None:
@@ -333,6 +340,7 @@ class Session:
         )
         request.attempts_left = attempts
         started = time.monotonic()
+        self._asking = check
         await context.write(response.SerializeToString())
         while True:
             left = deadline / 1000 - (time.monotonic() - started)
@@ -341,11 +349,13 @@ class Session:
             if message is None:
                 check.ok = False
                 check.detail = f"no answer within {deadline} ms"
+                self._asking = None
                 return None
             if not message.HasField("decision") or message.decision.request_id != request_id:
                 self.unasked += 1  # an old answer or a stray message: refused, as a referee would
                 continue
             action = message.decision.action_id
+            self._asking = None
             if action not in position.legal:
                 check.ok = False
                 check.detail = f"action {action} is not in the legal list ({len(position.legal)})"

@@ -220,10 +220,16 @@ def opened_mid_run(page: Any, url: str) -> None:
         time.sleep(0.2)
     page.route("**/events", lambda route: route.abort())
     try:
-        page.goto(url)
-        rows = page.eval_on_selector_all(
-            "#standings tbody tr", "rows => rows.map(r => r.dataset.entry)"
-        )
+        # The standings are read from the database as it is written: under load a page may
+        # be served between two reads that saw none yet, so it is opened again meanwhile.
+        while True:
+            page.goto(url)
+            rows = page.eval_on_selector_all(
+                "#standings tbody tr", "rows => rows.map(r => r.dataset.entry)"
+            )
+            if rows or time.monotonic() > deadline:
+                break
+            time.sleep(0.5)
         assert rows, "the standings were not shown from the page's own snapshot"
         assert page.locator("#progress .live-count").count() == 1
         leaders = page.eval_on_selector_all(
