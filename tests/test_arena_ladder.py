@@ -30,6 +30,7 @@ from tournaments.arena.ladder import (
 )
 from tournaments.arena.ladder_play import LadderRunner
 from tournaments.arena.store import ArenaStore, Entrant, State
+from tournaments.benchmarks.arena_ladder import bench_order, run_scheme
 from tournaments.cli.arena import pack
 from tournaments.ratings import PairResult, fit_elo
 
@@ -175,3 +176,51 @@ def test_meetings_are_played_kept_resumed_and_rated(tmp_path: Path) -> None:
     assert asyncio.run(LadderRunner(store, config).resume()) == 1
     assert store.ladder.unfinished() == [] and len(store.ladder.results()) == before + 2
     assert cut.id in {int(r.set_key.partition(":")[0]) for r in store.ladder.results()}
+
+
+def test_the_order_benchmark_finds_a_clear_order_for_both_schemes() -> None:
+    # Three submissions 400 Elo apart (10:1 odds between neighbours): both get there.
+    found = bench_order(n=3, gap=400.0, meetings=60, checkpoint=5, runs=2)
+    assert set(found) == {"ladder", "round-robin"}
+    for values in found.values():
+        assert len(values) == 2 and all(v is not None and v % 10 == 0 for v in values)
+    # A checkpoint beyond the run's end never looks: no figure.
+    assert run_scheme("round-robin", 3, 400.0, 4, 5, 0).games_to_order is None
+
+
+@pytestmark_sandbox
+def test_meetings_at_once_never_share_a_submission_and_a_cut_run_resumes(tmp_path: Path) -> None:
+    (tmp_path / "arena.toml").write_text(ARENA.replace("active = 1", "active = 2"), "utf-8")
+    config = load_arena(tmp_path / "arena.toml")
+    store = ArenaStore(tmp_path / "arena.db")
+    alice, _ = store.invite("alice")
+    bob, _ = store.invite("bob")
+    ids = [
+        ready(store, who, tmp_path / f"{who.name}{k}", module)
+        for who in (alice, bob)
+        for k, module in enumerate(("random", "heuristic"))
+    ]
+    runner = LadderRunner(store, config, parallel=2)
+    first, second = runner.start_next(), runner.start_next()
+    assert first is not None and second is not None
+    assert {first.a, first.b, second.a, second.b} == set(ids)  # two meetings, four players
+    assert runner.start_next() is None  # nobody is free
+    # Those two were started and never played, as if the arena had stopped: resumed.
+    assert asyncio.run(LadderRunner(store, config).resume()) == 2
+    assert store.ladder.meetings_done() == 2 and len(store.ladder.results()) == 4
+
+    async def some_meetings() -> int:
+        played: list[Meeting] = []
+        busy = LadderRunner(store, config, parallel=2, on_meeting=played.append)
+        task = asyncio.ensure_future(busy.run())
+        while len(played) < 2:
+            await asyncio.sleep(0.1)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return len(played)
+
+    assert asyncio.run(some_meetings()) >= 2
+    # Whatever the cancel cut short is played again, and kept once.
+    asyncio.run(LadderRunner(store, config).resume())
+    assert store.ladder.unfinished() == []

@@ -10,6 +10,7 @@ import shlex
 import ssl
 import subprocess
 import sys
+import time
 import tomllib
 from pathlib import Path
 
@@ -17,6 +18,7 @@ import httpx
 
 from tournaments.arena.builds import build_command
 from tournaments.arena.config import load_arena
+from tournaments.cli.arena import pack
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "arena.md"
@@ -62,17 +64,23 @@ def test_the_arena_file_of_the_page_loads(tmp_path: Path) -> None:
 
 
 def test_every_command_of_the_walkthrough_runs(tmp_path: Path) -> None:
+    """The page's commands in its order; between them, what the page says others do (Bob
+    signs up with the invitation and submits, Alice submits a second bot), so that the
+    ladder has a meeting to play and the final two finalists."""
     steps = commands()
     assert [c.split()[:3] for c, _ in steps] == [
         ["tavolo", "arena", "invite"], ["tavolo", "arena", "invitation"],
         ["tavolo", "arena", "serve"], ["export", "TAVOLO_ARENA_TOKEN=tav_..."],
         ["tavolo", "arena", "submit"], ["curl", "-H", '"Authorization:'],
+        ["tavolo", "arena", "disable"], ["tavolo", "arena", "freeze"],
+        ["tavolo", "arena", "final"],
     ]  # fmt: skip
     example = blocks("toml")[0]
-    # The season of the page's file is in the future; this run's is open now.
-    (tmp_path / "arena.toml").write_text(
-        re.sub(r"\[season\].*?\n\n", "", example, flags=re.S), encoding="utf-8"
-    )
+    # The season of the page's file is in the future; this run's is open now, and so is
+    # its sign-up, for the invitation to be used.
+    example = re.sub(r"\[season\].*?\n\n", "", example, flags=re.S)
+    assert example.count("open = false") == 1
+    (tmp_path / "arena.toml").write_text(example.replace("open = false", "open = true"), "utf-8")
     subprocess.run(
         ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
          "-nodes", "-days", "1", "-subj", "/CN=localhost",
@@ -80,14 +88,18 @@ def test_every_command_of_the_walkthrough_runs(tmp_path: Path) -> None:
          "-keyout", str(tmp_path / "key.pem"), "-out", str(tmp_path / "cert.pem")],
         check=True, capture_output=True,
     )  # fmt: skip
-    bot = tmp_path / "mybot"
-    bot.mkdir()
-    (bot / "bot.toml").write_text('name = "mybot"\ncommand = ["python3", "bot.py"]\n')
-    (bot / "bot.py").write_text("print('hi')\n")
+    trust = ssl.create_default_context(cafile=str(tmp_path / "cert.pem"))
+    for name, module in (("mybot", "random"), ("mybot2", "heuristic")):
+        bot = tmp_path / name
+        bot.mkdir()
+        (bot / "bot.toml").write_text(
+            f'name = "{name}"\ncommand = ["{sys.executable}", "bot.py"]\n'
+        )
+        (bot / "bot.py").write_text(f"from tavolo_bot.bots.{module} import main\n\nmain()\n")
     env = dict(ENV)
-    token = ""
+    token = code = url = ""
     serve: subprocess.Popen[str] | None = None
-    url = ""
+    http = httpx.Client(verify=trust, timeout=30)
     try:
         for command, expected in steps:
             argv = shlex.split(command)
@@ -97,11 +109,28 @@ def test_every_command_of_the_walkthrough_runs(tmp_path: Path) -> None:
                 continue
             if argv[0] == "curl":
                 # The same request through a real HTTP client (curl may be missing here).
-                headers = {"Authorization": f"Bearer {env['TAVOLO_ARENA_TOKEN']}"}
-                trust = ssl.create_default_context(cafile=str(tmp_path / "cert.pem"))
-                with httpx.Client(verify=trust) as http:
-                    answer = http.get(url + "api/v1/submissions", headers=headers)
+                alice = {"Authorization": f"Bearer {env['TAVOLO_ARENA_TOKEN']}"}
+                answer = http.get(url + "api/v1/submissions", headers=alice)
                 assert answer.status_code == 200 and answer.json()[0]["id"] == 1
+                # Bob signs up and submits the same bot; Alice a second one.
+                joined = http.post(url + "api/v1/signup", json={"name": "bob", "invitation": code})
+                bob = {"Authorization": f"Bearer {joined.json()['token']}"}
+                theirs = pack(tmp_path / "mybot")
+                assert (
+                    http.post(url + "api/v1/submissions", content=theirs, headers=bob).json()["id"]
+                    == 2
+                )
+                second = pack(tmp_path / "mybot2")
+                assert (
+                    http.post(url + "api/v1/submissions", content=second, headers=alice).json()[
+                        "id"
+                    ]
+                    == 3
+                )
+                deadline = time.monotonic() + 240
+                while http.get(url + "api/v1/leaderboard").json()["games"] == 0:
+                    assert time.monotonic() < deadline, "the ladder played no meeting"
+                    time.sleep(0.5)
                 continue
             argv[0] = str(TAVOLO)
             if argv[2] == "serve":
@@ -120,15 +149,33 @@ def test_every_command_of_the_walkthrough_runs(tmp_path: Path) -> None:
             if argv[2] == "submit":
                 argv[argv.index("--arena") + 1] = url
                 argv += ["--tls-ca", str(tmp_path / "cert.pem")]
+            if argv[2] == "disable":
+                # Alice's second bot, number 3 here.
+                argv[3] = "3"
+                expected = [line.replace("17", "3") for line in expected]
+            if argv[2] == "final":
+                argv[argv.index("--games") + 1] = "2"  # one match of two games, here
             done = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True,
-                                  timeout=60)  # fmt: skip
+                                  timeout=600)  # fmt: skip
             assert done.returncode == 0, (command, done.stderr)
-            assert len(done.stdout.splitlines()) == len(expected), (command, done.stdout)
-            for got, want in zip(done.stdout.splitlines(), expected, strict=True):
+            # The final goes on to print the tournament's own progress and table.
+            lines = (
+                done.stdout.splitlines()[: len(expected)]
+                if argv[2] == "final"
+                else (done.stdout.splitlines())
+            )
+            assert len(lines) == len(expected), (command, done.stdout)
+            for got, want in zip(lines, expected, strict=True):
                 assert shown(want).fullmatch(got), (command, got, want)
             if argv[2] == "invite":
                 token = done.stdout.split()[-1]
+            if argv[2] == "invitation":
+                code = done.stdout.split()[1]
+        assert (tmp_path / "final-report" / "index.html").is_file()
+        final = (tmp_path / "arena.db.final.toml").read_text(encoding="utf-8")
+        assert 'name = "alice"' in final and 'name = "bob"' in final
     finally:
+        http.close()
         if serve is not None:
             serve.terminate()
             serve.wait(15)

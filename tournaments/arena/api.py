@@ -68,6 +68,11 @@ class ArenaApi:
                     entrant(self.submission_logs),
                     methods=["GET"],
                 ),
+                Route(
+                    "/api/v1/submissions/{number:int}/choose",
+                    entrant(self.choose),
+                    methods=["POST"],
+                ),
                 Route("/api/v1/me", entrant(self.me), methods=["GET"]),
                 Route("/api/v1/leaderboard", anyone(self.leaderboard), methods=["GET"]),
             ]
@@ -167,6 +172,8 @@ class ArenaApi:
         config = self.config
         if not config.taking_submissions(now_utc()):
             return _refuse("the season takes no submissions now", 403)
+        if self.store.frozen() is not None:
+            return _refuse("the season is frozen: the final is being decided", 403)
         rules = config.submissions
         body = await _body(request, rules.archive.archive_bytes)
         if isinstance(body, Response):
@@ -186,6 +193,14 @@ class ArenaApi:
 
     async def list_submissions(self, request: Request, entrant: Entrant) -> Response:
         return JSONResponse([_submission_json(s) for s in self.store.submissions_of(entrant)])
+
+    async def choose(self, request: Request, entrant: Entrant) -> Response:
+        async with self._writing:
+            try:
+                chosen = self.store.choose(entrant, request.path_params["number"])
+            except ArenaError as exc:
+                return _refuse(str(exc), exc.status)
+        return JSONResponse(_submission_json(chosen))
 
     async def submission_logs(self, request: Request, entrant: Entrant) -> Response:
         mine = self._own(request, entrant)
@@ -401,6 +416,14 @@ OPENAPI: dict[str, Any] = {
                     "401",
                     "404",
                     "429",
+                ),
+            }
+        },
+        "/api/v1/submissions/{number}/choose": {
+            "post": {
+                "summary": "Make one of your ready or retired submissions your finalist",
+                "responses": _answers(
+                    "200", {"$ref": "#/components/schemas/Submission"}, "401", "404", "409", "429"
                 ),
             }
         },

@@ -75,6 +75,9 @@ class ArenaConfig:
     build: BuildLimits
     toolchains: tuple[str, ...]
     """Host folders a build may read besides the system's (e.g. a Rust or Maven home)."""
+    tables: dict[str, dict[str, Any]]
+    """The file's ``[game]`` and ``[match]`` tables as written: the final's tournament file
+    takes them over."""
     signup_open: bool
     """Whether anyone with an invitation code may sign up (else the organiser invites)."""
     requests_per_minute: int
@@ -116,6 +119,7 @@ def load_arena(path: Path) -> ArenaConfig:
         submissions=_submissions(src, table_of(src, data, "submissions")),
         build=_build(src, table_of(src, data, "build")),
         toolchains=_toolchains(src, table_of(src, data, "build")),
+        tables={"game": table_of(src, data, "game"), "match": match},
         signup_open=_signup(src, table_of(src, data, "signup")),
         requests_per_minute=_api(src, table_of(src, data, "api")),
     )

@@ -1,7 +1,8 @@
 """The ladder at work: meetings chosen one after another (:func:`~.ladder.choose_pair`),
-each a duplicate set played in the sandbox through the tournament machinery, and kept
-whole, or not at all. A meeting a stopped arena was playing is played again from its seed
-when it resumes, and only then are new ones chosen.
+up to ``parallel`` at once (each submission in one at a time), each a duplicate set played
+in the sandbox through the tournament machinery, and kept whole, or not at all. A meeting
+a stopped arena was playing is played again from its seed when it resumes, and only then
+are new ones chosen.
 """
 
 from __future__ import annotations
@@ -28,24 +29,48 @@ IDLE_SECONDS = 2.0
 
 
 class LadderRunner:
-    """Plays the ladder's meetings, one at a time."""
+    """Plays the ladder's meetings."""
 
     def __init__(
         self,
         store: ArenaStore,
         config: ArenaConfig,
         *,
+        parallel: int = 1,
         on_meeting: Callable[[Meeting], None] | None = None,
     ) -> None:
+        if parallel < 1:
+            raise ValueError("a ladder plays 1 meeting at a time or more")
         self.store, self.config = store, config
+        self.parallel = parallel
         self.on_meeting = on_meeting
+        self._playing: set[int] = set()
+        """Submissions in a meeting now: each plays one at a time."""
 
     async def run(self) -> None:
-        """Play until cancelled: first what a stop cut short, then new meetings."""
+        """Play until cancelled: first what a stop cut short, then new meetings, up to
+        ``parallel`` at once."""
         await self.resume()
-        while True:
-            if await self.play_next() is None:
-                await asyncio.sleep(IDLE_SECONDS)
+        running: set[asyncio.Task[Meeting | None]] = set()
+        try:
+            while True:
+                while len(running) < self.parallel:
+                    meeting = self.start_next()
+                    if meeting is None:
+                        break
+                    running.add(asyncio.ensure_future(self._play_started(meeting)))
+                if not running:
+                    await asyncio.sleep(IDLE_SECONDS)
+                    continue
+                done, running = await asyncio.wait(
+                    running, timeout=IDLE_SECONDS, return_when=asyncio.FIRST_COMPLETED
+                )
+                for task in done:
+                    task.result()  # a meeting's failure stops the ladder, loudly
+        finally:
+            for task in running:
+                task.cancel()
+            await asyncio.gather(*running, return_exceptions=True)
 
     async def resume(self) -> int:
         """Play again, from their seeds, the meetings a stopped arena left; how many."""
@@ -55,9 +80,19 @@ class LadderRunner:
         return len(unfinished)
 
     async def play_next(self) -> Meeting | None:
-        """Choose and play one meeting; None if fewer than two submissions are active."""
+        """Choose and play one meeting; None if fewer than two submissions are free."""
+        meeting = self.start_next()
+        return None if meeting is None else await self._play_started(meeting)
+
+    def start_next(self) -> Meeting | None:
+        """Choose the next meeting among the active submissions not playing now, and
+        record it as started; None if fewer than two are free."""
         store = self.store
-        active = [s.id for s in store.refresh_active(self.config.submissions.active)]
+        active = [
+            s.id
+            for s in store.refresh_active(self.config.submissions.active)
+            if s.id not in self._playing
+        ]
         results = store.ladder.results()
         games, met = games_and_meetings(results)
         pair = choose_pair(
@@ -65,8 +100,14 @@ class LadderRunner:
         )
         if pair is None:
             return None
-        meeting = store.ladder.start(*pair, secrets.token_hex(8), now_utc().isoformat())
-        await self.play(meeting)
+        self._playing.update(pair)
+        return store.ladder.start(*pair, secrets.token_hex(8), now_utc().isoformat())
+
+    async def _play_started(self, meeting: Meeting) -> Meeting:
+        try:
+            await self.play(meeting)
+        finally:
+            self._playing.difference_update((meeting.a, meeting.b))
         return meeting
 
     async def play(self, meeting: Meeting) -> None:

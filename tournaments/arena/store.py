@@ -33,6 +33,14 @@ CREATE TABLE IF NOT EXISTS entrants (
     created TEXT NOT NULL,
     disabled INTEGER NOT NULL DEFAULT 0
 );
+CREATE TABLE IF NOT EXISTS arena_facts (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS chosen (
+    entrant INTEGER PRIMARY KEY REFERENCES entrants(id),
+    submission INTEGER NOT NULL REFERENCES submissions(id)
+);
 CREATE TABLE IF NOT EXISTS invitations (
     digest TEXT PRIMARY KEY,
     created TEXT NOT NULL,
@@ -268,6 +276,52 @@ class ArenaStore:
     def built_of(self, submission: Submission) -> Path:
         """Where a submission's built folder is kept (read-only once there)."""
         return self.builds / submission.digest
+
+    # -- the end of the season -------------------------------------------------------------
+
+    def freeze(self, when: dt.datetime) -> bool:
+        """Close submissions for good; False if they were closed already."""
+        cursor = self._db.execute(
+            "INSERT OR IGNORE INTO arena_facts VALUES ('frozen', ?)",
+            (when.isoformat(timespec="seconds"),),
+        )
+        return cursor.rowcount == 1
+
+    def frozen(self) -> str | None:
+        """When submissions were closed, or None."""
+        row = self._db.execute("SELECT value FROM arena_facts WHERE key = 'frozen'").fetchone()
+        return None if row is None else str(row[0])
+
+    def disable(self, number: int, reason: str) -> Submission:
+        """Take submission ``number`` off the ladder and the leaderboard, for ``reason``."""
+        submission = self.submission(number)
+        if not reason.strip():
+            raise ArenaError("say why the submission is disabled (--reason)")
+        self.set_state(number, State.DISABLED, reason)
+        return self.submission(submission.id)
+
+    def choose(self, entrant: Entrant, number: int) -> Submission:
+        """Make submission ``number``, one of the entrant's rated ones, its finalist."""
+        submission = self.submission(number)
+        if submission.entrant != entrant.name:
+            raise ArenaError(f"no submission {number} of yours", 404)
+        if submission.state not in (State.READY, State.RETIRED):
+            raise ArenaError(
+                f"submission {number} is {submission.state.value}: only a ready or retired "
+                "one can play the final",
+                409,
+            )
+        self._db.execute("INSERT OR REPLACE INTO chosen VALUES (?, ?)", (entrant.id, submission.id))
+        return submission
+
+    def chosen(self) -> dict[str, int]:
+        """Each entrant's chosen finalist that can still play, by entrant name."""
+        rows = self._db.execute(
+            "SELECT e.name, c.submission FROM chosen c JOIN entrants e ON e.id = c.entrant "
+            "JOIN submissions s ON s.id = c.submission WHERE s.state IN (?, ?)",
+            (State.READY.value, State.RETIRED.value),
+        )
+        return {name: number for name, number in rows}
 
     def play_folder(self, submission: Submission) -> Path:
         """What plays: the built folder, or the files as submitted if it has no build."""

@@ -10,6 +10,8 @@ import json
 import os
 import socket
 import ssl
+import subprocess
+import sys
 import tarfile
 import urllib.error
 import urllib.request
@@ -21,14 +23,16 @@ import uvicorn
 
 from tournaments.arena.api import ArenaApi
 from tournaments.arena.config import ConfigError, load_arena
+from tournaments.arena.final import tournament_file
 from tournaments.arena.ladder_play import LadderRunner
-from tournaments.arena.store import ArenaError, ArenaStore
+from tournaments.arena.store import ArenaError, ArenaStore, now_utc
 from tournaments.arena.worker import SubmissionWorker
 from tournaments.cli.common import fail
+from tournaments.cli.options import at_least
 
 arena_app = typer.Typer(
     no_args_is_help=True,
-    help="A long-lived arena: entrants submit bots, which are kept and (soon) rated.",
+    help="A long-lived arena: entrants submit bots, which are built, validated and rated.",
 )
 
 DbOption = Annotated[Path, typer.Option("--db", help="The arena's SQLite database.")]
@@ -78,6 +82,75 @@ def invitation(
 
 
 @arena_app.command()
+def freeze(db: DbOption) -> None:
+    """Close submissions for good: the season's final is next (tavolo arena final)."""
+    store = _store(db)
+    try:
+        closed = store.freeze(now_utc())
+        when = store.frozen()
+    finally:
+        store.close()
+    typer.echo(f"submissions {'closed' if closed else 'were closed already'} at {when}")
+
+
+@arena_app.command()
+def disable(
+    submission: Annotated[int, typer.Argument(help="The submission's number.")],
+    db: DbOption,
+    reason: Annotated[str, typer.Option(help="Why: its entrant reads it.")] = "",
+) -> None:
+    """Take a submission off the ladder and the leaderboard."""
+    store = _store(db)
+    try:
+        done = store.disable(submission, reason)
+    except ArenaError as exc:
+        fail(str(exc))
+    finally:
+        store.close()
+    typer.echo(f"submission {done.id} of {done.entrant}: disabled ({done.reason})")
+
+
+@arena_app.command()
+def final(
+    arena_file: Annotated[Path, typer.Argument(help="The arena file (TOML).")],
+    db: DbOption,
+    games: Annotated[int, typer.Option(help="Games of each match of the final.")],
+    out: Annotated[Path, typer.Option(help="A new folder for the final's report.")],
+    sprt: Annotated[
+        str | None, typer.Option(help="ELO0,ELO1: stop once the GSPRT decides (two finalists).")
+    ] = None,
+) -> None:
+    """Play the season's final between each entrant's chosen (else best rated) submission,
+    with the tournament machinery, and write its report. Submissions must be frozen."""
+    try:
+        config = load_arena(arena_file)
+    except ConfigError as exc:
+        fail(str(exc))
+    store = _store(db)
+    try:
+        if store.frozen() is None:
+            fail("submissions are open: close them first (tavolo arena freeze)")
+        try:
+            text = tournament_file(store, config, games)
+        except ArenaError as exc:
+            fail(str(exc))
+    finally:
+        store.close()
+    tournament = db.with_name(db.name + ".final.toml")
+    tournament.write_text(text, encoding="utf-8")
+    typer.echo(f"the final's tournament file: {tournament}")
+    tavolo = str(Path(sys.executable).with_name("tavolo"))
+    results = str(db.with_name(db.name + ".final.db"))
+    run = [tavolo, "tournament", "run", str(tournament), "--db", results]
+    if sprt is not None:
+        run += ["--sprt", sprt]
+    for argv in (run, [tavolo, "tournament", "report", str(out), "--db", results]):
+        done = subprocess.run(argv, check=False)
+        if done.returncode != 0:
+            raise typer.Exit(done.returncode)
+
+
+@arena_app.command()
 def serve(
     arena_file: Annotated[Path, typer.Argument(help="The arena file (TOML, docs/arena.md).")],
     db: DbOption,
@@ -88,8 +161,17 @@ def serve(
         Path | None, typer.Option(help="Serve HTTPS with this certificate.")
     ] = None,
     tls_key: Annotated[Path | None, typer.Option(help="The certificate's private key.")] = None,
+    parallel: Annotated[
+        int,
+        typer.Option(
+            help="Ladder meetings played at once (each submission in one at a time); "
+            "default: the cores, halved.",
+            callback=at_least(1),
+        ),
+    ] = max(1, (os.cpu_count() or 2) // 2),
 ) -> None:
-    """Serve the arena's API until interrupted; it resumes from --db."""
+    """Serve the arena: its API, the builds and validations, and the ladder, until
+    interrupted; it resumes from --db."""
     try:
         config = load_arena(arena_file)
     except ConfigError as exc:
@@ -136,7 +218,7 @@ def serve(
         typer.echo(f"arena {config.name}: {scheme}://{shown}:{bound[1]}/", err=False)
         tasks = [
             asyncio.ensure_future(SubmissionWorker(store, config).run()),
-            asyncio.ensure_future(LadderRunner(store, config).run()),
+            asyncio.ensure_future(LadderRunner(store, config, parallel=parallel).run()),
         ]
 
         def stopped(task: asyncio.Future[None]) -> None:

@@ -21,6 +21,7 @@ from referee.entries import EntryError
 from referee.players import UnknownPlayerError
 from referee.sandbox.bwrap import SandboxError, SandboxMode, bwrap_version
 from referee.sandbox.probe import sandbox_problem
+from tournaments.benchmarks.arena_ladder import bench_order, median_or_none
 from tournaments.benchmarks.bots import (
     DEFAULT_GAMES,
     P99_TARGET_MS,
@@ -627,6 +628,39 @@ def _overheads(figures: TournamentBench, base: InProcessBench) -> dict[str, obje
         "overhead_per_game": round(figures.seconds / figures.games / per_game, 1),
         "cpu_overhead_per_game": round(figures.cpu_seconds / figures.games / cpu_per_game, 1),
     }
+
+
+@bench_app.command()
+def arena(
+    submissions: Annotated[int, typer.Option(help="Submissions of known strength.")] = 20,
+    gap: Annotated[float, typer.Option(help="Elo between neighbours in the true order.")] = 40.0,
+    meetings: Annotated[int, typer.Option(help="Meetings (duplicate sets) in each run.")] = 1500,
+    checkpoint: Annotated[int, typer.Option(help="Meetings between looks at the order.")] = 25,
+    runs: Annotated[int, typer.Option(help="Runs of each scheme.")] = 5,
+    json_out: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Games the arena's ladder needs to rank submissions of known strength in the right
+    order, against round robin at the same number of games (synthetic results)."""
+    if min(submissions, meetings, checkpoint, runs) < 1 or submissions < 2 or gap <= 0:
+        fail("--submissions must be 2 or more, --gap above 0, and the rest 1 or more")
+    found = bench_order(submissions, gap, meetings, checkpoint, runs)
+    medians = {scheme: median_or_none(values) for scheme, values in found.items()}
+    if json_out:
+        typer.echo(json.dumps({
+            "benchmark": "arena-order", "submissions": submissions, "gap": gap,
+            "meetings": meetings, "checkpoint": checkpoint, "runs": found, "median": medians,
+        }))  # fmt: skip
+        return
+    rows = [
+        [scheme, " ".join("-" if v is None else str(v) for v in values),
+         "never" if medians[scheme] is None else f"{medians[scheme]:g}"]
+        for scheme, values in found.items()
+    ]  # fmt: skip
+    typer.echo(
+        f"{submissions} submissions {gap:g} Elo apart; {meetings} meetings of 2 games; "
+        f"the order looked at every {checkpoint} meetings"
+    )
+    typer.echo(tabulate(rows, headers=["scheme", "games to the right order, per run", "median"]))
 
 
 @bench_app.command("hello-flood")
