@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import math
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from starlette.applications import Starlette
@@ -50,35 +50,37 @@ class ArenaApi:
         # One writer at a time: SQLite's, and the per-day count is read then written.
         self._writing = asyncio.Lock()
 
-    def app(self) -> Starlette:
-        anyone, entrant = self._for_anyone, self._for_entrants
-        return Starlette(
-            routes=[
-                Route("/api/v1/openapi.json", anyone(self.openapi), methods=["GET"]),
-                Route("/api/v1/signup", anyone(self.signup), methods=["POST"]),
-                Route("/api/v1/submissions", entrant(self.submit), methods=["POST"]),
-                Route("/api/v1/submissions", entrant(self.list_submissions), methods=["GET"]),
-                Route(
-                    "/api/v1/submissions/{number:int}",
-                    entrant(self.one_submission),
-                    methods=["GET"],
-                ),
-                Route(
-                    "/api/v1/submissions/{number:int}/logs",
-                    entrant(self.submission_logs),
-                    methods=["GET"],
-                ),
-                Route(
-                    "/api/v1/submissions/{number:int}/choose",
-                    entrant(self.choose),
-                    methods=["POST"],
-                ),
-                Route("/api/v1/me", entrant(self.me), methods=["GET"]),
-                Route("/api/v1/leaderboard", anyone(self.leaderboard), methods=["GET"]),
-            ]
-        )
+    def app(self, pages: Sequence[Route] = ()) -> Starlette:
+        """The API's routes, and ``pages`` (the site's, from ``tournaments.web``)."""
+        return Starlette(routes=[*self.routes(), *pages])
 
-    def _for_anyone(
+    def routes(self) -> list[Route]:
+        anyone, entrant = self.for_anyone, self._for_entrants
+        return [
+            Route("/api/v1/openapi.json", anyone(self.openapi), methods=["GET"]),
+            Route("/api/v1/signup", anyone(self.signup), methods=["POST"]),
+            Route("/api/v1/submissions", entrant(self.submit), methods=["POST"]),
+            Route("/api/v1/submissions", entrant(self.list_submissions), methods=["GET"]),
+            Route(
+                "/api/v1/submissions/{number:int}",
+                entrant(self.one_submission),
+                methods=["GET"],
+            ),
+            Route(
+                "/api/v1/submissions/{number:int}/logs",
+                entrant(self.submission_logs),
+                methods=["GET"],
+            ),
+            Route(
+                "/api/v1/submissions/{number:int}/choose",
+                entrant(self.choose),
+                methods=["POST"],
+            ),
+            Route("/api/v1/me", entrant(self.me), methods=["GET"]),
+            Route("/api/v1/leaderboard", anyone(self.leaderboard), methods=["GET"]),
+        ]
+
+    def for_anyone(
         self, handler: Callable[[Request], Awaitable[Response]]
     ) -> Callable[[Request], Awaitable[Response]]:
         """``handler``, after the client's rate limit."""

@@ -25,12 +25,12 @@ from __future__ import annotations
 
 import itertools
 import math
-import sqlite3
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from referee.match.results import GameReport
+from tournaments.arena.database import Database
 from tournaments.ratings import PairResult, Ratings, RatingsError, fit_elo, rate
 
 NEW_GAMES = 8
@@ -136,9 +136,9 @@ def pair_results(meeting: Meeting, report: GameReport) -> list[PairResult]:
 class LadderStore:
     """The ladder's meetings and games, in the arena's database."""
 
-    def __init__(self, db: sqlite3.Connection) -> None:
+    def __init__(self, db: Database) -> None:
         self._db = db
-        db.executescript(SCHEMA)
+        db.script(SCHEMA)
 
     def start(self, a: int, b: int, seed: str, when: str) -> Meeting:
         cursor = self._db.execute(
@@ -157,8 +157,7 @@ class LadderStore:
 
     def finish(self, meeting: Meeting, reports: Sequence[GameReport]) -> None:
         """Keep a meeting's games, all at once (a meeting is rated whole or not at all)."""
-        self._db.execute("BEGIN IMMEDIATE")
-        try:
+        with self._db.transaction():
             self._db.execute("DELETE FROM ladder_games WHERE meeting = ?", (meeting.id,))
             for report in reports:
                 for result in pair_results(meeting, report):
@@ -170,14 +169,30 @@ class LadderStore:
             self._db.execute(
                 "UPDATE ladder_meetings SET state = 'done' WHERE id = ?", (meeting.id,)
             )
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
-        self._db.execute("COMMIT")
 
     def drop(self, meeting: Meeting) -> None:
         """Forget a meeting that cannot be played."""
         self._db.execute("DELETE FROM ladder_meetings WHERE id = ?", (meeting.id,))
+
+    def games_of(self, submission: int) -> list[tuple[int, int, int, float]]:
+        """Submission ``submission``'s games: (meeting, game, opponent, its score)."""
+        rows = self._db.execute(
+            "SELECT meeting, game, a, b, score_a FROM ladder_games WHERE a = ? OR b = ? "
+            "ORDER BY meeting, game",
+            (submission, submission),
+        )
+        return [
+            (m, g, b if a == submission else a, score if a == submission else 1.0 - score)
+            for m, g, a, b, score in rows
+        ]
+
+    def record_of(self, meeting: int, game: int) -> list[str] | None:
+        """A ladder game's record lines, or None if there is no such game."""
+        row = self._db.execute(
+            "SELECT record FROM ladder_games WHERE meeting = ? AND game = ? LIMIT 1",
+            (meeting, game),
+        ).fetchone()
+        return None if row is None else str(row[0]).split("\n")
 
     def results(self) -> list[PairResult]:
         rows = self._db.execute(
@@ -187,9 +202,7 @@ class LadderStore:
 
     def meetings_done(self) -> int:
         return int(
-            self._db.execute(
-                "SELECT COUNT(*) FROM ladder_meetings WHERE state = 'done'"
-            ).fetchone()[0]
+            self._db.execute("SELECT COUNT(*) FROM ladder_meetings WHERE state = 'done'").value()
         )
 
 

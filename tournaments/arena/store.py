@@ -19,6 +19,7 @@ from pathlib import Path
 
 from referee.entries import EntryError, check_name
 from tournaments.arena.archives import ArchiveLimits, unpack
+from tournaments.arena.database import Database
 from tournaments.arena.ladder import LadderStore
 from tournaments.arena.tokens import digest, new_token, same_digest, well_formed
 
@@ -127,10 +128,8 @@ class ArenaStore:
         self.logs = path.with_name(path.name + ".logs")
         for folder in (self.files, self.builds, self.logs):
             folder.mkdir(mode=0o700, exist_ok=True)
-        self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA foreign_keys=ON")
-        self._db.executescript(SCHEMA)
+        self._db = Database(path)
+        self._db.script(SCHEMA)
         self.ladder = LadderStore(self._db)
         os.chmod(path, 0o600)  # it holds digests only, but no one else need read them
 
@@ -172,7 +171,7 @@ class ArenaStore:
         """Sign ``name`` up with the invitation ``code``; its entrant and token."""
         if not well_formed(code):
             raise ArenaError("the invitation code is not valid", 403)
-        with self._transaction():
+        with self._db.transaction():
             row = self._db.execute(
                 "SELECT digest, uses_left FROM invitations WHERE digest = ?", (digest(code),)
             ).fetchone()
@@ -231,7 +230,7 @@ class ArenaStore:
             today = self._db.execute(
                 "SELECT COUNT(*) FROM submissions WHERE entrant = ? AND substr(created, 1, 10) = ?",
                 (entrant.id, day),
-            ).fetchone()[0]
+            ).value()
             if today >= per_day:
                 raise ArenaError(
                     f"{entrant.name} has made its {per_day} submissions of {day} (UTC); "
@@ -402,19 +401,3 @@ class ArenaStore:
             args,
         )
         return [Submission(r[0], r[1], r[2], r[3], State(r[4]), r[5], r[6], r[7]) for r in rows]
-
-    # -- plumbing ------------------------------------------------------------------------
-
-    def _transaction(self) -> _Transaction:
-        return _Transaction(self._db)
-
-
-class _Transaction:
-    def __init__(self, db: sqlite3.Connection) -> None:
-        self._db = db
-
-    def __enter__(self) -> None:
-        self._db.execute("BEGIN IMMEDIATE")
-
-    def __exit__(self, kind: object, value: object, traceback: object) -> None:
-        self._db.execute("COMMIT" if kind is None else "ROLLBACK")

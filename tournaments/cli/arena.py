@@ -20,15 +20,17 @@ from typing import Annotated
 
 import typer
 import uvicorn
+from starlette.applications import Starlette
 
 from tournaments.arena.api import ArenaApi
-from tournaments.arena.config import ConfigError, load_arena
+from tournaments.arena.config import ArenaConfig, ConfigError, load_arena
 from tournaments.arena.final import tournament_file
 from tournaments.arena.ladder_play import LadderRunner
 from tournaments.arena.store import ArenaError, ArenaStore, now_utc
 from tournaments.arena.worker import SubmissionWorker
 from tournaments.cli.common import fail
 from tournaments.cli.options import at_least
+from tournaments.web.arena_pages import page_routes
 
 arena_app = typer.Typer(
     no_args_is_help=True,
@@ -46,6 +48,12 @@ def _store(db: Path) -> ArenaStore:
         return ArenaStore(db)
     except Exception as exc:  # sqlite3.DatabaseError, OSError: one line, not a traceback
         fail(f"--db {db}: cannot open the arena's database: {exc}")
+
+
+def _site(store: ArenaStore, config: ArenaConfig) -> Starlette:
+    """The API and the public pages, one app."""
+    api = ArenaApi(store, config)
+    return api.app(page_routes(api))
 
 
 @arena_app.command()
@@ -191,7 +199,7 @@ def serve(
     store = _store(db)
     server = uvicorn.Server(
         uvicorn.Config(
-            ArenaApi(store, config).app(),
+            _site(store, config),
             log_config=None,
             log_level="warning",
             access_log=False,
