@@ -170,12 +170,17 @@ def test_meetings_are_played_kept_resumed_and_rated(tmp_path: Path) -> None:
                            if r["entrant"] == n and r["state"] == "ready"),
     )  # fmt: skip
 
+    # The bootstrap is not run again until a meeting is kept: the same fit is shared.
+    fit = store.ladder.fitted()[1]
+    assert fit is not None and store.ladder.fitted()[1] is fit
+
     # A meeting cut short by a stop is played again from its seed, and kept once.
     cut = store.ladder.start(b, c, "cut-short", "2026-12-05T00:00:00+00:00")
     before = len(store.ladder.results())
     assert asyncio.run(LadderRunner(store, config).resume()) == 1
     assert store.ladder.unfinished() == [] and len(store.ladder.results()) == before + 2
     assert cut.id in {int(r.set_key.partition(":")[0]) for r in store.ladder.results()}
+    assert store.ladder.fitted()[1] is not fit  # fitted again, with the new games
 
 
 def test_the_order_benchmark_finds_a_clear_order_for_both_schemes() -> None:

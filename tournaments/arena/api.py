@@ -21,7 +21,7 @@ from starlette.routing import Route
 
 from tournaments.arena.archives import ArchiveError
 from tournaments.arena.config import ArenaConfig
-from tournaments.arena.ladder import games_and_meetings, standings
+from tournaments.arena.ladder import games_and_meetings
 from tournaments.arena.rate_limit import RateLimiter
 from tournaments.arena.store import ArenaError, ArenaStore, Entrant, State, Submission, now_utc
 from tournaments.arena.tokens import digest
@@ -232,9 +232,8 @@ class ArenaApi:
 def leaderboard(store: ArenaStore) -> dict[str, Any]:
     """Every rated submission, best first, with its Elo, its 95 % interval and its games;
     and each entrant's place by its best playing submission."""
-    results = store.ladder.results()
+    results, fitted = store.ladder.fitted()
     games, _ = games_and_meetings(results)
-    fitted = standings(results)
     by_id = {s.id: s for s in store.rated()}
     rows: list[dict[str, Any]] = []
     if fitted is not None:

@@ -139,6 +139,8 @@ class LadderStore:
     def __init__(self, db: Database) -> None:
         self._db = db
         db.script(SCHEMA)
+        self._fitted: tuple[tuple[int, int], Ratings | None] | None = None
+        """The last standings, and the (meetings done, games) they were fitted on."""
 
     def start(self, a: int, b: int, seed: str, when: str) -> Meeting:
         cursor = self._db.execute(
@@ -199,6 +201,18 @@ class LadderStore:
             "SELECT meeting, set_number, a, b, score_a FROM ladder_games ORDER BY meeting, game"
         )
         return [PairResult(f"{m}:{s}", str(a), str(b), score) for m, s, a, b, score in rows]
+
+    def fitted(self) -> tuple[list[PairResult], Ratings | None]:
+        """Every game, and :func:`standings` of them: the bootstrap runs again only once
+        a meeting has been kept since (a meeting's games are kept whole, with its state)."""
+        results = self.results()
+        key = (self.meetings_done(), len(results))
+        last = self._fitted
+        if last is not None and last[0] == key:
+            return results, last[1]
+        fit = standings(results)
+        self._fitted = (key, fit)
+        return results, fit
 
     def meetings_done(self) -> int:
         return int(
