@@ -28,6 +28,7 @@ from referee.engine.events import (
     GameBegun,
     Scored,
     frozen,
+    line_text,
 )
 from referee.engine.game_base import RECORD_FORMAT, AnyGame, Outcome, Termination
 from referee.engine.registry import families, new_game
@@ -65,7 +66,7 @@ class RecordError(FileLineError):
 
 def dumps(event: dict[str, Any]) -> str:
     """The canonical text of one record line, without the newline."""
-    return json.dumps(event, separators=(",", ":"), ensure_ascii=False)
+    return line_text(event)
 
 
 def open_record(path: str | Path, *, new: bool = False) -> IO[str]:
@@ -95,7 +96,7 @@ class RecordWriter:
         assert events is not None
         start = self._written
         if texts is None:
-            texts = [dumps(game.line(i)) for i in range(start, len(events))]
+            texts = [game.text(i) for i in range(start, len(events))]
         elif len(texts) != len(events) - start:
             raise ValueError(f"{len(texts)} texts for {len(events) - start} new events")
         for event, text in zip(events[start:], texts, strict=True):

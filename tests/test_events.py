@@ -4,6 +4,7 @@ docs/records.md documents every type with its fields."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import random
 import re
 from collections.abc import Mapping
@@ -127,6 +128,26 @@ def test_replaying_a_record_gives_the_same_events(name: str, n: int, faults: boo
     # The same seeded game gives equal event values, not only equal text.
     again = played(name, f"replay-{n}", faults=faults)
     assert again.events == game.events
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.sampled_from(PRESETS), st.integers(0, 10**6), st.booleans())
+def test_a_lines_kept_text_is_the_canonical_text_of_the_line(
+    name: str, n: int, faults: bool
+) -> None:
+    """``GameBase.text`` (kept texts, a think time added to them) against the spec's
+    ``json.dumps`` of the line, think times and all."""
+    game = played(name, f"text-{n}", faults=faults)
+    assert game.events is not None
+    rng = random.Random(n)
+    for i, event in enumerate(game.events):
+        if event.TYPE in game.rules.family.kinds or isinstance(event, Rejected):
+            game.time_answer(i, rng.choice([0, 7, 1234, 10**6]))
+    assert game.think_ms, "no answer was timed"
+    for i in range(len(game.events)):
+        expected = json.dumps(game.line(i), separators=(",", ":"), ensure_ascii=False)
+        assert game.text(i) == expected
+        assert game.text(i) == expected  # kept, and given again
 
 
 def documented_fields() -> dict[str, set[str]]:

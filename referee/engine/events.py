@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -28,6 +29,9 @@ class Event:
     """The record line's ``type``."""
     OPTIONAL: ClassVar[frozenset[str]] = frozenset()
     """Fields left out of the line while they are None."""
+    KEEPS_TEXT: ClassVar[bool] = False
+    """Whether :meth:`text` is kept for each value: for the classes of a few hundred values
+    that make most of a record."""
 
     def line(self) -> dict[str, Any]:
         """The record line: ``type``, then the fields in order (lists for tuples)."""
@@ -35,8 +39,32 @@ class Event:
         write = _LINES.get(cls) or _line_writer(cls)
         return write(self)
 
+    def text(self) -> str:
+        """The record line's canonical text (:func:`line_text`), without a think time."""
+        if not self.KEEPS_TEXT:
+            return line_text(self.line())
+        text = _TEXTS.get(self)
+        if text is None:
+            text = _TEXTS[self] = line_text(self.line())
+        return text
+
+
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+"""What ``json.dumps(line, separators=(",", ":"), ensure_ascii=False)`` makes anew on each
+call."""
+
+
+_TEXTS: dict[Event, str] = {}
+
+
+def line_text(line: dict[str, Any]) -> str:
+    """The canonical text of one record line, without the newline (``docs/records.md``)."""
+    return _ENCODER.encode(line)
+
 
 def _plain(value: Any) -> Any:
+    if type(value) is str:  # most values are card names: no ABC check for them
+        return value
     if isinstance(value, tuple):
         return [_plain(v) for v in value]
     if isinstance(value, Mapping):
@@ -121,6 +149,7 @@ class Played(Event):
     """A card played, with its signal (None in families without signals)."""
 
     TYPE: ClassVar[str] = "play"
+    KEEPS_TEXT: ClassVar[bool] = True
     seat: int
     card: str
     signal: str | None = None
@@ -131,6 +160,7 @@ class TrickTaken(Event):
     """Trick ``trick`` (from 1) of the deal was won by ``winner``."""
 
     TYPE: ClassVar[str] = "trick"
+    KEEPS_TEXT: ClassVar[bool] = True
     trick: int
     winner: int
 

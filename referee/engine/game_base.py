@@ -168,6 +168,14 @@ class GameBase(Generic[DealT, ObsT]):
             out["ms"] = ms
         return out
 
+    def text(self, index: int) -> str:
+        """:meth:`line` ``index``'s canonical text (:func:`~referee.engine.events.line_text`)."""
+        assert self.events is not None
+        text = self.events[index].text()
+        ms = self.think_ms.get(index)
+        # ``ms`` is the line's last key, an int: its text is the event's, with it added.
+        return text if ms is None else f'{text[:-1]},"ms":{ms}}}'
+
     def lines(self) -> list[dict[str, Any]]:
         """The record so far, as its lines; [] unless recorded."""
         return [self.line(i) for i in range(len(self.events or ()))]

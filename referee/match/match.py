@@ -30,7 +30,9 @@ from referee.engine.events import (
     Event,
     Forfeited,
     GameBegun,
+    Played,
     Scored,
+    TrickTaken,
 )
 from referee.engine.game_base import AnyGame, Outcome, Termination
 from referee.engine.rules import Rules
@@ -44,7 +46,7 @@ from referee.match.results import DealReport, EntryStats, Faults, GameReport, Ma
 from referee.match.slots import Request, Slot, SlotState, Wait
 from referee.match.table import arrangements, seat_slots
 from referee.protocol import Sent, encode_decision, heard
-from referee.records import RecordWriter, dumps
+from referee.records import RecordWriter
 from referee.sandbox.bot_process import (
     BotProcess,
     LogBudget,
@@ -57,6 +59,9 @@ from referee.service.bot_streams import open_slot_socket
 from referee.service.feeds import TableFeed, forget_old_feeds
 from referee.service.server import Referee
 from tavolo_bot.proto import referee_pb2 as pb
+
+_ROUTINE = frozenset({Played, TrickTaken})
+"""Events the match only passes on and writes."""
 
 
 def bot_seed(seed: str, name: str, slot: int) -> str:
@@ -583,26 +588,23 @@ class Match:
         assert events is not None
         family = game.state.rules.family
         for event in events[game.sent :]:
-            if isinstance(event, Dealt):
-                game.hands = event.hands
-            elif isinstance(event, Scored):
-                game.deal_points.append(event.points)
-            elif isinstance(event, Forfeited):
-                game.forfeit_seat = event.seat
-                game.forfeit_detail = event.detail
+            # Most events are plays and tricks, which the match only passes on.
+            routine = type(event) in _ROUTINE
+            if not routine:
+                game.note(event)
             said = heard(family, event, game.hands)
             if said.everyone is not None:
                 self._to_all(game, said.everyone)
             elif said.each:
                 for slot, own in zip(game.seats, said.each, strict=False):
                     slot.tell(own)
-            if isinstance(event, DealOver):
+            if not routine and isinstance(event, DealOver):
                 self.deals_done += 1
                 if self._on_deal is not None:
                     self._on_deal(self)
         # Each line's text is made once, for the record and the storage callbacks alike.
         state = game.state
-        texts = [dumps(state.line(i)) for i in range(game.sent, len(events))]
+        texts = [state.text(i) for i in range(game.sent, len(events))]
         if self._keep_lines:
             self._keep(game, events[game.sent :], texts)
         game.sent = len(events)
@@ -897,6 +899,16 @@ class _Game:
         events = self.state.events
         assert events is not None  # a match always records
         return events
+
+    def note(self, event: Event) -> None:
+        """Keep what the match needs of ``event``: a deal's hands, a score, a forfeit."""
+        if isinstance(event, Dealt):
+            self.hands = event.hands
+        elif isinstance(event, Scored):
+            self.deal_points.append(event.points)
+        elif isinstance(event, Forfeited):
+            self.forfeit_seat = event.seat
+            self.forfeit_detail = event.detail
 
     def time_answer(self, seat: int, line: int) -> None:
         """Give record line ``line``, ``seat``'s answer, the answer's think time."""
