@@ -29,7 +29,7 @@ from tournaments.arena.ladder import (
     pair_results,
 )
 from tournaments.arena.ladder_play import LadderRunner
-from tournaments.arena.store import ArenaStore, Entrant, State
+from tournaments.arena.store import LADDER_LOGS, ArenaStore, Entrant, State
 from tournaments.benchmarks.arena_ladder import bench_order, run_scheme
 from tournaments.cli.arena import pack
 from tournaments.ratings import PairResult, fit_elo
@@ -154,6 +154,14 @@ def test_meetings_are_played_kept_resumed_and_rated(tmp_path: Path) -> None:
     assert len(results) == 6 and store.ladder.meetings_done() == 3
     games, _ = games_and_meetings(results)
     assert set(games) == {first, b, c}
+    # Each submission's rating over time: the point fit after each meeting it was in.
+    elo_now = fit_elo(results)
+    for number in (first, b, c):
+        history = store.ladder.rating_history(number)
+        assert [m for m, _ in history] == sorted(m for m, _ in history)
+        assert history[-1] == (3, pytest.approx(elo_now[str(number)]))
+    # The bots' stderr of each meeting is kept for its entrant, by meeting.
+    assert any(name.startswith("ladder-") for name in store.logs_of(b))
 
     # Alice submits again: with one active submission each, her first one retires.
     second = ready(store, alice, tmp_path / "a2", "heuristic")
@@ -191,6 +199,43 @@ def test_the_order_benchmark_finds_a_clear_order_for_both_schemes() -> None:
         assert len(values) == 2 and all(v is not None and v % 10 == 0 for v in values)
     # A checkpoint beyond the run's end never looks: no figure.
     assert run_scheme("round-robin", 3, 400.0, 4, 5, 0).games_to_order is None
+
+
+CRASHER = """\
+import sys
+print("CRASHER-WAS-HERE <b>not markup</b>", file=sys.stderr, flush=True)
+sys.exit(3)
+"""
+
+
+@pytestmark_sandbox
+def test_faults_and_stderr_of_a_ladder_meeting_are_kept(tmp_path: Path) -> None:
+    (tmp_path / "arena.toml").write_text(ARENA, "utf-8")
+    config = load_arena(tmp_path / "arena.toml")
+    store = ArenaStore(tmp_path / "arena.db")
+    alice, _ = store.invite("alice")
+    bob, _ = store.invite("bob")
+    good = ready(store, alice, tmp_path / "a", "random")
+    folder = tmp_path / "b"
+    folder.mkdir()
+    (folder / "bot.toml").write_text(f'name = "bot"\ncommand = ["{sys.executable}", "bot.py"]\n')
+    (folder / "bot.py").write_text(CRASHER)
+    crasher, _ = store.submit(bob, pack(folder), limits=ArchiveLimits(), per_day=9)
+    store.set_state(crasher.id, State.READY)
+    meeting = asyncio.run(LadderRunner(store, config).play_next())
+    assert meeting is not None and store.ladder.meetings_done() == 1
+    faults = store.ladder.faults(10)
+    assert faults and {f.submission for f in faults} == {crasher.id}
+    assert all(f.meeting == meeting.id and f.faults.crashes >= 1 for f in faults)
+    logs = store.logs_of(crasher.id)
+    assert "CRASHER-WAS-HERE" in logs[f"ladder-{meeting.id:06d}"]
+    assert not any("CRASHER" in text for text in store.logs_of(good).values())
+    # Only the last LADDER_LOGS meetings' stderr is kept.
+    for number in range(2, LADDER_LOGS + 4):
+        store.keep_ladder_stderr(crasher.id, number, f"meeting {number}")
+    kept = sorted(n for n in store.logs_of(crasher.id) if n.startswith("ladder-"))
+    assert len(kept) == LADDER_LOGS and kept[-1] == f"ladder-{LADDER_LOGS + 3:06d}"
+    store.close()
 
 
 @pytestmark_sandbox

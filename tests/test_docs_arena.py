@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import re
 import shlex
-import ssl
 import subprocess
 import sys
 import time
@@ -16,6 +15,7 @@ from pathlib import Path
 
 import httpx
 
+from tests.test_arena_account import make_certificate
 from tournaments.arena.builds import build_command
 from tournaments.arena.config import load_arena
 from tournaments.cli.arena import pack
@@ -72,7 +72,7 @@ def test_every_command_of_the_walkthrough_runs(tmp_path: Path) -> None:
         ["tavolo", "arena", "invite"], ["tavolo", "arena", "invitation"],
         ["tavolo", "arena", "serve"], ["export", "TAVOLO_ARENA_TOKEN=tav_..."],
         ["tavolo", "arena", "submit"], ["curl", "-H", '"Authorization:'],
-        ["tavolo", "arena", "disable"], ["tavolo", "arena", "freeze"],
+        ["tavolo", "arena", "admin"], ["tavolo", "arena", "disable"], ["tavolo", "arena", "freeze"],
         ["tavolo", "arena", "final"],
     ]  # fmt: skip
     example = blocks("toml")[0]
@@ -81,14 +81,7 @@ def test_every_command_of_the_walkthrough_runs(tmp_path: Path) -> None:
     example = re.sub(r"\[season\].*?\n\n", "", example, flags=re.S)
     assert example.count("open = false") == 1
     (tmp_path / "arena.toml").write_text(example.replace("open = false", "open = true"), "utf-8")
-    subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
-         "-nodes", "-days", "1", "-subj", "/CN=localhost",
-         "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost",
-         "-keyout", str(tmp_path / "key.pem"), "-out", str(tmp_path / "cert.pem")],
-        check=True, capture_output=True,
-    )  # fmt: skip
-    trust = ssl.create_default_context(cafile=str(tmp_path / "cert.pem"))
+    trust = make_certificate(tmp_path)
     for name, module in (("mybot", "random"), ("mybot2", "heuristic")):
         bot = tmp_path / name
         bot.mkdir()
@@ -171,6 +164,18 @@ def test_every_command_of_the_walkthrough_runs(tmp_path: Path) -> None:
                 token = done.stdout.split()[-1]
             if argv[2] == "invitation":
                 code = done.stdout.split()[1]
+            if argv[2] == "admin":
+                # The organiser signs in with it, as the page says, and reaches /admin.
+                with httpx.Client(base_url=url, verify=trust, timeout=30) as browser:
+                    form = browser.get("/signin").text
+                    csrf = re.search(r'name="csrf" value="([^"]+)"', form)
+                    assert csrf is not None
+                    answer = browser.post(
+                        "/signin",
+                        data={"csrf": csrf.group(1), "token": done.stdout.split()[-1]},
+                    )
+                    assert answer.headers["location"] == "/admin"
+                    assert 'data-entrant="alice"' in browser.get("/admin").text
         assert (tmp_path / "final-report" / "index.html").is_file()
         final = (tmp_path / "arena.db.final.toml").read_text(encoding="utf-8")
         assert 'name = "alice"' in final and 'name = "bob"' in final

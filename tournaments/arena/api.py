@@ -150,7 +150,7 @@ class ArenaApi:
     async def signup(self, request: Request) -> Response:
         if not self.config.signup_open:
             return _refuse("sign-up is closed: the organiser invites entrants", 403)
-        body = await _body(request, SIGNUP_BYTES)
+        body = await read_body(request, SIGNUP_BYTES)
         if isinstance(body, Response):
             return body
         try:
@@ -171,37 +171,61 @@ class ArenaApi:
         return JSONResponse({"name": entrant.name, "token": token}, status_code=201)
 
     async def submit(self, request: Request, entrant: Entrant) -> Response:
-        config = self.config
-        if not config.taking_submissions(now_utc()):
-            return _refuse("the season takes no submissions now", 403)
-        if self.store.frozen() is not None:
-            return _refuse("the season is frozen: the final is being decided", 403)
-        rules = config.submissions
-        body = await _body(request, rules.archive.archive_bytes)
+        closed = self.closed_to_submissions()
+        if closed is not None:
+            return _refuse(str(closed), closed.status)
+        body = await read_body(request, self.config.submissions.archive.archive_bytes)
         if isinstance(body, Response):
             return body
+        try:
+            submission, new = await self.accept(entrant, body)
+        except ArenaError as exc:
+            return _refuse(str(exc), exc.status)
+        return JSONResponse(_submission_json(submission), status_code=201 if new else 200)
+
+    def closed_to_submissions(self) -> ArenaError | None:
+        """Why the arena takes no submission now, or None."""
+        if not self.config.taking_submissions(now_utc()):
+            return ArenaError("the season takes no submissions now", 403)
+        if self.store.frozen() is not None:
+            return ArenaError("the season is frozen: the final is being decided", 403)
+        return None
+
+    async def accept(self, entrant: Entrant, archive: bytes) -> tuple[Submission, bool]:
+        """Keep ``archive`` as a submission of ``entrant`` (from the API or the site); the
+        submission, and whether it is new. ArenaError says why not."""
+        closed = self.closed_to_submissions()
+        if closed is not None:
+            raise closed
+        rules = self.config.submissions
         async with self._writing:
             try:
                 # Unpacking is bounded by the archive limits; off the loop all the same.
-                submission, new = await asyncio.to_thread(
-                    self.store.submit, entrant, body,
+                return await asyncio.to_thread(
+                    self.store.submit, entrant, archive,
                     limits=rules.archive, per_day=rules.per_day,
                 )  # fmt: skip
             except ArchiveError as exc:
-                return _refuse(f"the archive is refused: {exc}", 400)
-            except ArenaError as exc:
-                return _refuse(str(exc), exc.status)
-        return JSONResponse(_submission_json(submission), status_code=201 if new else 200)
+                raise ArenaError(f"the archive is refused: {exc}", 400) from None
+
+    async def choose_for(self, entrant: Entrant, number: int) -> Submission:
+        """Make ``number`` the finalist of ``entrant``; ArenaError says why not."""
+        async with self._writing:
+            return self.store.choose(entrant, number)
+
+    async def disable(self, number: int, reason: str) -> Submission:
+        """Take submission ``number`` off the ladder (the organiser's); ArenaError: why not."""
+        async with self._writing:
+            return self.store.disable(number, reason)
 
     async def list_submissions(self, request: Request, entrant: Entrant) -> Response:
         return JSONResponse([_submission_json(s) for s in self.store.submissions_of(entrant)])
 
     async def choose(self, request: Request, entrant: Entrant) -> Response:
-        async with self._writing:
-            try:
-                chosen = self.store.choose(entrant, request.path_params["number"])
-            except ArenaError as exc:
-                return _refuse(str(exc), exc.status)
+        try:
+            chosen = await self.choose_for(entrant, request.path_params["number"])
+        except ArenaError as exc:
+            return _refuse(str(exc), exc.status)
         return JSONResponse(_submission_json(chosen))
 
     async def submission_logs(self, request: Request, entrant: Entrant) -> Response:
@@ -266,7 +290,7 @@ def _bearer(request: Request) -> str | None:
     return token.strip() if scheme.lower() == "bearer" and token.strip() else None
 
 
-async def _body(request: Request, cap: int) -> bytes | Response:
+async def read_body(request: Request, cap: int) -> bytes | Response:
     """The request's body, read no further than ``cap`` bytes (else a 413)."""
     stated = request.headers.get("content-length")
     if stated is not None and stated.isdigit() and int(stated) > cap:

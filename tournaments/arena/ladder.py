@@ -29,7 +29,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from referee.match.results import GameReport
+from referee.match.results import Faults, GameReport
 from tournaments.arena.database import Database
 from tournaments.ratings import PairResult, Ratings, RatingsError, fit_elo, rate
 
@@ -57,6 +57,21 @@ CREATE TABLE IF NOT EXISTS ladder_games (
     record TEXT NOT NULL,
     PRIMARY KEY (meeting, game, a, b)
 );
+CREATE TABLE IF NOT EXISTS ladder_faults (
+    meeting INTEGER NOT NULL REFERENCES ladder_meetings(id),
+    game INTEGER NOT NULL,
+    submission INTEGER NOT NULL,
+    timeouts INTEGER NOT NULL,
+    illegal INTEGER NOT NULL,
+    crashes INTEGER NOT NULL,
+    PRIMARY KEY (meeting, game, submission)
+);
+CREATE TABLE IF NOT EXISTS ladder_ratings (
+    meetings INTEGER NOT NULL,
+    submission INTEGER NOT NULL,
+    elo REAL NOT NULL,
+    PRIMARY KEY (meetings, submission)
+);
 """
 
 
@@ -68,6 +83,16 @@ class Meeting:
     a: int
     b: int
     seed: str
+
+
+@dataclass(frozen=True)
+class LadderFault:
+    """A ladder game in which ``submission`` faulted."""
+
+    meeting: int
+    game: int
+    submission: int
+    faults: Faults
 
 
 def expected(elo_a: float, elo_b: float) -> float:
@@ -168,9 +193,46 @@ class LadderStore:
                         (meeting.id, report.number, report.set_number, int(result.a),
                          int(result.b), result.score_a, "\n".join(report.lines)),
                     )  # fmt: skip
+                for submission, faults in zip((meeting.a, meeting.b), report.faults, strict=False):
+                    if any(faults):
+                        self._db.execute(
+                            "INSERT OR REPLACE INTO ladder_faults VALUES (?, ?, ?, ?, ?, ?)",
+                            (meeting.id, report.number, submission, *faults),
+                        )
             self._db.execute(
                 "UPDATE ladder_meetings SET state = 'done' WHERE id = ?", (meeting.id,)
             )
+        self._keep_ratings()
+
+    def _keep_ratings(self) -> None:
+        """Keep the point fit of every game so far, under the meetings done: each
+        submission's rating over time (the leaderboard's rating is the fit of now)."""
+        done = self.meetings_done()
+        elo = current_elo(self.results())
+        with self._db.transaction():
+            for submission, rating in elo.items():
+                self._db.execute(
+                    "INSERT OR REPLACE INTO ladder_ratings VALUES (?, ?, ?)",
+                    (done, submission, rating),
+                )
+
+    def rating_history(self, submission: int) -> list[tuple[int, float]]:
+        """Submission ``submission``'s rating after each meeting since it was first fitted:
+        (meetings done, Elo)."""
+        rows = self._db.execute(
+            "SELECT meetings, elo FROM ladder_ratings WHERE submission = ? ORDER BY meetings",
+            (submission,),
+        )
+        return [(int(m), float(e)) for m, e in rows]
+
+    def faults(self, limit: int) -> list[LadderFault]:
+        """The last ``limit`` faults, newest first."""
+        rows = self._db.execute(
+            "SELECT meeting, game, submission, timeouts, illegal, crashes FROM ladder_faults "
+            "ORDER BY meeting DESC, game DESC, submission LIMIT ?",
+            (limit,),
+        )
+        return [LadderFault(m, g, s, Faults(t, i, c)) for m, g, s, t, i, c in rows]
 
     def drop(self, meeting: Meeting) -> None:
         """Forget a meeting that cannot be played."""

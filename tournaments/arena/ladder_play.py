@@ -23,6 +23,8 @@ from tournaments.arena.ladder import Meeting, choose_pair, current_elo, games_an
 from tournaments.arena.store import ArenaStore, State, now_utc
 from tournaments.ladder import match_entries, play_matches
 
+STDERR_BYTES = 32_768
+"""What is kept of one submission's bots' stderr in one meeting: the end."""
 MEETING_SETS = 1
 """Duplicate sets a meeting plays."""
 IDLE_SECONDS = 2.0
@@ -142,6 +144,22 @@ class LadderRunner:
             await play_matches(
                 [match], Path(scratch), on_game=lambda _, report: reports.append(report)
             )
-        store.ladder.finish(meeting, reports)
+            store.ladder.finish(meeting, reports)
+            for index, number in enumerate((meeting.a, meeting.b)):
+                store.keep_ladder_stderr(number, meeting.id, _stderr_of(Path(scratch), index))
         if self.on_meeting is not None:
             self.on_meeting(meeting)
+
+
+def _stderr_of(scratch: Path, entry: int) -> str:
+    """The stderr of entry ``entry``'s bot processes in a meeting played in ``scratch``
+    (``match-01/<entry>-<slot>[...]/stderr.log``: :class:`referee.match.match.Match`'s
+    folders), the end of each, headed by its folder's name."""
+    parts = []
+    for log in sorted(scratch.glob(f"match-*/{entry}-*/stderr.log")):
+        data = log.read_bytes()
+        cut = len(data) > STDERR_BYTES
+        text = data[-STDERR_BYTES:].decode("utf-8", errors="replace")
+        head = f"== {log.parent.name}" + (" (its end)" if cut else "")
+        parts.append(f"{head}\n{text}")
+    return "\n".join(parts)

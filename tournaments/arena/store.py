@@ -21,8 +21,11 @@ from referee.entries import EntryError, check_name
 from tournaments.arena.archives import ArchiveLimits, unpack
 from tournaments.arena.database import Database
 from tournaments.arena.ladder import LadderStore
+from tournaments.arena.sessions import Sessions
 from tournaments.arena.tokens import digest, new_token, same_digest, well_formed
 
+LADDER_LOGS = 10
+"""Ladder meetings whose bots' stderr is kept for each submission: the last ones."""
 MANIFEST = "bot.toml"
 """The bot manifest a submission holds at its top (docs/writing-a-bot.md)."""
 
@@ -131,6 +134,7 @@ class ArenaStore:
         self._db = Database(path)
         self._db.script(SCHEMA)
         self.ladder = LadderStore(self._db)
+        self.sessions = Sessions(self._db)
         os.chmod(path, 0o600)  # it holds digests only, but no one else need read them
 
     def close(self) -> None:
@@ -295,7 +299,7 @@ class ArenaStore:
         """Take submission ``number`` off the ladder and the leaderboard, for ``reason``."""
         submission = self.submission(number)
         if not reason.strip():
-            raise ArenaError("say why the submission is disabled (--reason)")
+            raise ArenaError("say why the submission is disabled: the reason is empty")
         self.set_state(number, State.DISABLED, reason)
         return self.submission(submission.id)
 
@@ -375,6 +379,14 @@ class ArenaStore:
         with os.fdopen(fd, "w", encoding="utf-8") as out:
             out.write(text)
 
+    def keep_ladder_stderr(self, number: int, meeting: int, text: str) -> None:
+        """Keep submission ``number``'s bots' stderr in ``meeting`` (log ``ladder-<meeting>``),
+        and only the last :data:`LADDER_LOGS` of them."""
+        self.write_log(number, f"ladder-{meeting:06d}", text)
+        old = sorted((self.logs / str(number)).glob("ladder-*.log"))[:-LADDER_LOGS]
+        for path in old:
+            path.unlink()
+
     def logs_of(self, number: int) -> dict[str, str]:
         """Submission ``number``'s logs, by name."""
         folder = self.logs / str(number)
@@ -390,6 +402,10 @@ class ArenaStore:
         if not found:
             raise ArenaError(f"no submission {number}", 404)
         return found[0]
+
+    def submissions(self) -> list[Submission]:
+        """Every submission, oldest first."""
+        return self._submission_where("1 = 1")
 
     def submissions_of(self, entrant: Entrant) -> list[Submission]:
         return self._submission_where("s.entrant = ?", entrant.id)

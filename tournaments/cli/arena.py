@@ -30,6 +30,8 @@ from tournaments.arena.store import ArenaError, ArenaStore, now_utc
 from tournaments.arena.worker import SubmissionWorker
 from tournaments.cli.common import fail
 from tournaments.cli.options import at_least
+from tournaments.web.arena_account import SignedIn, account_routes
+from tournaments.web.arena_admin import admin_routes
 from tournaments.web.arena_pages import page_routes
 
 arena_app = typer.Typer(
@@ -50,10 +52,29 @@ def _store(db: Path) -> ArenaStore:
         fail(f"--db {db}: cannot open the arena's database: {exc}")
 
 
-def _site(store: ArenaStore, config: ArenaConfig) -> Starlette:
-    """The API and the public pages, one app."""
+def _site(store: ArenaStore, config: ArenaConfig, *, secure: bool, parallel: int) -> Starlette:
+    """The API, the public pages and those behind a sign-in, one app; ``secure``: served
+    over TLS (the cookies are ``Secure``)."""
     api = ArenaApi(store, config)
-    return api.app(page_routes(api))
+    signed_in = SignedIn(api, secure=secure)
+    return api.app([
+        *page_routes(api),
+        *account_routes(api, signed_in),
+        *admin_routes(api, signed_in, parallel=parallel),
+    ])  # fmt: skip
+
+
+@arena_app.command()
+def admin(db: DbOption) -> None:
+    """Make an organiser token, which signs in to the site's admin page, and print it
+    once: only its digest is kept."""
+    store = _store(db)
+    try:
+        token = store.sessions.new_organiser_token(now_utc())
+    finally:
+        store.close()
+    typer.echo(f"organiser token {token}")
+    typer.echo("Keep it to yourself: sign in with it at /signin to reach /admin.", err=True)
 
 
 @arena_app.command()
@@ -199,7 +220,7 @@ def serve(
     store = _store(db)
     server = uvicorn.Server(
         uvicorn.Config(
-            _site(store, config),
+            _site(store, config, secure=tls_cert is not None, parallel=parallel),
             log_config=None,
             log_level="warning",
             access_log=False,

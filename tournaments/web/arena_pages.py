@@ -40,6 +40,32 @@ def page_routes(api: ArenaApi) -> list[Route]:
     ]
 
 
+CURVE_WIDTH, CURVE_HEIGHT, CURVE_MARGIN = 640, 160, 24
+
+
+def rating_curve(history: list[tuple[int, float]]) -> dict[str, Any] | None:
+    """An SVG polyline of a submission's rating over the ladder's meetings, in a
+    ``CURVE_WIDTH`` × ``CURVE_HEIGHT`` box; None with fewer than two points."""
+    if len(history) < 2:
+        return None
+    xs, ys = [m for m, _ in history], [e for _, e in history]
+    x0, x1 = min(xs), max(xs)
+    y0, y1 = min(ys), max(ys)
+    if y1 - y0 < 50:  # a flat curve is drawn flat, not stretched over the box
+        middle = (y0 + y1) / 2
+        y0, y1 = middle - 25, middle + 25
+    inner_w, inner_h = CURVE_WIDTH - 2 * CURVE_MARGIN, CURVE_HEIGHT - 2 * CURVE_MARGIN
+    points = " ".join(
+        f"{CURVE_MARGIN + (m - x0) / max(1, x1 - x0) * inner_w:.1f},"
+        f"{CURVE_MARGIN + (y1 - e) / (y1 - y0) * inner_h:.1f}"
+        for m, e in history
+    )
+    return {
+        "points": points, "width": CURVE_WIDTH, "height": CURVE_HEIGHT,
+        "low": f"{y0:.0f}", "high": f"{y1:.0f}", "first": x0, "last": x1,
+    }  # fmt: skip
+
+
 class _Site:
     def __init__(self, api: ArenaApi) -> None:
         self.store, self.arena = api.store, api.config.name
@@ -89,12 +115,13 @@ class _Site:
             for m, g, o, s in games
         ]  # fmt: skip
         shown = submission.state.value if submission.state in _PUBLIC_STATES else "not rated"
+        history = self.store.ladder.rating_history(number)
         return self._page(
             "arena_submission.html.j2", f"submission {number}",
             [(self.arena, "/"), (submission.entrant, f"/entrants/{submission.entrant}"),
              (f"submission {number}", None)],
             s=submission, state=shown, rating=rating,
-            opponents=opponents, games=rows,
+            opponents=opponents, games=rows, history=history, curve=rating_curve(history),
         )  # fmt: skip
 
     async def entrant(self, request: Request) -> Response:
