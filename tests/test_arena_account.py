@@ -48,10 +48,14 @@ def make_certificate(folder: Path) -> ssl.SSLContext:
     return ssl.create_default_context(cafile=str(folder / "cert.pem"))
 
 
-def start_serve(folder: Path, *, tls: bool) -> tuple[subprocess.Popen[str], str]:
-    """``tavolo arena serve`` on ``folder/arena.toml`` and ``folder/arena.db``, and its URL."""
+def start_serve(
+    folder: Path, *, tls: bool, extra: list[str] | None = None
+) -> tuple[subprocess.Popen[str], str]:
+    """``tavolo arena serve`` on ``folder/arena.toml`` and ``folder/arena.db`` (and ``extra``
+    arguments), and its URL."""
     argv = [str(TAVOLO), "arena", "serve", str(folder / "arena.toml"),
             "--db", str(folder / "arena.db"), "--listen", "127.0.0.1:0"]  # fmt: skip
+    argv += extra or []
     if tls:
         argv += ["--tls-cert", str(folder / "cert.pem"), "--tls-key", str(folder / "key.pem")]
     serve = subprocess.Popen(

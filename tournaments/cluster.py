@@ -17,7 +17,7 @@ import ssl
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, Self
 
 from tournaments.cluster_task import (
     BotCheck,
@@ -31,7 +31,7 @@ from tournaments.cluster_task import (
 from tournaments.config import TournamentConfig
 from tournaments.runner import DEFAULT_LOGS_MB, MatchJob
 
-__all__ = ["CONNECT_TIMEOUT", "ClusterError", "ClusterTables", "parse_cluster"]
+__all__ = ["CONNECT_TIMEOUT", "ClusterConnection", "ClusterError", "ClusterTables", "parse_cluster"]
 
 CONNECT_TIMEOUT = 10.0
 """Seconds a scheduler has to answer before ``--cluster`` gives up."""
@@ -63,56 +63,28 @@ def parse_cluster(text: str) -> str | int:
     return text
 
 
-class ClusterTables:
-    """Tables on a Dask cluster for the matches of one run (``TournamentRun(tables=...)``).
-
-    An async context manager: entering connects (or starts the LocalCluster) and checks
-    every worker's bots; leaving closes what it opened.
-    """
+class ClusterConnection:
+    """A Dask client on ``--cluster``: a running scheduler joined, or a LocalCluster started
+    with mutual TLS; its workers checked and watched. What a tournament's tables
+    (:class:`ClusterTables`) and the arena's ladder play on."""
 
     def __init__(
         self,
         cluster: str,
-        config: TournamentConfig,
-        modes: Mapping[str, str],
         *,
-        logs_mb: int = DEFAULT_LOGS_MB,
         timeout: float = CONNECT_TIMEOUT,
         on_warning: Callable[[str], None] | None = None,
     ) -> None:
-        """``cluster`` as ``--cluster`` takes it; ``modes``: what each entry runs under on
-        the head (:func:`tournaments.runner.confinements`), which every worker must match;
-        ``on_warning`` hears a line for each worker that leaves the cluster."""
         self.target = parse_cluster(cluster)
         self.cluster_text = cluster
-        self.config = config
-        self.modes = dict(modes)
-        self.logs_mb = logs_mb
         self.timeout = timeout
         self.on_warning = on_warning
         self._watch: asyncio.Future[None] | None = None
         self.client: Any = None
         self._local: Any = None
-        self._checks = tuple(
-            BotCheck(e.name, e.entry, tuple(e.programs), self.modes[e.name])
-            for e in config.entries
-            if not e.entry.remote
-        )
-        self._code = code_digest()
-        self._fingerprint = config.fingerprint()[:12]
-        self._tries: dict[tuple[int, int], int] = {}
-        """(match, set) -> the tasks submitted for it by this run: each try gets a key."""
-        self.played_on: dict[tuple[int, int], str] = {}
-        """(match, set) -> the worker whose result of it was stored."""
-        self._busy = 0
-        """Sets submitted and not yet back."""
-        self._waiting: list[asyncio.Future[None]] = []
-        """Sets waiting for a thread, first come first served."""
-        self._freed = asyncio.Event()
 
-    # -- the cluster -----------------------------------------------------------------------
-
-    async def __aenter__(self) -> ClusterTables:
+    async def open(self) -> None:
+        """Connect, or start the LocalCluster; ClusterError, one line, if it cannot."""
         # Dask ships no types: what it makes is Any here.
         distributed: Any = importlib.import_module("distributed")
         # Its client logs each failed reconnection with a traceback; what a run must know
@@ -161,13 +133,20 @@ class ClusterTables:
                 )
             raise ClusterError(f"--cluster {self.cluster_text}: {hint}{exc}") from None
         self.client = client
+
+    async def start(self, checks: tuple[BotCheck, ...], code: str) -> None:
+        """:meth:`open`, :meth:`check_workers` and :meth:`watch`, closed again if one fails."""
+        await self.open()
         try:
-            await self.check_workers()
+            await self.check_workers(checks, code)
         except BaseException:
-            await self._close()
+            await self.close()
             raise
+        self.watch()
+
+    def watch(self) -> None:
+        """Start saying when a worker leaves (through ``on_warning``)."""
         self._watch = asyncio.ensure_future(self._watch_workers())
-        return self
 
     def _security(self, distributed: Any) -> Any:
         """Dask's TLS settings for the scheduler's address, checked before connecting:
@@ -202,22 +181,19 @@ class ClusterTables:
             )
         return security
 
-    async def __aexit__(
-        self,
-        kind: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def leave(self, *, failed: bool) -> None:
+        """Stop watching and close; ClusterError if the watch broke and nothing else did
+        (``failed``: something did, and is on its way up)."""
         if self._watch is not None:
             watch, self._watch = self._watch, None
             watch.cancel()
-            (failed,) = await asyncio.gather(watch, return_exceptions=True)
-            if isinstance(failed, Exception) and kind is None:
-                await self._close()
-                raise ClusterError(f"--cluster {self.cluster_text}: {failed}")
-        await self._close()
+            (broken,) = await asyncio.gather(watch, return_exceptions=True)
+            if isinstance(broken, Exception) and not failed:
+                await self.close()
+                raise ClusterError(f"--cluster {self.cluster_text}: {broken}")
+        await self.close()
 
-    async def _close(self) -> None:
+    async def close(self) -> None:
         """Close the client, and the LocalCluster if this made one."""
         if self.client is not None:
             client, self.client = self.client, None
@@ -235,14 +211,14 @@ class ClusterTables:
         threads: dict[str, int] = await self.client.nthreads()
         return threads
 
-    async def check_workers(self) -> None:
+    async def check_workers(self, checks: tuple[BotCheck, ...], code: str) -> None:
         """ClusterError, naming the worker and the path, unless every worker has every
-        local entry's program files, the same as the head's, runnable, and this tavolo."""
+        file of ``checks``, the same as the head's, runnable, and tavolo ``code``."""
         assert self.client is not None
         if not await self.workers():
             raise ClusterError(f"--cluster {self.cluster_text}: the scheduler has no worker")
         # Through the worker's cache, so its first set does not check again.
-        found = await self.client.run(checked_once, self._checks, self._code, on_error="return")
+        found = await self.client.run(checked_once, checks, code, on_error="return")
         for worker, problems in sorted(found.items()):
             if isinstance(problems, BaseException):
                 raise ClusterError(f"worker {worker}: cannot check the bots: {problems}")
@@ -263,6 +239,88 @@ class ClusterTables:
                         "playing are played again from their seeds"
                     )
             known = now
+
+
+class OnCluster:
+    """An async context manager over :attr:`connection`: entering starts it (checking every
+    worker for :attr:`checks` and this tavolo), leaving closes it."""
+
+    connection: ClusterConnection
+    checks: tuple[BotCheck, ...] = ()
+    """The bots every worker must have, before anything is played."""
+    code: str = ""
+
+    async def __aenter__(self) -> Self:
+        await self.connection.start(self.checks, self.code)
+        return self
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.connection.leave(failed=kind is not None)
+
+
+class ClusterTables(OnCluster):
+    """Tables on a Dask cluster for the matches of one run (``TournamentRun(tables=...)``).
+
+    An async context manager: entering connects (or starts the LocalCluster) and checks
+    every worker's bots; leaving closes what it opened.
+    """
+
+    def __init__(
+        self,
+        cluster: str,
+        config: TournamentConfig,
+        modes: Mapping[str, str],
+        *,
+        logs_mb: int = DEFAULT_LOGS_MB,
+        timeout: float = CONNECT_TIMEOUT,
+        on_warning: Callable[[str], None] | None = None,
+    ) -> None:
+        """``cluster`` as ``--cluster`` takes it; ``modes``: what each entry runs under on
+        the head (:func:`tournaments.runner.confinements`), which every worker must match;
+        ``on_warning`` hears a line for each worker that leaves the cluster."""
+        self.connection = ClusterConnection(cluster, timeout=timeout, on_warning=on_warning)
+        self.cluster_text = cluster
+        self.config = config
+        self.modes = dict(modes)
+        self.logs_mb = logs_mb
+        self.on_warning = on_warning
+        self.checks = tuple(
+            BotCheck(e.name, e.entry, tuple(e.programs), self.modes[e.name])
+            for e in config.entries
+            if not e.entry.remote
+        )
+        self.code = code_digest()
+        self._fingerprint = config.fingerprint()[:12]
+        self._tries: dict[tuple[int, int], int] = {}
+        """(match, set) -> the tasks submitted for it by this run: each try gets a key."""
+        self.played_on: dict[tuple[int, int], str] = {}
+        """(match, set) -> the worker whose result of it was stored."""
+        self._busy = 0
+        """Sets submitted and not yet back."""
+        self._waiting: list[asyncio.Future[None]] = []
+        """Sets waiting for a thread, first come first served."""
+        self._freed = asyncio.Event()
+
+    # -- the cluster -----------------------------------------------------------------------
+
+    @property
+    def client(self) -> Any:
+        """The Dask client, while entered."""
+        return self.connection.client
+
+    async def workers(self) -> dict[str, int]:
+        """Each worker's address and its threads (sets it plays at once)."""
+        return await self.connection.workers()
+
+    async def check_workers(self) -> None:
+        """ClusterError, naming the worker and the path, unless every worker has every
+        local entry's program files, the same as the head's, runnable, and this tavolo."""
+        await self.connection.check_workers(self.checks, self.code)
 
     # -- playing ---------------------------------------------------------------------------
 
@@ -331,8 +389,8 @@ class ClusterTables:
             play_set,
             job.config,
             tuple(games),
-            self._checks,
-            self._code,
+            self.checks,
+            self.code,
             str(job.workdir / f"set-{set_number}"),
             (str(job.workdir.parent), self.logs_mb),
             key=key,

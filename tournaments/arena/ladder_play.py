@@ -16,10 +16,10 @@ from pathlib import Path
 
 from referee.entries import Entry, EntryError, load_manifest
 from referee.match.config import MatchConfig
-from referee.match.results import GameReport
 from referee.sandbox.bwrap import SandboxMode
 from tournaments.arena.config import ArenaConfig
 from tournaments.arena.ladder import Meeting, choose_pair, current_elo, games_and_meetings
+from tournaments.arena.ladder_cluster import MeetingCluster
 from tournaments.arena.store import ArenaStore, State, now_utc
 from tournaments.ladder import match_entries, play_matches
 
@@ -39,12 +39,16 @@ class LadderRunner:
         config: ArenaConfig,
         *,
         parallel: int = 1,
+        cluster: MeetingCluster | None = None,
         on_meeting: Callable[[Meeting], None] | None = None,
     ) -> None:
+        """``parallel``: meetings at once, here; with a ``cluster`` (entered), they are
+        played there instead, as many at once as its workers have threads."""
         if parallel < 1:
             raise ValueError("a ladder plays 1 meeting at a time or more")
         self.store, self.config = store, config
         self.parallel = parallel
+        self.cluster = cluster
         self.on_meeting = on_meeting
         self._playing: set[int] = set()
         """Submissions in a meeting now: each plays one at a time."""
@@ -56,7 +60,8 @@ class LadderRunner:
         running: set[asyncio.Task[Meeting | None]] = set()
         try:
             while True:
-                while len(running) < self.parallel:
+                at_once = self.parallel if self.cluster is None else await self.cluster.threads()
+                while len(running) < at_once:
                     meeting = self.start_next()
                     if meeting is None:
                         break
@@ -139,24 +144,40 @@ class LadderRunner:
             sandbox=SandboxMode.BWRAP,
             allow_unconfined=False,
         )
-        reports: list[GameReport] = []
-        with tempfile.TemporaryDirectory(prefix="tavolo-arena-") as scratch:
-            await play_matches(
-                [match], Path(scratch), on_game=lambda _, report: reports.append(report)
-            )
+        if self.cluster is not None:
+            reports, folder = await self.cluster.play(meeting, match)
             store.ladder.finish(meeting, reports)
-            for index, number in enumerate((meeting.a, meeting.b)):
-                store.keep_ladder_stderr(number, meeting.id, _stderr_of(Path(scratch), index))
+            self._keep_stderr(meeting, folder)
+            self.cluster.clean(folder)
+        else:
+            reports = []
+            with tempfile.TemporaryDirectory(prefix="tavolo-arena-") as scratch:
+                await play_matches(
+                    [match], Path(scratch), on_game=lambda _, report: reports.append(report)
+                )
+                store.ladder.finish(meeting, reports)
+                self._keep_stderr(meeting, Path(scratch))
         if self.on_meeting is not None:
             self.on_meeting(meeting)
 
+    def _keep_stderr(self, meeting: Meeting, folder: Path) -> None:
+        """Keep each side's bots' stderr of ``meeting``, played in ``folder``; on a worker
+        of another machine, say where it is instead."""
+        for index, number in enumerate((meeting.a, meeting.b)):
+            text = (
+                _stderr_of(folder, index)
+                if folder.is_dir()
+                else f"(on the worker that played it, in {folder})"
+            )
+            self.store.keep_ladder_stderr(number, meeting.id, text)
 
-def _stderr_of(scratch: Path, entry: int) -> str:
-    """The stderr of entry ``entry``'s bot processes in a meeting played in ``scratch``
-    (``match-01/<entry>-<slot>[...]/stderr.log``: :class:`referee.match.match.Match`'s
+
+def _stderr_of(folder: Path, entry: int) -> str:
+    """The stderr of entry ``entry``'s bot processes in a meeting played in ``folder``
+    (``<entry>-<slot>[...]/stderr.log`` below it: :class:`referee.match.match.Match`'s
     folders), the end of each, headed by its folder's name."""
     parts = []
-    for log in sorted(scratch.glob(f"match-*/{entry}-*/stderr.log")):
+    for log in sorted(folder.glob(f"**/{entry}-*/stderr.log")):
         data = log.read_bytes()
         cut = len(data) > STDERR_BYTES
         text = data[-STDERR_BYTES:].decode("utf-8", errors="replace")

@@ -25,11 +25,13 @@ from starlette.applications import Starlette
 from tournaments.arena.api import ArenaApi
 from tournaments.arena.config import ArenaConfig, ConfigError, load_arena
 from tournaments.arena.final import tournament_file
+from tournaments.arena.ladder_cluster import MeetingCluster
 from tournaments.arena.ladder_play import LadderRunner
 from tournaments.arena.store import ArenaError, ArenaStore, now_utc
 from tournaments.arena.worker import SubmissionWorker
 from tournaments.cli.common import fail
 from tournaments.cli.options import at_least
+from tournaments.cluster_task import ClusterError
 from tournaments.web.arena_account import SignedIn, account_routes
 from tournaments.web.arena_admin import admin_routes
 from tournaments.web.arena_pages import page_routes
@@ -198,6 +200,15 @@ def serve(
             callback=at_least(1),
         ),
     ] = max(1, (os.cpu_count() or 2) // 2),
+    cluster: Annotated[
+        str | None,
+        typer.Option(
+            metavar="tcp://HOST:PORT|local:N",
+            help="Play the ladder's meetings on a Dask cluster's workers, as many at once as "
+            "they have threads (docs/arena.md): its scheduler's address, or local:N for N "
+            "workers on this machine. The workers must see --db's folders at the same paths.",
+        ),
+    ] = None,
 ) -> None:
     """Serve the arena: its API, the builds and validations, and the ladder, until
     interrupted; it resumes from --db."""
@@ -205,6 +216,15 @@ def serve(
         config = load_arena(arena_file)
     except ConfigError as exc:
         fail(str(exc))
+    meetings: MeetingCluster | None = None
+    if cluster is not None:
+        try:
+            meetings = MeetingCluster(
+                cluster, db.with_name(db.name + ".ladder"),
+                on_warning=lambda line: typer.echo(line, err=True),
+            )  # fmt: skip
+        except ClusterError as exc:
+            fail(str(exc))
     if (tls_cert is None) != (tls_key is None):
         fail("--tls-cert and --tls-key come together")
     host, _, port_text = listen.rpartition(":")
@@ -244,10 +264,19 @@ def serve(
         if not server.started:
             await serving
             return
+        if meetings is not None:
+            try:
+                await meetings.__aenter__()
+            except ClusterError as exc:
+                failure.append(exc)
+                server.should_exit = True
+                await serving
+                return
         typer.echo(f"arena {config.name}: {scheme}://{shown}:{bound[1]}/", err=False)
+        ladder = LadderRunner(store, config, parallel=parallel, cluster=meetings)
         tasks = [
             asyncio.ensure_future(SubmissionWorker(store, config).run()),
-            asyncio.ensure_future(LadderRunner(store, config, parallel=parallel).run()),
+            asyncio.ensure_future(ladder.run()),
         ]
 
         def stopped(task: asyncio.Future[None]) -> None:
@@ -265,6 +294,8 @@ def serve(
             for task in tasks:
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
+            if meetings is not None:
+                await meetings.__aexit__(None, None, None)
 
     try:
         asyncio.run(main())
@@ -272,7 +303,9 @@ def serve(
         store.close()
         sock.close()
     if failure:
-        fail(f"the arena stopped: {failure[0]!r}", 1)
+        why = failure[0]
+        # A cluster's failure is one line made for the organiser; anything else is a bug.
+        fail(f"the arena stopped: {why if isinstance(why, ClusterError) else repr(why)}", 1)
 
 
 @arena_app.command()
