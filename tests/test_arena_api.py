@@ -279,6 +279,14 @@ def test_bad_arena_files_and_names_get_one_line(tmp_path: Path) -> None:
     bad.write_text('name = "x"\nprize = 100\n', encoding="utf-8")
     done = tavolo("arena", "serve", str(bad), "--db", str(tmp_path / "a.db"))
     assert done.returncode == 2 and f"{bad}:2: key 'prize': unknown key" in done.stderr
+    bad.write_text('name = "x"\n[validation]\nopponent = "nobody.toml"\n', encoding="utf-8")
+    done = tavolo("arena", "serve", str(bad), "--db", str(tmp_path / "a.db"))
+    assert done.returncode == 2
+    assert done.stderr.startswith(f"error: {bad}:3: key 'validation.opponent': must be a built-in")
+    assert "nobody.toml" in done.stderr and "Traceback" not in done.stderr
+    bad.write_text('name = "x"\n[validation]\nsets = 0\n', encoding="utf-8")
+    done = tavolo("arena", "serve", str(bad), "--db", str(tmp_path / "a.db"))
+    assert done.stderr == f"error: {bad}:3: key 'validation.sets': must be 1 or more\n"
     db = tmp_path / "a.db"
     invite(db, "alice")
     twice = tavolo("arena", "invite", "alice", "--db", str(db))

@@ -147,3 +147,26 @@ def test_a_stopped_arena_takes_up_what_it_was_doing(tmp_path: Path) -> None:
     assert store.next_received() is None
     assert store.requeue_unfinished() == 1
     assert store.next_received() == store.submission(submission.id)
+
+
+def test_the_validation_opponent_and_its_sets_are_the_arenas(tmp_path: Path) -> None:
+    reference = tmp_path / "reference"
+    reference.mkdir()
+    (reference / "bot.toml").write_text(
+        f'name = "mine"\ncommand = ["{sys.executable}", "-m", "tavolo_bot.bots.heuristic"]\n'
+    )
+    file = tmp_path / "arena.toml"
+    file.write_text(
+        ARENA.format(seconds=60) + '[validation]\nopponent = "reference/bot.toml"\nsets = 2\n',
+        encoding="utf-8",
+    )
+    config = load_arena(file)
+    assert config.validation.opponent == str(reference / "bot.toml")
+    store = ArenaStore(tmp_path / "arena.db")
+    alice, _ = store.invite("alice")
+    submitted(store, alice, tmp_path / "bot", {"bot.toml": manifest(None), "bot.py": RANDOM_BOT})
+    done = processed(store, config)
+    assert done.state is State.READY, done.reason
+    # Two duplicate sets of four-seat Tressette: four games, against the organiser's bot.
+    assert "validation match against bot.toml: 4 games" in store.logs_of(done.id)["validation"]
+    store.close()

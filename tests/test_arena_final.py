@@ -37,13 +37,15 @@ def test_a_season_ends_in_a_final_between_the_chosen_and_the_best(tmp_path: Path
     config = load_arena(tmp_path / "arena.toml")
     db = tmp_path / "arena.db"
     store = ArenaStore(db)
-    entrants = {name: store.invite(name)[0] for name in ("alice", "bob", "carol", "dave")}
+    names = ("alice", "bob", "carol", "dave", "erin")
+    entrants = {name: store.invite(name)[0] for name in names}
     a1 = ready(store, entrants["alice"], tmp_path / "a1", "heuristic")
     b = ready(store, entrants["bob"], tmp_path / "b", "random")
     c = ready(store, entrants["carol"], tmp_path / "c", "random")
     d = ready(store, entrants["dave"], tmp_path / "d", "random")
+    e = ready(store, entrants["erin"], tmp_path / "e", "heuristic")
     runner = LadderRunner(store, config)
-    for _ in range(4):
+    for _ in range(5):
         asyncio.run(runner.play_next())
     # Alice's newer submission retires her first, which she chooses for the final anyway.
     a2 = ready(store, entrants["alice"], tmp_path / "a2", "random")
@@ -64,7 +66,7 @@ def test_a_season_ends_in_a_final_between_the_chosen_and_the_best(tmp_path: Path
     with pytest.raises(ArenaError, match=f"submission {d} is disabled"):
         store.choose(entrants["dave"], d)
     # Alice's newer one is not hers for the final: she chose the older.
-    assert a2 != a1 and finalists(store) == {"alice": a1, "bob": b, "carol": c}
+    assert a2 != a1 and finalists(store) == {"alice": a1, "bob": b, "carol": c, "erin": e}
     store.close()
 
     out = tmp_path / "final-report"
@@ -82,12 +84,15 @@ def test_a_season_ends_in_a_final_between_the_chosen_and_the_best(tmp_path: Path
                   "--games", "2", "--out", str(out))  # fmt: skip
     assert done.returncode == 0, done.stderr
     played = tomllib.loads(db.with_name("arena.db.final.toml").read_text(encoding="utf-8"))
-    assert sorted(e["name"] for e in played["entry"]) == ["alice", "bob", "carol"]
+    # Four finalists: a round robin of six matches.
+    assert sorted(x["name"] for x in played["entry"]) == ["alice", "bob", "carol", "erin"]
     store = ArenaStore(db)
-    chosen = {e["name"]: e["bot"] for e in played["entry"]}
+    chosen = {x["name"]: x["bot"] for x in played["entry"]}
     assert chosen["alice"] == str(store.play_folder(store.submission(a1)) / "bot.toml")
     assert played["match"]["games"] == 2 and played["game"]["deals"] == 1
     assert (out / "index.html").is_file()
     # The tournament's own tables, from its database.
     table = tavolo("tournament", "table", "--db", str(db.with_name("arena.db.final.db")))
-    assert table.returncode == 0 and all(n in table.stdout for n in ("alice", "bob", "carol"))
+    assert table.returncode == 0
+    assert all(n in table.stdout for n in ("alice", "bob", "carol", "erin"))
+    assert "dave" not in table.stdout

@@ -13,6 +13,7 @@ from typing import Any
 
 from referee.engine.deal_book import DealBook
 from referee.engine.rules import Rules
+from referee.entries import BUILT_IN_BOTS, EntryError, load_manifest
 from referee.match.config import Limits
 from tournaments.arena.archives import ArchiveLimits
 from tournaments.arena.builds import BuildLimits
@@ -27,7 +28,10 @@ from tournaments.config import (
     value_of,
 )
 
-_TOP_KEYS = {"name", "game", "match", "season", "submissions", "build", "signup", "api"}
+_TOP_KEYS = {
+    "name", "game", "match", "season", "submissions", "build", "signup", "api", "validation",
+}  # fmt: skip
+_VALIDATION_KEYS = {"opponent", "sets"}
 _BUILD_KEYS = {
     "seconds", "cpu_seconds", "memory_mb", "disk_mb", "processes", "output_mb", "toolchains",
 }  # fmt: skip
@@ -53,6 +57,22 @@ class SubmissionRules:
     """An entrant's submissions that play on the ladder at once; a newer one retires the
     oldest (which keeps its rating and its page)."""
     archive: ArchiveLimits = field(default_factory=ArchiveLimits)
+
+
+@dataclass(frozen=True)
+class Validation:
+    """The validation match every submission plays before it is rated."""
+
+    opponent: str = "random"
+    """Its opponent, as a tournament's ``bot`` names one: a built-in bot, or the path of
+    the organiser's bot manifest."""
+    sets: int = 1
+    """Its duplicate sets (each a game per seat rotation)."""
+
+    @property
+    def label(self) -> str:
+        """The opponent as a log names it: a built-in bot's name, or its manifest's file."""
+        return self.opponent if self.opponent in BUILT_IN_BOTS else Path(self.opponent).name
 
 
 @dataclass(frozen=True)
@@ -82,6 +102,7 @@ class ArenaConfig:
     """Whether anyone with an invitation code may sign up (else the organiser invites)."""
     requests_per_minute: int
     """What one client (address, or token) may ask of the API in a minute."""
+    validation: Validation = Validation()
 
     def taking_submissions(self, now: dt.datetime) -> bool:
         """Whether the season takes submissions at ``now``."""
@@ -122,6 +143,7 @@ def load_arena(path: Path) -> ArenaConfig:
         tables={"game": table_of(src, data, "game"), "match": match},
         signup_open=_signup(src, table_of(src, data, "signup")),
         requests_per_minute=_api(src, table_of(src, data, "api")),
+        validation=_validation(src, table_of(src, data, "validation"), path.parent),
     )
 
 
@@ -193,9 +215,25 @@ def _signup(src: TomlSource, table: dict[str, Any]) -> bool:
     return is_open
 
 
+def _validation(src: TomlSource, table: dict[str, Any], folder: Path) -> Validation:
+    check_keys(src, table, _VALIDATION_KEYS, "validation")
+    opponent = value_of(src, table, "validation", "opponent", str, "random")
+    if opponent not in BUILT_IN_BOTS:
+        manifest = Path(opponent) if Path(opponent).is_absolute() else folder / opponent
+        try:
+            load_manifest(manifest)
+        except EntryError as exc:
+            raise src.error(
+                f"must be a built-in bot ({', '.join(BUILT_IN_BOTS)}) or a bot manifest: {exc}",
+                "validation", "opponent",
+            ) from None  # fmt: skip
+        opponent = str(manifest.resolve())
+    return Validation(opponent, _whole(src, table, "validation", "sets", 1))
+
+
 def _api(src: TomlSource, table: dict[str, Any]) -> int:
     check_keys(src, table, _API_KEYS, "api")
     return _whole(src, table, "api", "requests_per_minute", 120)
 
 
-__all__ = ["ArenaConfig", "ConfigError", "SubmissionRules", "load_arena"]
+__all__ = ["ArenaConfig", "ConfigError", "SubmissionRules", "Validation", "load_arena"]

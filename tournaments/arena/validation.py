@@ -1,5 +1,6 @@
 """A built submission checked before it is ever rated: ``tavolo conformance`` against it,
-then a validation match against the built-in random bot, both in the sandbox.
+then a validation match against the arena's validation opponent (``[validation]``: the
+built-in random bot unless the arena names another), both in the sandbox.
 
 It passes if every conformance check of the arena's game passes and it plays the whole
 match without a fault of its own (no timeout, illegal action or crash); it need not win.
@@ -18,9 +19,6 @@ from referee.match.config import MatchConfig
 from referee.sandbox.bwrap import SandboxMode
 from tournaments.arena.config import ArenaConfig
 from tournaments.ladder import match_entries, play_matches
-
-VALIDATION_SETS = 1
-"""Duplicate sets of the validation match (one game per seat rotation)."""
 
 
 @dataclass(frozen=True)
@@ -61,13 +59,15 @@ async def validate(folder: Path, config: ArenaConfig, seed: str) -> Validated:
             f"conformance failed: {failed.name}: {failed.detail}".rstrip(": "),
             "\n".join(log),
         )
-    rival = parse_entry("random")
+    rival = parse_entry(config.validation.opponent)
+    # The opponent's name, whatever its manifest says: never the submission's.
+    rival = dataclasses.replace(rival, name="validation-opponent", sandbox=None)
     match = MatchConfig(
         config.rules,
         seed,
         match_entries(config.rules, entry, rival),
         config.deals,
-        VALIDATION_SETS,
+        config.validation.sets,
         config.limits,
         sandbox=SandboxMode.BWRAP,
         allow_unconfined=False,
@@ -75,8 +75,9 @@ async def validate(folder: Path, config: ArenaConfig, seed: str) -> Validated:
     with tempfile.TemporaryDirectory(prefix="tavolo-validation-") as scratch:
         [result] = await play_matches([match], Path(scratch))
     stats = result.stats[0]
+    against = config.validation.label
     log.append(
-        f"validation match against random: {len(result.outcomes)} games; "
+        f"validation match against {against}: {len(result.outcomes)} games; "
         f"timeouts {stats.timeouts}, illegal actions {stats.illegal}, crashes {stats.crashes}"
     )
     mine = [detail for label, kind, detail in result.incidents if label.startswith(entry.name)]
@@ -84,7 +85,7 @@ async def validate(folder: Path, config: ArenaConfig, seed: str) -> Validated:
     if stats.timeouts or stats.illegal or stats.crashes:
         return Validated(
             False,
-            f"the validation match against random had faults of the bot's: "
+            f"the validation match against {against} had faults of the bot's: "
             f"{stats.timeouts} timeouts, {stats.illegal} illegal actions, "
             f"{stats.crashes} crashes",
             "\n".join(log),
