@@ -23,10 +23,9 @@ import pytest
 from referee.sandbox.probe import sandbox_problem
 from tests.test_arena_ladder import ARENA as LADDER_ARENA
 from tests.test_arena_ladder import ready
-from tournaments.arena.archives import ArchiveLimits
+from tournaments.arena.archives import ArchiveLimits, pack
 from tournaments.arena.sessions import SESSION_HOURS
 from tournaments.arena.store import ArenaStore, State
-from tournaments.cli.arena import pack
 
 pytestmark = pytest.mark.skipif(sandbox_problem() is not None, reason=str(sandbox_problem()))
 TAVOLO = Path(sys.executable).with_name("tavolo")

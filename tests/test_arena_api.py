@@ -19,7 +19,7 @@ import httpx
 import pytest
 
 from tests.test_arena_archives import tar_of
-from tournaments.cli.arena import pack
+from tournaments.arena.archives import pack
 
 TAVOLO = Path(sys.executable).with_name("tavolo")
 ENV = {k: v for k, v in os.environ.items() if not k.startswith("TAVOLO_")}

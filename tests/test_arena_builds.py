@@ -12,11 +12,10 @@ from pathlib import Path
 import pytest
 
 from referee.sandbox.probe import sandbox_problem
-from tournaments.arena.archives import ArchiveLimits
+from tournaments.arena.archives import ArchiveLimits, pack
 from tournaments.arena.config import ArenaConfig, load_arena
 from tournaments.arena.store import ArenaStore, Entrant, State, Submission
 from tournaments.arena.worker import SubmissionWorker
-from tournaments.cli.arena import pack
 
 pytestmark = pytest.mark.skipif(sandbox_problem() is not None, reason=str(sandbox_problem()))
 

@@ -18,7 +18,7 @@ from referee.engine.game_base import Outcome, Termination
 from referee.match.results import GameReport
 from referee.sandbox.probe import sandbox_problem
 from tournaments.arena.api import leaderboard
-from tournaments.arena.archives import ArchiveLimits
+from tournaments.arena.archives import ArchiveLimits, pack
 from tournaments.arena.config import load_arena
 from tournaments.arena.ladder import (
     LEADERS_EVERY,
@@ -31,7 +31,6 @@ from tournaments.arena.ladder import (
 from tournaments.arena.ladder_play import LadderRunner
 from tournaments.arena.store import LADDER_LOGS, ArenaStore, Entrant, State
 from tournaments.benchmarks.arena_ladder import bench_order, run_scheme
-from tournaments.cli.arena import pack
 from tournaments.ratings import PairResult, fit_elo
 
 # -- choosing a meeting, worked by hand -----------------------------------------------------

@@ -16,8 +16,8 @@ import pytest
 from referee.sandbox.probe import sandbox_problem
 from tests.test_arena_account import ARENA, make_certificate, start_serve
 from tests.test_arena_ladder import ready
+from tournaments.arena.archives import pack
 from tournaments.arena.store import ArenaStore
-from tournaments.cli.arena import pack
 
 pytestmark = pytest.mark.skipif(sandbox_problem() is not None, reason=str(sandbox_problem()))
 CLIMB_SECONDS = 420

@@ -9,9 +9,8 @@ from pathlib import Path
 
 from referee.engine.game_base import Outcome, Termination
 from referee.match.results import GameReport
-from tournaments.arena.archives import ArchiveLimits
+from tournaments.arena.archives import ArchiveLimits, pack
 from tournaments.arena.store import ArenaStore
-from tournaments.cli.arena import pack
 
 
 def test_threads_sign_up_while_meetings_are_kept(tmp_path: Path) -> None:

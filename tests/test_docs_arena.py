@@ -16,9 +16,9 @@ from pathlib import Path
 import httpx
 
 from tests.test_arena_account import make_certificate
+from tournaments.arena.archives import pack
 from tournaments.arena.builds import build_command
 from tournaments.arena.config import load_arena
-from tournaments.cli.arena import pack
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "arena.md"

@@ -340,3 +340,24 @@ def _parts(name: str, limits: ArchiveLimits) -> list[str]:
 def _shown(name: str) -> str:
     """A stranger's name, quoted, its control characters escaped, cut to a readable length."""
     return repr(name if len(name) <= 120 else name[:117] + "...")
+
+
+def pack(folder: Path) -> bytes:
+    """``folder`` as a .tar.gz whose bytes depend only on its files (names sorted, times
+    and owners zeroed, links kept as links), so the same folder is the same upload."""
+    out = io.BytesIO()
+
+    def clean(info: tarfile.TarInfo) -> tarfile.TarInfo:
+        info.mtime = 0
+        info.uid = info.gid = 0
+        info.uname = info.gname = ""
+        return info
+
+    with tarfile.open(fileobj=out, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for root, dirs, files in os.walk(folder, followlinks=False):
+            dirs.sort()
+            for name in sorted(dirs + files):
+                path = Path(root) / name
+                tar.add(path, arcname=path.relative_to(folder).as_posix(), recursive=False,
+                        filter=clean)  # fmt: skip
+    return gzip.compress(out.getvalue(), mtime=0)

@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gzip
-import io
 import json
 import os
 import socket
 import ssl
 import subprocess
 import sys
-import tarfile
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -23,6 +20,7 @@ import uvicorn
 from starlette.applications import Starlette
 
 from tournaments.arena.api import ArenaApi
+from tournaments.arena.archives import pack
 from tournaments.arena.config import ArenaConfig, ConfigError, load_arena
 from tournaments.arena.final import tournament_file
 from tournaments.arena.ladder_cluster import MeetingCluster
@@ -363,24 +361,3 @@ def _error_of(exc: urllib.error.HTTPError) -> str:
         return str(json.loads(exc.read())["error"])
     except (ValueError, KeyError, TypeError):
         return exc.reason if isinstance(exc.reason, str) else str(exc)
-
-
-def pack(folder: Path) -> bytes:
-    """``folder`` as a .tar.gz whose bytes depend only on its files (names sorted, times
-    and owners zeroed, links kept as links), so the same folder is the same upload."""
-    out = io.BytesIO()
-
-    def clean(info: tarfile.TarInfo) -> tarfile.TarInfo:
-        info.mtime = 0
-        info.uid = info.gid = 0
-        info.uname = info.gname = ""
-        return info
-
-    with tarfile.open(fileobj=out, mode="w", format=tarfile.PAX_FORMAT) as tar:
-        for root, dirs, files in os.walk(folder, followlinks=False):
-            dirs.sort()
-            for name in sorted(dirs + files):
-                path = Path(root) / name
-                tar.add(path, arcname=path.relative_to(folder).as_posix(), recursive=False,
-                        filter=clean)  # fmt: skip
-    return gzip.compress(out.getvalue(), mtime=0)

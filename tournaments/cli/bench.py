@@ -22,6 +22,7 @@ from referee.players import UnknownPlayerError
 from referee.sandbox.bwrap import SandboxError, SandboxMode, bwrap_version
 from referee.sandbox.probe import sandbox_problem
 from tournaments.benchmarks.arena_ladder import bench_order, median_or_none
+from tournaments.benchmarks.arena_live import bench_live
 from tournaments.benchmarks.bots import (
     DEFAULT_GAMES,
     P99_TARGET_MS,
@@ -661,6 +662,55 @@ def arena(
         f"the order looked at every {checkpoint} meetings"
     )
     typer.echo(tabulate(rows, headers=["scheme", "games to the right order, per run", "median"]))
+
+
+@bench_app.command("arena-live")
+def arena_live(
+    submissions: Annotated[int, typer.Option(help="Ready submissions on the ladder.")] = 20,
+    minutes: Annotated[float, typer.Option(help="The window the games are counted in.")] = 10.0,
+    uploads: Annotated[
+        int, typer.Option(help="Submissions then uploaded, one at a time, each rated first.")
+    ] = 3,
+    parallel: Annotated[int, typer.Option(help="The arena's --parallel (meetings at once).")] = max(
+        1, (os.cpu_count() or 2) // 2
+    ),
+    deals: Annotated[
+        int | None, typer.Option(help="Deals a game (default: to the preset's target).")
+    ] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """A real ``tavolo arena serve``: its ladder's sustained games per hour with
+    --submissions playing, then the time from an upload to its first rating."""
+    if submissions < 2 or minutes <= 0 or uploads < 0 or parallel < 1 or (deals or 1) < 1:
+        fail("--submissions must be 2 or more, --minutes above 0, --parallel and --deals "
+             "1 or more, --uploads 0 or more")  # fmt: skip
+    problem = sandbox_problem()
+    if problem is not None:
+        fail(f"the arena plays in the sandbox, which cannot start here: {problem}")
+    try:
+        found = bench_live(submissions, minutes, uploads, parallel, deals)
+    except BenchError as exc:
+        fail(str(exc), 1)
+    if json_out:
+        typer.echo(json.dumps({
+            "benchmark": "arena-live", "submissions": found.submissions,
+            "parallel": found.parallel, "deals": found.deals, "seconds": round(found.seconds, 1),
+            "games": found.games, "meetings": found.meetings,
+            "games_per_hour": round(found.games_per_hour),
+            "upload_to_rating_s": [round(w, 1) for w in found.upload_to_rating],
+        }))  # fmt: skip
+        return
+    typer.echo(
+        f"{found.submissions} ready submissions (random and heuristic), --parallel "
+        f"{found.parallel}, {'games to the target' if deals is None else f'{deals} deals a game'}"
+    )
+    rows = [
+        ["ladder games per hour", f"{found.games_per_hour:,.0f}",
+         f"{found.games} games in {found.seconds:.0f} s"],
+        ["upload to first rating, median s", f"{found.median_upload_to_rating:.1f}",
+         " ".join(f"{w:.1f}" for w in found.upload_to_rating) or "-"],
+    ]  # fmt: skip
+    typer.echo(tabulate(rows, headers=["figure", "value", "detail"]))
 
 
 @bench_app.command("hello-flood")
