@@ -63,6 +63,20 @@ def test_the_arena_file_of_the_page_loads(tmp_path: Path) -> None:
     assert build_command(tmp_path / "bot.toml") == ("make", "mybot")
 
 
+def test_the_machines_set_up_is_what_ci_sets_up() -> None:
+    """The page's set-up from an empty machine: the Debian packages CI installs for the
+    sandbox and the certificates, the Makefile's set-up target, and a certificate made as
+    the tests make theirs."""
+    [setup] = [b for b in blocks("sh") if "apt-get install" in b]
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    for package in ("bubblewrap", "openssl"):
+        assert package in setup.split("\n")[0] and f"packages+=({package})" in ci
+    assert "make setup" in setup
+    assert re.search(r"^setup:", (ROOT / "Makefile").read_text(encoding="utf-8"), re.M)
+    made = " ".join(setup.replace("\\\n", " ").split())
+    assert "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes" in made
+
+
 def test_every_command_of_the_walkthrough_runs(tmp_path: Path) -> None:
     """The page's commands in its order; between them, what the page says others do (Bob
     signs up with the invitation and submits, Alice submits a second bot), so that the
