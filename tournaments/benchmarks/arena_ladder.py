@@ -9,8 +9,8 @@ every pair in turn, shuffled once. After each ``checkpoint`` meetings the fit of
 so far is compared with the true order; the figure is the number of games after which it
 is right at that checkpoint and at every later one up to ``meetings``.
 
-The same with real bots of known strength (pimc with 1, 2, 4, ... worlds) is left to a
-later benchmark: this one measures the pairing alone, with nothing else varying.
+This one measures the pairing alone, with nothing else varying; :mod:`.arena_real_order`
+does the same with real bots of known strength playing real games.
 """
 
 from __future__ import annotations
@@ -59,11 +59,29 @@ def _ordered(results: list[PairResult], n: int) -> bool:
 def run_scheme(
     scheme: str, n: int, gap: float, meetings: int, checkpoint: int, seed: int
 ) -> OrderRun:
-    """One run: ``scheme`` is ``ladder`` or ``round-robin``."""
-    rng = random.Random(f"{scheme}/{seed}")
+    """One synthetic run: ``scheme`` is ``ladder`` or ``round-robin``."""
     outcomes = random.Random(f"outcomes/{seed}")
     # Submission 0 is the strongest.
     strength = [1500.0 + gap * (n - 1 - i) for i in range(n)]
+
+    def play(a: int, b: int, number: int) -> list[PairResult]:
+        return _play(a, b, strength, outcomes, number)
+
+    return order_run(scheme, n, meetings, checkpoint, seed, play)
+
+
+def order_run(
+    scheme: str,
+    n: int,
+    meetings: int,
+    checkpoint: int,
+    seed: int,
+    play: Callable[[int, int, int], list[PairResult]],
+) -> OrderRun:
+    """Meetings of submissions ``0..n-1`` (0 the strongest, in the true order), each
+    ``play(a, b, number)``'s results, paired by ``scheme``: the arena's ladder, or round
+    robin (every pair in turn, shuffled once by ``seed``)."""
+    rng = random.Random(f"{scheme}/{seed}")
     pairs = list(itertools.combinations(range(n), 2))
     rng.shuffle(pairs)
     results: list[PairResult] = []
@@ -85,7 +103,7 @@ def run_scheme(
 
     for number in range(1, meetings + 1):
         a, b = nxt(number)
-        results += _play(a, b, strength, outcomes, number)
+        results += play(a, b, number)
         if number % checkpoint == 0:
             if _ordered(results, n):
                 right_since = len(results) if right_since is None else right_since

@@ -23,6 +23,7 @@ from referee.sandbox.bwrap import SandboxError, SandboxMode, bwrap_version
 from referee.sandbox.probe import sandbox_problem
 from tournaments.benchmarks.arena_ladder import bench_order, median_or_none
 from tournaments.benchmarks.arena_live import bench_live
+from tournaments.benchmarks.arena_real_order import bench_real_order, shares
 from tournaments.benchmarks.bots import (
     DEFAULT_GAMES,
     P99_TARGET_MS,
@@ -645,23 +646,59 @@ def arena(
     if min(submissions, meetings, checkpoint, runs) < 1 or submissions < 2 or gap <= 0:
         fail("--submissions must be 2 or more, --gap above 0, and the rest 1 or more")
     found = bench_order(submissions, gap, meetings, checkpoint, runs)
+    _order_out(
+        found, json_out,
+        {"benchmark": "arena-order", "submissions": submissions, "gap": gap,
+         "meetings": meetings, "checkpoint": checkpoint},
+        f"{submissions} submissions {gap:g} Elo apart; {meetings} meetings of 2 games; "
+        f"the order looked at every {checkpoint} meetings",
+    )  # fmt: skip
+
+
+def _order_out(
+    found: dict[str, list[int | None]], json_out: bool, facts: dict[str, object], title: str
+) -> None:
+    """Print the games to the right order of each run and scheme, and their medians."""
     medians = {scheme: median_or_none(values) for scheme, values in found.items()}
     if json_out:
-        typer.echo(json.dumps({
-            "benchmark": "arena-order", "submissions": submissions, "gap": gap,
-            "meetings": meetings, "checkpoint": checkpoint, "runs": found, "median": medians,
-        }))  # fmt: skip
+        typer.echo(json.dumps({**facts, "runs": found, "median": medians}))
         return
     rows = [
         [scheme, " ".join("-" if v is None else str(v) for v in values),
          "never" if medians[scheme] is None else f"{medians[scheme]:g}"]
         for scheme, values in found.items()
     ]  # fmt: skip
-    typer.echo(
-        f"{submissions} submissions {gap:g} Elo apart; {meetings} meetings of 2 games; "
-        f"the order looked at every {checkpoint} meetings"
-    )
+    typer.echo(title)
     typer.echo(tabulate(rows, headers=["scheme", "games to the right order, per run", "median"]))
+
+
+@bench_app.command("arena-order")
+def arena_order(
+    submissions: Annotated[
+        int, typer.Option(help="Submissions of known strength (random shares 0 to 1).")
+    ] = 5,
+    meetings: Annotated[int, typer.Option(help="Meetings (duplicate sets) in each run.")] = 150,
+    checkpoint: Annotated[int, typer.Option(help="Meetings between looks at the order.")] = 10,
+    runs: Annotated[int, typer.Option(help="Runs of each scheme.")] = 1,
+    deals: Annotated[int, typer.Option(help="Deals a game.")] = 1,
+    json_out: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Games the arena's ladder needs to rank real bots of known strength (the heuristic
+    with a growing share of random moves) in the right order, against round robin."""
+    if submissions < 2 or min(meetings, checkpoint, runs, deals) < 1:
+        fail("--submissions must be 2 or more, and the rest 1 or more")
+    problem = sandbox_problem()
+    if problem is not None:
+        fail(f"the arena plays in the sandbox, which cannot start here: {problem}")
+    found = bench_real_order(submissions, meetings, checkpoint, runs, deals)
+    _order_out(
+        found, json_out,
+        {"benchmark": "arena-order-real", "submissions": submissions,
+         "shares": shares(submissions), "meetings": meetings, "checkpoint": checkpoint,
+         "deals": deals},
+        f"{submissions} real submissions, random shares {shares(submissions)}; {meetings} "
+        f"meetings of 2 games of {deals} deals; the order looked at every {checkpoint} meetings",
+    )  # fmt: skip
 
 
 @bench_app.command("arena-live")
