@@ -79,6 +79,9 @@ class Entry:
     """One of :data:`BUILT_IN_BOTS`: may run unconfined where bubblewrap is missing."""
     manifest: str | None = None
     """The absolute path of the manifest the entry was read from, if any."""
+    file_locks: bool = False
+    """May lock files in its sandbox: an arena's build (tournaments/arena/builds.py), never a
+    bot (:func:`referee.sandbox.seccomp.seccomp_program`)."""
 
 
 def built_in_bot(entry: Entry) -> str | None:

@@ -6,6 +6,7 @@ with the reason, and their logs kept for their entrant."""
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 from pathlib import Path
 
@@ -28,14 +29,18 @@ deals = 1
 deadline_ms = 2000
 [build]
 seconds = {seconds}
+toolchains = {toolchains}
 """
 
 RANDOM_BOT = "from tavolo_bot.bots.random import main\nmain()\n"
 
 
-def setting(tmp_path: Path, seconds: float = 60) -> tuple[ArenaStore, ArenaConfig, Entrant]:
+def setting(
+    tmp_path: Path, seconds: float = 60, toolchains: tuple[str, ...] = ()
+) -> tuple[ArenaStore, ArenaConfig, Entrant]:
     file = tmp_path / "arena.toml"
-    file.write_text(ARENA.format(seconds=seconds), encoding="utf-8")
+    listed = json.dumps(list(toolchains))
+    file.write_text(ARENA.format(seconds=seconds, toolchains=listed), encoding="utf-8")
     store = ArenaStore(tmp_path / "arena.db")
     entrant, _ = store.invite("alice")
     return store, load_arena(file), entrant
@@ -120,6 +125,41 @@ def test_a_build_cannot_reach_the_host_or_the_network(tmp_path: Path) -> None:
         "network:", "refused", "OSError",
     ]  # fmt: skip
     assert not target.exists()
+
+
+LOCKS = """\
+import fcntl
+with open("template.py") as file:
+    fcntl.flock(file, fcntl.LOCK_EX)
+    fcntl.lockf(file, fcntl.LOCK_SH)
+    print("locks: taken")
+    try:
+        fcntl.fcntl(file, fcntl.F_SETLEASE, fcntl.F_RDLCK)
+        print("lease: taken")
+    except OSError as error:
+        print("lease: refused", error.strerror)
+"""
+
+
+def test_a_build_runs_its_toolchains_programs_and_may_lock_its_files(tmp_path: Path) -> None:
+    """A toolchain's bin folder is on the build's PATH (a manifest names ``cargo``, not
+    where the organiser keeps it); go and cargo lock their own files, so a build may, but
+    a lease, which sees others' opens, stays refused."""
+    toolchain = tmp_path / "toolchain"
+    (toolchain / "bin").mkdir(parents=True)
+    tool = toolchain / "bin" / "maketool"
+    tool.write_text('#!/bin/sh\necho "maketool ran: $0"\n', encoding="utf-8")
+    tool.chmod(0o755)
+    store, config, alice = setting(tmp_path, toolchains=(str(toolchain),))
+    build = '["sh", "-c", "maketool && python3 locks.py && cp template.py bot.py"]'
+    submitted(store, alice, tmp_path / "bot", {
+        "bot.toml": manifest(build), "template.py": RANDOM_BOT, "locks.py": LOCKS,
+    })  # fmt: skip
+    done = processed(store, config)
+    assert (done.state, done.reason) == (State.READY, "")
+    assert store.logs_of(done.id)["build"].splitlines() == [
+        f"maketool ran: {tool}", "locks: taken", "lease: refused Operation not permitted",
+    ]  # fmt: skip
 
 
 def test_a_build_that_runs_too_long_is_stopped(tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ from referee.sandbox.seccomp import (
     AARCH64,
     ARCHES,
     ARGUMENTS,
+    F_LOCKS,
     REFUSED,
     UNKNOWN,
     X32_BIT,
@@ -29,11 +30,13 @@ EPERM = 0x00050001
 ENOSYS = 0x00050026
 I386, ARM, RISCV64 = 0x40000003, 0x40000028, 0xC00000F3
 PROGRAM = seccomp_program()
+BUILD_PROGRAM = seccomp_program(locks=True)
+"""An arena's build's: file locks allowed."""
 
 
-def run(arch: int, nr: int, *args: int) -> int:
+def run(arch: int, nr: int, *args: int, program: bytes = PROGRAM) -> int:
     """What the filter returns for system call ``nr`` under ``arch`` with ``args``."""
-    code = [struct.unpack("=HBBI", PROGRAM[i : i + 8]) for i in range(0, len(PROGRAM), 8)]
+    code = [struct.unpack("=HBBI", program[i : i + 8]) for i in range(0, len(program), 8)]
     data = struct.pack("=II8x6Q", nr, arch, *(list(args) + [0] * (6 - len(args))))
     accumulator, at = 0, 0
     while True:
@@ -104,17 +107,32 @@ def test_hand_worked_calls_under_aarch64_and_other_abis() -> None:
         assert run(arch, 3) == EPERM  # i386's read, anything under an ABI it does not know
 
 
-def model(arch: int, nr: int, args: list[int]) -> int:
-    """What the tables say, written independently of the program's layout."""
+def test_a_builds_filter_allows_file_locks_and_nothing_more() -> None:
+    for arch, flock, fcntl in ((X86_64, 73, 72), (AARCH64, 32, 25)):
+        assert run(arch, flock, 3, 2, program=BUILD_PROGRAM) == ALLOW  # flock(fd, LOCK_EX)
+        for command in F_LOCKS:  # F_GETLK, F_SETLK, F_SETLKW and their OFD forms
+            assert run(arch, fcntl, 3, command, program=BUILD_PROGRAM) == ALLOW
+        for command in (1024, 1025, 1026):  # F_SETLEASE, F_GETLEASE, F_NOTIFY: others' opens
+            assert run(arch, fcntl, 3, command, program=BUILD_PROGRAM) == EPERM
+    assert run(X86_64, 112, program=BUILD_PROGRAM) == EPERM  # setsid
+    assert run(X86_64, 202, 0, 1, program=BUILD_PROGRAM) == EPERM  # futex(FUTEX_WAKE)
+    assert run(X86_64, 435, program=BUILD_PROGRAM) == ENOSYS  # clone3
+
+
+def model(arch: int, nr: int, args: list[int], *, locks: bool = False) -> int:
+    """What the tables say, written independently of the program's layout; ``locks``: a
+    build's, where file locks are allowed."""
     if arch not in ARCHES or (arch == X86_64 and nr >= X32_BIT):
         return EPERM
     column = ARCHES[arch]
-    if nr in {numbers[column] for numbers in REFUSED.values()}:
+    if nr in {n[column] for name, n in REFUSED.items() if not (locks and name == "flock")}:
         return EPERM
     if nr in {numbers[column] for numbers in UNKNOWN.values()}:
         return ENOSYS
-    for numbers, argument, test, values in ARGUMENTS.values():
+    for name, (numbers, argument, test, values) in ARGUMENTS.items():
         if nr == numbers[column]:
+            if locks and name == "fcntl":
+                values = tuple(v for v in values if v not in F_LOCKS)
             low = args[argument] & 0xFFFFFFFF
             refused = {
                 "in": low in values,
@@ -145,3 +163,4 @@ VALUES = sorted(
 )
 def test_the_program_does_what_its_tables_say(arch: int, nr: int, args: list[int]) -> None:
     assert run(arch, nr, *args) == model(arch, nr, args)
+    assert run(arch, nr, *args, program=BUILD_PROGRAM) == model(arch, nr, args, locks=True)

@@ -368,7 +368,8 @@ async def _launch_confined(
         # Every sandbox: the filter of referee.sandbox.seccomp (no session, lock or key
         # of its own can reach another sandbox).
         seccomp_r, seccomp_w = os.pipe()
-        os.write(seccomp_w, seccomp_program())  # far less than a pipe holds
+        program = seccomp_program(locks=entry.file_locks)  # an arena's build may lock files
+        os.write(seccomp_w, program)  # far less than a pipe holds
         os.close(seccomp_w)
         # bwrap says its child's pid on every road: freezing finds the bot's processes by it.
         info_r, info_w = os.pipe()

@@ -25,6 +25,8 @@ EPERM, ENOSYS = 1, 38
 F_LOCK_COMMANDS = (5, 6, 7, 36, 37, 38, 1024, 1025, 1026)
 """fcntl's F_GETLK, F_SETLK, F_SETLKW, F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW,
 F_SETLEASE, F_GETLEASE and F_NOTIFY: a lock, lease or watch is seen across sandboxes."""
+F_LOCKS = (5, 6, 7, 36, 37, 38)
+"""Of those, the locks (POSIX and OFD): what a build's filter allows."""
 
 MADV_EVICTS = (20, 21)
 """madvise's MADV_COLD and MADV_PAGEOUT: they push a shared file's pages out of the cache."""
@@ -192,19 +194,21 @@ def _assemble(lines: list[_Jump | str]) -> bytes:
     return program
 
 
-def _arch_block(column: int, label: str) -> list[_Jump | str]:
+def _arch_block(column: int, label: str, *, locks: bool) -> list[_Jump | str]:
     """One architecture's tests, ending in its own returns (a jump reaches 255 ahead)."""
     allow, deny, enosys = f"{label}-allow", f"{label}-deny", f"{label}-enosys"
     lines: list[_Jump | str] = [label, _Jump(_LD_ABS_W, _NR)]
     if column == ARCHES[X86_64]:
         lines.append(_Jump(_JGE_K, X32_BIT, deny, 0))
-    for numbers in REFUSED.values():
-        if numbers[column] >= 0:
+    for name, numbers in REFUSED.items():
+        if numbers[column] >= 0 and not (locks and name == "flock"):
             lines.append(_Jump(_JEQ_K, numbers[column], deny, 0))
     for numbers in UNKNOWN.values():
         lines.append(_Jump(_JEQ_K, numbers[column], enosys, 0))
     tests: list[_Jump | str] = []
     for name, (numbers, argument, test, values) in ARGUMENTS.items():
+        if locks and name == "fcntl":
+            values = tuple(v for v in values if v not in F_LOCKS)
         here = f"{label}-{name}"
         lines.append(_Jump(_JEQ_K, numbers[column], here, 0))
         tests += [here, _Jump(_LD_ABS_W, _ARGS + 8 * argument)]
@@ -227,12 +231,17 @@ def _arch_block(column: int, label: str) -> list[_Jump | str]:
     ]  # fmt: skip
 
 
-def seccomp_program() -> bytes:
-    """The program: the tables above under x86-64 and AArch64; EPERM to all else."""
+def seccomp_program(*, locks: bool = False) -> bytes:
+    """The program: the tables above under x86-64 and AArch64; EPERM to all else.
+
+    ``locks``: file locks are allowed (``flock`` and :data:`F_LOCKS`), for an arena's build,
+    whose tools (go, cargo) lock their own files. No bot's sandbox may lock or see a lock,
+    so a build's locks reach no one; leases and ``F_NOTIFY``, which see others' opens,
+    stay refused."""
     lines: list[_Jump | str] = [_Jump(_LD_ABS_W, _ARCH)]
     for arch in ARCHES:
         lines.append(_Jump(_JEQ_K, arch, f"arch-{arch:x}", 0))
     lines += [_Jump(_RET_K, _ERRNO | EPERM)]  # an ABI the filter does not know
     for arch, column in ARCHES.items():
-        lines += _arch_block(column, f"arch-{arch:x}")
+        lines += _arch_block(column, f"arch-{arch:x}", locks=locks)
     return _assemble(lines)

@@ -11,6 +11,7 @@ in its own folder. What the build prints goes to its log, which its entrant read
 from __future__ import annotations
 
 import asyncio
+import os
 import tempfile
 import tomllib
 from dataclasses import dataclass
@@ -18,7 +19,7 @@ from pathlib import Path
 
 from referee.entries import Entry, EntryError, manifest_argv
 from referee.sandbox.bot_process import start_bot
-from referee.sandbox.bwrap import SandboxMode
+from referee.sandbox.bwrap import PATH_INSIDE, SandboxMode
 from tournaments.arena.archives import ArchiveError, ArchiveLimits, Contents, unpack
 
 # Copies the submission into the work folder, builds there with the build's output on
@@ -63,6 +64,14 @@ class Built:
     """The built folder's, if it built."""
 
 
+def build_path(toolchains: tuple[str, ...]) -> str:
+    """The build's PATH: the ``bin`` folder of each toolchain that has one, in the arena
+    file's order, then the system's, so that a manifest names ``cargo`` or ``go`` wherever
+    the organiser keeps them."""
+    bins = [os.path.join(t, "bin") for t in toolchains if os.path.isdir(os.path.join(t, "bin"))]
+    return ":".join([*bins, PATH_INSIDE])
+
+
 def build_command(manifest: Path) -> tuple[str, ...] | None:
     """The manifest's ``build`` argv (a string is split as a shell would, never run by
     one), or None if it names none; BuildError if it is not text or a list of text."""
@@ -89,7 +98,7 @@ async def build(
 ) -> Built:
     """Run ``command`` on a copy of ``source`` in the sandbox; unpack what it built into
     ``into`` (which must not exist). ``toolchains``: host folders it may read besides the
-    system's (a Rust or Maven home)."""
+    system's (a Rust toolchain, a Go root), their ``bin`` folders on its PATH."""
     entry = Entry(
         name="build",
         command=("sh", "-c", _SCRIPT, "sh", str(source), *command),
@@ -101,10 +110,12 @@ async def build(
         log_mb=max(limits.output_mb, limits.log_mb),
         read_only=(str(source), *toolchains),
         sandbox=SandboxMode.BWRAP,
+        file_locks=True,  # go and cargo lock their own files
     )
     with tempfile.TemporaryDirectory(prefix="tavolo-build-") as scratch:
         work = Path(scratch)
-        process = await start_bot(entry, "build", work / "logs", {}, sandbox=SandboxMode.BWRAP)
+        env = {"PATH": build_path(toolchains)}
+        process = await start_bot(entry, "build", work / "logs", env, sandbox=SandboxMode.BWRAP)
         try:
             note = await asyncio.wait_for(process.watch(), limits.seconds)
         except TimeoutError:
