@@ -196,7 +196,8 @@ def test_the_validation_opponent_and_its_sets_are_the_arenas(tmp_path: Path) -> 
     )
     file = tmp_path / "arena.toml"
     file.write_text(
-        ARENA.format(seconds=60) + '[validation]\nopponent = "reference/bot.toml"\nsets = 2\n',
+        ARENA.format(seconds=60, toolchains="[]")
+        + '[validation]\nopponent = "reference/bot.toml"\nsets = 2\n',
         encoding="utf-8",
     )
     config = load_arena(file)
