@@ -11,6 +11,7 @@ cookie too (double submit), and a POST from another origin is refused.
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -227,7 +228,7 @@ class _Account:
         self, entrant: Entrant, session: Session, notice: str, status: int
     ) -> Response:
         store = self.store
-        board = leaderboard(store)
+        board = await asyncio.to_thread(leaderboard, store)
         rated = {r["submission"]: r for r in board["submissions"]}
         chosen = store.chosen().get(entrant.name)
         mine = []

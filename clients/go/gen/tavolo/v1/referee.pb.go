@@ -1237,7 +1237,8 @@ func (x *Welcome) GetSlot() uint32 {
 type MatchStarted struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	MatchId string                 `protobuf:"bytes,1,opt,name=match_id,json=matchId,proto3" json:"match_id,omitempty"`
-	// The rule set's family: "tressette" or "tressette-a-tre".
+	// The rule set's family: "tressette", "tressette-a-tre", "ciapano", "tressette-a-due",
+	// "calabresella", "briscola" or "briscola-a-quattro".
 	Game string `protobuf:"bytes,2,opt,name=game,proto3" json:"game,omitempty"`
 	// Every rule knob as the record's first line has it, as JSON.
 	RulesJson string `protobuf:"bytes,3,opt,name=rules_json,json=rulesJson,proto3" json:"rules_json,omitempty"`
@@ -1375,6 +1376,7 @@ type HandDealt struct {
 	Dealer uint32                 `protobuf:"varint,2,opt,name=dealer,proto3" json:"dealer,omitempty"`
 	Cards  []string               `protobuf:"bytes,3,rep,name=cards,proto3" json:"cards,omitempty"`
 	// Tressette con la briscola: the trump card, shown to every seat (the dealer holds it).
+	// Briscola: the card turned up under the stock, whose suit is trump.
 	Trump         string `protobuf:"bytes,4,opt,name=trump,proto3" json:"trump,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -2402,16 +2404,16 @@ type Observation struct {
 	Totals []int32 `protobuf:"varint,11,rep,packed,name=totals,proto3" json:"totals,omitempty"`
 	// 4 or 3.
 	Players uint32 `protobuf:"varint,12,opt,name=players,proto3" json:"players,omitempty"`
-	// Tressette con la briscola: the dealer's last card, shown to every seat; its suit is
-	// trump. Empty in games without a trump.
+	// Tressette con la briscola: the dealer's last card, shown to every seat; Briscola: the
+	// card turned up under the stock. Its suit is trump. Empty in games without a trump.
 	Trump string `protobuf:"bytes,13,opt,name=trump,proto3" json:"trump,omitempty"`
 	// Scoring sides: 2 in partnership Tressette (partners sit opposite), else one per seat
 	// (tressette a tre, ciapanò). 0 from a referee older than this field.
 	Sides uint32 `protobuf:"varint,14,opt,name=sides,proto3" json:"sides,omitempty"`
 	// Calabresella only: the auction and the contract, as far as this seat may know them.
 	Calabresella *CalabresellaView `protobuf:"bytes,15,opt,name=calabresella,proto3" json:"calabresella,omitempty"`
-	// Tressette a due: every card drawn from the stock so far (shown to both), and how many
-	// cards are left in it.
+	// Tressette a due: every card drawn from the stock so far (shown to both); Briscola:
+	// this seat's own draws, and the trump card once drawn. Then how many cards are left.
 	Draws     []*Draw `protobuf:"bytes,16,rep,name=draws,proto3" json:"draws,omitempty"`
 	StockLeft uint32  `protobuf:"varint,17,opt,name=stock_left,json=stockLeft,proto3" json:"stock_left,omitempty"`
 	// Only on a stream whose Hello asked for compact observations. When true, `tricks`,
@@ -2581,7 +2583,8 @@ func (x *Observation) GetCompact() bool {
 	return false
 }
 
-// Tressette a due: a card drawn from the stock, shown to both players.
+// A card drawn from the stock: in Tressette a due shown to both players, in Briscola to
+// its drawer alone (but the trump card, which everyone saw turned up).
 type Draw struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Seat          uint32                 `protobuf:"varint,1,opt,name=seat,proto3" json:"seat,omitempty"`
