@@ -22,6 +22,7 @@ from tournaments.arena.archives import ArchiveLimits, pack
 from tournaments.arena.config import load_arena
 from tournaments.arena.ladder import (
     LEADERS_EVERY,
+    REFIT_SECONDS,
     Meeting,
     choose_pair,
     expected,
@@ -187,7 +188,22 @@ def test_meetings_are_played_kept_resumed_and_rated(tmp_path: Path) -> None:
     assert asyncio.run(LadderRunner(store, config).resume()) == 1
     assert store.ladder.unfinished() == [] and len(store.ladder.results()) == before + 2
     assert cut.id in {int(r.set_key.partition(":")[0]) for r in store.ladder.results()}
-    assert store.ladder.fitted()[1] is not fit  # fitted again, with the new games
+    # Not fitted again within refit_seconds of the last fit, whatever was kept since...
+    assert store.ladder.refit_seconds == REFIT_SECONDS > 0
+    assert store.ladder.fitted()[1] is fit
+    # ...but at once when a submission has played its first games.
+    dave, _ = store.invite("dave")
+    d = ready(store, dave, tmp_path / "d", "random")
+    asyncio.run(runner.play_next())  # the new one meets first
+    newer = store.ladder.fitted()[1]
+    assert newer is not None and newer is not fit
+    assert {r.name for r in newer.ratings} == {r.name for r in fit.ratings} | {str(d)}
+    # And fitted again, with the new games, once that time is past.
+    asyncio.run(runner.play_next())
+    assert store.ladder.fitted()[1] is newer
+    store.ladder.refit_seconds = 0
+    again = store.ladder.fitted()[1]
+    assert again is not newer and again is not None
 
 
 def test_the_order_benchmark_finds_a_clear_order_for_both_schemes() -> None:

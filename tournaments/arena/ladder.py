@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import itertools
 import math
+import threading
+import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -33,6 +35,8 @@ from referee.match.results import Faults, GameReport
 from tournaments.arena.database import Database
 from tournaments.ratings import PairResult, Ratings, RatingsError, fit_elo, rate
 
+REFIT_SECONDS = 30.0
+"""The leaderboard's standings are fitted again at most this often."""
 NEW_GAMES = 8
 """Below this many games a submission is new: it is paired first."""
 LEADERS = 4
@@ -164,8 +168,14 @@ class LadderStore:
     def __init__(self, db: Database) -> None:
         self._db = db
         db.script(SCHEMA)
-        self._fitted: tuple[tuple[int, int], Ratings | None] | None = None
-        """The last standings, and the (meetings done, games) they were fitted on."""
+        self._fitted: tuple[tuple[int, int], Ratings | None, float] | None = None
+        """The last standings, the (meetings done, games) they were fitted on, and when."""
+        self._fitting = threading.Lock()
+        """One bootstrap at a time: every caller meanwhile waits for its fit."""
+        self.refit_seconds = REFIT_SECONDS
+        """The standings are fitted again at most this often (0: after every meeting)."""
+        self._point: tuple[tuple[int, int], list[PairResult], dict[int, float]] | None = None
+        self._pointing = threading.Lock()
 
     def start(self, a: int, b: int, seed: str, when: str) -> Meeting:
         cursor = self._db.execute(
@@ -208,7 +218,7 @@ class LadderStore:
         """Keep the point fit of every game so far, under the meetings done: each
         submission's rating over time (the leaderboard's rating is the fit of now)."""
         done = self.meetings_done()
-        elo = current_elo(self.results())
+        _, elo = self.point_fit()
         with self._db.transaction():
             for submission, rating in elo.items():
                 self._db.execute(
@@ -265,16 +275,40 @@ class LadderStore:
         return [PairResult(f"{m}:{s}", str(a), str(b), score) for m, s, a, b, score in rows]
 
     def fitted(self) -> tuple[list[PairResult], Ratings | None]:
-        """Every game, and :func:`standings` of them: the bootstrap runs again only once
-        a meeting has been kept since (a meeting's games are kept whole, with its state)."""
-        results = self.results()
-        key = (self.meetings_done(), len(results))
-        last = self._fitted
-        if last is not None and last[0] == key:
-            return results, last[1]
-        fit = standings(results)
-        self._fitted = (key, fit)
-        return results, fit
+        """Every game, and :func:`standings` of them: fitted again once a meeting has been
+        kept since (a meeting's games are kept whole, with its state), but not within
+        :attr:`refit_seconds` of the last fit unless a submission played its first games,
+        and by one caller at a time: the bootstrap of a large field takes seconds, and
+        pages and API calls ask for it all the time."""
+        with self._fitting:
+            results = self.results()
+            key = (self.meetings_done(), len(results))
+            last = self._fitted
+            if last is not None and last[1] is not None and last[0] != key:
+                # A submission's first games are fitted at once: its first rating waits
+                # for no one.
+                fitted = {r.name for r in last[1].ratings}
+                if any(r.a not in fitted or r.b not in fitted for r in results):
+                    last = None
+            if last is not None and (
+                last[0] == key or time.monotonic() - last[2] < self.refit_seconds
+            ):
+                return results, last[1]
+            fit = standings(results)
+            self._fitted = (key, fit, time.monotonic())
+            return results, fit
+
+    def point_fit(self) -> tuple[list[PairResult], dict[int, float]]:
+        """Every game, and :func:`current_elo` of them, fitted once per meeting kept (the
+        ladder's pairing and the rating over time share it)."""
+        with self._pointing:
+            results = self.results()
+            key = (self.meetings_done(), len(results))
+            if self._point is not None and self._point[0] == key:
+                return results, self._point[2]
+            elo = current_elo(results)
+            self._point = (key, results, elo)
+            return results, elo
 
     def meetings_done(self) -> int:
         return int(

@@ -18,7 +18,7 @@ from referee.entries import Entry, EntryError, load_manifest
 from referee.match.config import MatchConfig
 from referee.sandbox.bwrap import SandboxMode
 from tournaments.arena.config import ArenaConfig
-from tournaments.arena.ladder import Meeting, choose_pair, current_elo, games_and_meetings
+from tournaments.arena.ladder import Meeting, choose_pair, games_and_meetings
 from tournaments.arena.ladder_cluster import MeetingCluster
 from tournaments.arena.store import ArenaStore, State, now_utc
 from tournaments.ladder import match_entries, play_matches
@@ -61,6 +61,9 @@ class LadderRunner:
         try:
             while True:
                 at_once = self.parallel if self.cluster is None else await self.cluster.threads()
+                # The fit the pairing needs, made off the event loop (seconds, in a large
+                # field): start_next finds it made.
+                await asyncio.to_thread(self.store.ladder.point_fit)
                 while len(running) < at_once:
                     meeting = self.start_next()
                     if meeting is None:
@@ -100,11 +103,9 @@ class LadderRunner:
             for s in store.refresh_active(self.config.submissions.active)
             if s.id not in self._playing
         ]
-        results = store.ladder.results()
+        results, elo = store.ladder.point_fit()
         games, met = games_and_meetings(results)
-        pair = choose_pair(
-            active, games, met, current_elo(results), store.ladder.meetings_done() + 1
-        )
+        pair = choose_pair(active, games, met, elo, store.ladder.meetings_done() + 1)
         if pair is None:
             return None
         self._playing.update(pair)
@@ -146,7 +147,7 @@ class LadderRunner:
         )
         if self.cluster is not None:
             reports, folder = await self.cluster.play(meeting, match)
-            store.ladder.finish(meeting, reports)
+            await asyncio.to_thread(store.ladder.finish, meeting, reports)
             self._keep_stderr(meeting, folder)
             self.cluster.clean(folder)
         else:
@@ -155,7 +156,7 @@ class LadderRunner:
                 await play_matches(
                     [match], Path(scratch), on_game=lambda _, report: reports.append(report)
                 )
-                store.ladder.finish(meeting, reports)
+                await asyncio.to_thread(store.ladder.finish, meeting, reports)
                 self._keep_stderr(meeting, Path(scratch))
         if self.on_meeting is not None:
             self.on_meeting(meeting)
