@@ -73,7 +73,7 @@ typecheck: $(STAMP)
 	$(BIN)/mypy --strict clients/python/tavolo_bot
 
 unit: $(STAMP)
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q --durations=25
 
 clean:
 	rm -rf $(VENV) proto/node_modules demo-record.jsonl demo.db demo.db-wal demo.db-shm demo.logs .pytest_cache .mypy_cache .ruff_cache .hypothesis
