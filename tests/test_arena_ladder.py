@@ -147,8 +147,11 @@ def test_meetings_are_played_kept_resumed_and_rated(tmp_path: Path) -> None:
     c = ready(store, carol, tmp_path / "c", "random")
     runner = LadderRunner(store, config)
 
+    assert store.ladder.fitted()[1] is None  # no game yet: nothing to rate
     played = [asyncio.run(runner.play_next()) for _ in range(3)]
     assert all(m is not None for m in played)
+    # The first games are fitted at once, whatever the time since the empty fit.
+    assert store.ladder.fitted()[1] is not None
     results = store.ladder.results()
     # A duplicate set of four-seat Tressette is two games, one result each.
     assert len(results) == 6 and store.ladder.meetings_done() == 3

@@ -284,10 +284,10 @@ class LadderStore:
             results = self.results()
             key = (self.meetings_done(), len(results))
             last = self._fitted
-            if last is not None and last[1] is not None and last[0] != key:
-                # A submission's first games are fitted at once: its first rating waits
-                # for no one.
-                fitted = {r.name for r in last[1].ratings}
+            if last is not None and last[0] != key:
+                # A submission's first games are fitted at once (and so are the first games
+                # of all, or those that connect the field): a first rating waits for no one.
+                fitted = {r.name for r in last[1].ratings} if last[1] is not None else set()
                 if any(r.a not in fitted or r.b not in fitted for r in results):
                     last = None
             if last is not None and (

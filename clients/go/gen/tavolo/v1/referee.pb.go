@@ -1237,8 +1237,8 @@ func (x *Welcome) GetSlot() uint32 {
 type MatchStarted struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	MatchId string                 `protobuf:"bytes,1,opt,name=match_id,json=matchId,proto3" json:"match_id,omitempty"`
-	// The rule set's family: "tressette", "tressette-a-tre", "ciapano", "tressette-a-due",
-	// "calabresella", "briscola" or "briscola-a-quattro".
+	// The rule set's family, as the referee's registry names it: "tressette",
+	// "tressette-a-tre", "calabresella", ... (docs/rules.md lists them all).
 	Game string `protobuf:"bytes,2,opt,name=game,proto3" json:"game,omitempty"`
 	// Every rule knob as the record's first line has it, as JSON.
 	RulesJson string `protobuf:"bytes,3,opt,name=rules_json,json=rulesJson,proto3" json:"rules_json,omitempty"`
