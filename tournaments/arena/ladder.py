@@ -281,8 +281,8 @@ class LadderStore:
         and by one caller at a time: the bootstrap of a large field takes seconds, and
         pages and API calls ask for it all the time."""
         with self._fitting:
+            key = self._state()
             results = self.results()
-            key = (self.meetings_done(), len(results))
             last = self._fitted
             if last is not None and last[0] != key:
                 # A submission's first games are fitted at once (and so are the first games
@@ -302,13 +302,22 @@ class LadderStore:
         """Every game, and :func:`current_elo` of them, fitted once per meeting kept (the
         ladder's pairing and the rating over time share it)."""
         with self._pointing:
-            results = self.results()
-            key = (self.meetings_done(), len(results))
+            key = self._state()
             if self._point is not None and self._point[0] == key:
-                return results, self._point[2]
+                return self._point[1], self._point[2]
+            results = self.results()
             elo = current_elo(results)
             self._point = (key, results, elo)
             return results, elo
+
+    def _state(self) -> tuple[int, int]:
+        """(meetings done, games kept): what a fit of every game was made on, counted
+        without reading the games (the ladder asks between every two meetings)."""
+        done, games = self._db.execute(
+            "SELECT (SELECT COUNT(*) FROM ladder_meetings WHERE state = 'done'), "
+            "(SELECT COUNT(*) FROM ladder_games)"
+        ).fetchall()[0]
+        return int(done), int(games)
 
     def meetings_done(self) -> int:
         return int(

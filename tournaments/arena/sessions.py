@@ -42,7 +42,12 @@ class Session:
 
     def form_ok(self, sent: object) -> bool:
         """Whether ``sent`` (a form's ``csrf`` field) is this session's, in constant time."""
-        return isinstance(sent, str) and hmac.compare_digest(sent.encode(), self.csrf.encode())
+        return same_form_token(sent, self.csrf)
+
+
+def same_form_token(sent: object, expected: str) -> bool:
+    """Whether a form's ``sent`` token is ``expected``, compared in constant time."""
+    return isinstance(sent, str) and hmac.compare_digest(sent.encode(), expected.encode())
 
 
 class Sessions:

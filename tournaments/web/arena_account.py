@@ -25,7 +25,7 @@ from starlette.routing import Route
 from starlette.types import Message
 
 from tournaments.arena.api import ArenaApi, leaderboard, read_body
-from tournaments.arena.sessions import SESSION_HOURS, Session
+from tournaments.arena.sessions import SESSION_HOURS, Session, same_form_token
 from tournaments.arena.store import ArenaError, Entrant, now_utc
 from tournaments.web.pages import render
 
@@ -176,7 +176,7 @@ class _Account:
         if isinstance(form, Response):
             return form
         nonce = request.cookies.get(site.signin_cookie)
-        if nonce is None or not Session(None, False, nonce).form_ok(form.get("csrf")):
+        if nonce is None or not same_form_token(form.get("csrf"), nonce):
             return await self.signin_form(request, "The form had expired: sign in again.", 403)
         token = form.get("token")
         token = token.strip() if isinstance(token, str) else ""
