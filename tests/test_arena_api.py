@@ -19,7 +19,10 @@ import httpx
 import pytest
 
 from tests.test_arena_archives import tar_of
+from tournaments.arena.api import ArenaApi
 from tournaments.arena.archives import pack
+from tournaments.arena.config import load_arena
+from tournaments.arena.store import ArenaStore
 
 TAVOLO = Path(sys.executable).with_name("tavolo")
 ENV = {k: v for k, v in os.environ.items() if not k.startswith("TAVOLO_")}
@@ -256,14 +259,18 @@ def test_sign_up_needs_it_open_and_a_code_with_uses_left(tmp_path: Path) -> None
         arena.stop()
 
 
-def test_the_openapi_schema_names_every_route(arena: Arena) -> None:
+def test_the_openapi_schema_names_every_route(arena: Arena, tmp_path: Path) -> None:
     schema = arena.http.get("/api/v1/openapi.json").json()
     assert schema["openapi"].startswith("3.")
     assert set(schema["paths"]) == {
         "/api/v1/signup", "/api/v1/me", "/api/v1/submissions", "/api/v1/submissions/{number}",
         "/api/v1/submissions/{number}/logs", "/api/v1/leaderboard",
-        "/api/v1/submissions/{number}/choose",
+        "/api/v1/submissions/{number}/choose", "/api/v1/remote",
     }  # fmt: skip
+    # The same as the API serves.
+    api = ArenaApi(ArenaStore(tmp_path / "other.db"), load_arena(arena.file))
+    served = {r.path.replace(":int", "") for r in api.routes()}
+    assert set(schema["paths"]) | {"/api/v1/openapi.json"} == served
     assert json.dumps(schema).count("#/components/schemas/Submission") >= 3
 
 

@@ -87,7 +87,7 @@ def test_a_bot_built_in_the_sandbox_that_plays_is_ready(tmp_path: Path) -> None:
     assert logs["build"].strip() == "making the bot"
     assert "conformance: connects: pass" in logs["validation"]
     assert "; timeouts 0, illegal actions 0, crashes 0" in logs["validation"]
-    assert store.next_received() is None
+    assert store.received() == []
 
 
 def test_a_failing_build_is_failed_with_its_log(tmp_path: Path) -> None:
@@ -183,9 +183,9 @@ def test_a_stopped_arena_takes_up_what_it_was_doing(tmp_path: Path) -> None:
     store, _, alice = setting(tmp_path)
     submission = submitted(store, alice, tmp_path / "bot", {"bot.toml": manifest(None)})
     store.set_state(submission.id, State.VALIDATING)
-    assert store.next_received() is None
+    assert store.received() == []
     assert store.requeue_unfinished() == 1
-    assert store.next_received() == store.submission(submission.id)
+    assert store.received() == [store.submission(submission.id)]
 
 
 def test_the_validation_opponent_and_its_sets_are_the_arenas(tmp_path: Path) -> None:

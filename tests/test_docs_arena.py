@@ -86,6 +86,8 @@ def test_every_command_of_the_walkthrough_runs(tmp_path: Path) -> None:
         ["tavolo", "arena", "invite"], ["tavolo", "arena", "invitation"],
         ["tavolo", "arena", "serve"], ["export", "TAVOLO_ARENA_TOKEN=tav_..."],
         ["tavolo", "arena", "submit"], ["curl", "-H", '"Authorization:'],
+        ["tavolo", "arena", "remote"],
+        ["TAVOLO_REFEREE=arena.example:7443", "TAVOLO_KEY=tvk_...", "TAVOLO_TLS_CA=cert.pem"],
         ["tavolo", "arena", "admin"], ["tavolo", "arena", "disable"], ["tavolo", "arena", "freeze"],
         ["tavolo", "arena", "final"],
     ]  # fmt: skip
@@ -104,8 +106,9 @@ def test_every_command_of_the_walkthrough_runs(tmp_path: Path) -> None:
         )
         (bot / "bot.py").write_text(f"from tavolo_bot.bots.{module} import main\n\nmain()\n")
     env = dict(ENV)
-    token = code = url = ""
+    token = code = url = key = referee = ""
     serve: subprocess.Popen[str] | None = None
+    remote_bot: subprocess.Popen[str] | None = None
     http = httpx.Client(verify=trust, timeout=30)
     try:
         for command, expected in steps:
@@ -138,10 +141,33 @@ def test_every_command_of_the_walkthrough_runs(tmp_path: Path) -> None:
                 while http.get(url + "api/v1/leaderboard").json()["games"] == 0:
                     assert time.monotonic() < deadline, "the ladder played no meeting"
                     time.sleep(0.5)
+                # Each chooses its first for the final (the page's section on the end).
+                for who, number in ((alice, 1), (bob, 2)):
+                    chosen = http.post(url + f"api/v1/submissions/{number}/choose", headers=who)
+                    assert chosen.status_code == 200, chosen.text
+                continue
+            if argv[0].startswith("TAVOLO_REFEREE="):
+                # Alice's bot on "her machine": the key and address the arena gave her.
+                mine = {**env, "TAVOLO_REFEREE": referee, "TAVOLO_KEY": key,
+                        "TAVOLO_TLS_CA": str(tmp_path / "cert.pem")}  # fmt: skip
+                assert argv[3:] == ["python3", "mybot/bot.py"]
+                remote_bot = subprocess.Popen(
+                    [sys.executable, "mybot/bot.py"], cwd=tmp_path, env=mine,
+                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                )  # fmt: skip
+                alice = {"Authorization": f"Bearer {env['TAVOLO_ARENA_TOKEN']}"}
+                deadline = time.monotonic() + 240
+                while (
+                    state := http.get(url + "api/v1/submissions/4", headers=alice).json()["state"]
+                ) != "ready":
+                    assert state not in ("failed",) and time.monotonic() < deadline, state
+                    assert remote_bot.poll() is None, remote_bot.stderr
+                    time.sleep(0.5)
                 continue
             argv[0] = str(TAVOLO)
             if argv[2] == "serve":
                 argv[argv.index("--listen") + 1] = "127.0.0.1:0"
+                argv[argv.index("--referee-listen") + 1] = "127.0.0.1:0"
                 serve = subprocess.Popen(
                     argv, cwd=tmp_path, env=env, text=True,
                     stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -152,16 +178,22 @@ def test_every_command_of_the_walkthrough_runs(tmp_path: Path) -> None:
                     line
                 ), line
                 url = line.split()[-1]
+                second = serve.stdout.readline().rstrip("\n")
+                assert shown(expected[1].replace("7443", "...")).fullmatch(second), second
+                referee = "127.0.0.1:" + second.split()[-1]
                 continue
-            if argv[2] == "submit":
+            if argv[2] in ("submit", "remote"):
                 argv[argv.index("--arena") + 1] = url
                 argv += ["--tls-ca", str(tmp_path / "cert.pem")]
+            if argv[2] == "remote":
+                expected = [e.replace("arena.example:7443", referee) for e in expected]
             if argv[2] == "disable":
                 # Alice's second bot, number 3 here.
                 argv[3] = "3"
                 expected = [line.replace("17", "3") for line in expected]
             if argv[2] == "final":
                 argv[argv.index("--games") + 1] = "2"  # one match of two games, here
+                argv[argv.index("--listen") + 1] = "127.0.0.1:0"
             done = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True,
                                   timeout=600)  # fmt: skip
             assert done.returncode == 0, (command, done.stderr)
@@ -176,6 +208,8 @@ def test_every_command_of_the_walkthrough_runs(tmp_path: Path) -> None:
                 assert shown(want).fullmatch(got), (command, got, want)
             if argv[2] == "invite":
                 token = done.stdout.split()[-1]
+            if argv[2] == "remote":
+                key = re.search(r"TAVOLO_KEY=(\S+)", done.stdout).group(1)  # type: ignore[union-attr]
             if argv[2] == "invitation":
                 code = done.stdout.split()[1]
             if argv[2] == "admin":
@@ -195,6 +229,9 @@ def test_every_command_of_the_walkthrough_runs(tmp_path: Path) -> None:
         assert 'name = "alice"' in final and 'name = "bob"' in final
     finally:
         http.close()
+        if remote_bot is not None:
+            remote_bot.kill()
+            remote_bot.wait(10)
         if serve is not None:
             serve.terminate()
             serve.wait(15)

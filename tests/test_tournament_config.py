@@ -103,6 +103,19 @@ def test_unknown_entry_key_names_the_entry(tmp_path: Path) -> None:
     assert ":19: key 'entry[2].level': unknown key" in message
 
 
+def test_a_key_digest_is_a_remote_entrys_and_a_sha256(tmp_path: Path) -> None:
+    digest = "ab" * 32
+    remote = GOOD.replace('bot = "random"', f'bot = "remote"\nkey_sha256 = "{digest}"')
+    config = load_config(write(tmp_path, remote))
+    assert [e.key_sha256 for e in config.entries] == [None, digest]
+    local = GOOD.replace('bot = "random"', f'bot = "random"\nkey_sha256 = "{digest}"')
+    message = config_error(tmp_path, local)
+    assert ":19: key 'entry[2].key_sha256': only a remote entry" in message
+    short = GOOD.replace('bot = "random"', 'bot = "remote"\nkey_sha256 = "ab12"')
+    message = config_error(tmp_path, short)
+    assert ":19: key 'entry[2].key_sha256': must be a SHA-256 in hex: 64 of 0-9a-f" in message
+
+
 def test_duplicate_entry_name(tmp_path: Path) -> None:
     message = config_error(tmp_path, GOOD.replace('name = "r"', 'name = "h"'))
     assert ":17: key 'entry[2].name': duplicate entry name 'h'" in message

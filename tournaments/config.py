@@ -57,6 +57,9 @@ class EntrySpec:
     entry: Entry
     programs: tuple[tuple[str, str], ...] = ()
     """(path, SHA-256) of each file that makes what it runs (:func:`program_hashes`)."""
+    key_sha256: str | None = None
+    """A remote entry's key, as its SHA-256 in hex, when the entrant has one already (an
+    arena's final); None: the run makes a key."""
 
 
 @dataclass(frozen=True)
@@ -173,7 +176,8 @@ _MATCH_KEYS = {
     "ponder",
 }  # fmt: skip
 _RATING_KEYS = {"anchor", "elo", "prior_draws", "bootstrap", "seed"}
-_ENTRY_KEYS = {"name", "bot"}
+_ENTRY_KEYS = {"name", "bot", "key_sha256"}
+_SHA256 = re.compile(r"[0-9a-f]{64}")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$")
 
 
@@ -506,7 +510,14 @@ def _entries(src: TomlSource, data: dict[str, Any]) -> list[EntrySpec]:
             programs = tuple(program_hashes(entry).items())
         except EntryError as exc:
             raise src.error(str(exc), "entry", "bot", index) from None
-        out.append(EntrySpec(name, bot, entry, programs))
+        key = item.get("key_sha256")
+        if key is not None and not entry.remote:
+            raise src.error('only a remote entry (bot = "remote") has a key', "entry",
+                            "key_sha256", index)  # fmt: skip
+        if key is not None and not (isinstance(key, str) and _SHA256.fullmatch(key)):
+            raise src.error("must be a SHA-256 in hex: 64 of 0-9a-f", "entry", "key_sha256",
+                            index)  # fmt: skip
+        out.append(EntrySpec(name, bot, entry, programs, key))
     return out
 
 

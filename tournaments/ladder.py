@@ -22,13 +22,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from referee.engine.rules import Rules
+from referee.entrant_keys import EntrantKeys
 from referee.entries import BUILT_IN_BOTS, Entry, parse_entry
 from referee.match.config import Limits, MatchConfig
 from referee.match.match import Match
 from referee.match.results import Faults, GameReport, MatchResult
 from referee.records import open_record
 from referee.sandbox.bwrap import SandboxMode
-from referee.service.server import start_referee
+from referee.service.server import Referee, start_referee
 from tournaments.ratings import PairResult, Ratings, rate
 from tournaments.results import always_faulted, pair_results
 from tournaments.storage import GameRow
@@ -194,14 +195,20 @@ async def play_matches(
     on_game: Callable[[int, GameReport], None] | None = None,
     on_deal: Callable[[], None] | None = None,
     on_warning: Callable[[str], None] | None = None,
+    referee: Referee | None = None,
+    keys: EntrantKeys | None = None,
 ) -> list[MatchResult]:
     """Play ``configs`` one after another on one referee over gRPC, each in a folder of its
     own under ``workdir`` (with ``records``: its record in ``records/NN.jsonl``, from 01).
 
     ``on_game(k, report)`` hears every game of match ``k`` (from 0) as it ends. One match at
     a time, so the bots' think times are not spent waiting for another match's bots.
+    ``referee``: a running referee to play on (left running), else one started for them;
+    ``keys``: its entrant keys, which seat the remote entries known to them.
     """
-    referee = await start_referee()
+    own = referee is None
+    if referee is None:
+        referee = await start_referee()
     out: list[MatchResult] = []
     try:
         for k, config in enumerate(configs):
@@ -222,13 +229,15 @@ async def play_matches(
                     workdir=workdir / f"match-{k + 1:02d}",
                     on_deal=(lambda _: on_deal()) if on_deal is not None else None,
                     on_game_recorded=heard,
+                    keys=keys,
                 )
                 for line in match.warnings:
                     if on_warning is not None:
                         on_warning(line)
                 out.append(await match.run())
     finally:
-        await referee.stop()
+        if own:
+            await referee.stop()
     return out
 
 

@@ -544,7 +544,12 @@ class TournamentRun:
         names = remote_names(self.config)
         if not names:
             return
-        made = issue_keys(self.store, names)
+        given = {e.name: e.key_sha256 for e in self.config.entries if e.key_sha256 is not None}
+        for name, digest in given.items():
+            # The entrant's key from elsewhere (an arena's final): stored as the file says.
+            if self.store.key_owner(digest) != (name, False):
+                self.store.set_entrant_key(name, digest)
+        made = issue_keys(self.store, [n for n in names if n not in given])
         keys = EntrantKeys(
             self.store.key_owner, streams_per_table=2 if self.config.rules.partnerships else 1
         )

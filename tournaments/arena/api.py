@@ -23,6 +23,7 @@ from tournaments.arena.archives import ArchiveError
 from tournaments.arena.config import ArenaConfig
 from tournaments.arena.ladder import games_and_meetings
 from tournaments.arena.rate_limit import RateLimiter
+from tournaments.arena.remote_bots import RemoteBots
 from tournaments.arena.store import ArenaError, ArenaStore, Entrant, State, Submission, now_utc
 from tournaments.arena.tokens import digest
 
@@ -34,6 +35,7 @@ def _submission_json(s: Submission) -> dict[str, Any]:
     return {
         "id": s.id, "entrant": s.entrant, "digest": s.digest, "created": s.created,
         "state": s.state.value, "reason": s.reason, "files": s.files, "bytes": s.bytes,
+        "remote": s.remote,
     }  # fmt: skip
 
 
@@ -47,6 +49,8 @@ class ArenaApi:
     def __init__(self, store: ArenaStore, config: ArenaConfig) -> None:
         self.store, self.config = store, config
         self.limiter = RateLimiter(config.requests_per_minute)
+        self.remote: RemoteBots | None = None
+        """The referee remote bots connect to, once it runs (``--referee-listen``)."""
         # One writer at a time: SQLite's, and the per-day count is read then written.
         self._writing = asyncio.Lock()
 
@@ -60,6 +64,7 @@ class ArenaApi:
             Route("/api/v1/openapi.json", anyone(self.openapi), methods=["GET"]),
             Route("/api/v1/signup", anyone(self.signup), methods=["POST"]),
             Route("/api/v1/submissions", entrant(self.submit), methods=["POST"]),
+            Route("/api/v1/remote", entrant(self.submit_remote), methods=["POST"]),
             Route("/api/v1/submissions", entrant(self.list_submissions), methods=["GET"]),
             Route(
                 "/api/v1/submissions/{number:int}",
@@ -183,6 +188,44 @@ class ArenaApi:
             return _refuse(str(exc), exc.status)
         return JSONResponse(_submission_json(submission), status_code=201 if new else 200)
 
+    async def submit_remote(self, request: Request, entrant: Entrant) -> Response:
+        try:
+            submission, key = await self.accept_remote(entrant)
+        except ArenaError as exc:
+            return _refuse(str(exc), exc.status)
+        return JSONResponse(self.remote_answer(request, submission, key), status_code=201)
+
+    async def accept_remote(self, entrant: Entrant) -> tuple[Submission, str]:
+        """A new remote submission of ``entrant`` and its key (from the API or the site);
+        ArenaError says why not."""
+        closed = self.closed_to_submissions()
+        if closed is not None:
+            raise closed
+        if not self.config.remote.allowed:
+            raise ArenaError("this arena takes no remote bots: submit your bot's files", 403)
+        if self.remote is None:
+            raise ArenaError(
+                "the arena's referee for remote bots is not running: ask the organiser", 503
+            )
+        async with self._writing:
+            submission, key = self.store.submit_remote(
+                entrant, per_day=self.config.submissions.per_day
+            )
+        self.remote.know(submission)
+        return submission, key
+
+    def remote_answer(self, request: Request, submission: Submission, key: str) -> dict[str, Any]:
+        """What an entrant is told of its new remote submission: the key, once, and where
+        and how its bot connects."""
+        assert self.remote is not None
+        return {
+            "submission": _submission_json(submission),
+            "key": key,
+            "referee": f"{request.url.hostname}:{self.remote.port}",
+            "tls": self.remote.tls,
+            "streams": self.remote.streams_per_table,
+        }
+
     def closed_to_submissions(self) -> ArenaError | None:
         """Why the arena takes no submission now, or None."""
         if not self.config.taking_submissions(now_utc()):
@@ -219,7 +262,14 @@ class ArenaApi:
             return self.store.disable(number, reason)
 
     async def list_submissions(self, request: Request, entrant: Entrant) -> Response:
-        return JSONResponse([_submission_json(s) for s in self.store.submissions_of(entrant)])
+        return JSONResponse([self.own_json(s) for s in self.store.submissions_of(entrant)])
+
+    def own_json(self, s: Submission) -> dict[str, Any]:
+        """A submission as its entrant sees it: a remote one with its bot's waiting streams."""
+        out = _submission_json(s)
+        if s.remote:
+            out["streams_waiting"] = self.remote.streams(s) if self.remote is not None else 0
+        return out
 
     async def choose(self, request: Request, entrant: Entrant) -> Response:
         try:
@@ -250,7 +300,7 @@ class ArenaApi:
         mine = self._own(request, entrant)
         if isinstance(mine, Response):
             return mine
-        return JSONResponse(_submission_json(mine))
+        return JSONResponse(self.own_json(mine))
 
 
 def leaderboard(store: ArenaStore) -> dict[str, Any]:
@@ -310,12 +360,24 @@ _SUBMISSION = {
     "properties": {
         "id": {"type": "integer"},
         "entrant": {"type": "string"},
-        "digest": {"type": "string", "description": "SHA-256 of the submission's files"},
+        "digest": {
+            "type": "string",
+            "description": "SHA-256 of the submission's files; a remote one's: remote-, then a "
+            "random name",
+        },
         "created": {"type": "string", "format": "date-time"},
         "state": {"type": "string", "enum": [s.value for s in State]},
         "reason": {"type": "string"},
         "files": {"type": "integer"},
         "bytes": {"type": "integer"},
+        "remote": {
+            "type": "boolean",
+            "description": "its bot runs on its entrant's machine and connects with a key",
+        },
+        "streams_waiting": {
+            "type": "integer",
+            "description": "a remote one's, to its entrant: its bot's streams waiting for a table",
+        },
     },
 }
 _ERROR = {"type": "object", "properties": {"error": {"type": "string"}}}
@@ -340,6 +402,7 @@ _WHY = {
     "404": "none of yours",
     "413": "the body is too big",
     "409": "the name is taken",
+    "503": "the arena's referee for remote bots is not running",
     "429": "too many requests, or too many submissions today",
 }
 
@@ -431,6 +494,35 @@ OPENAPI: dict[str, Any] = {
                     "429",
                 ),
             },
+        },
+        "/api/v1/remote": {
+            "post": {
+                "summary": "Make a remote submission: your bot runs on your machine and "
+                "connects to the arena's referee with the key answered, shown once",
+                "responses": _answers(
+                    "201",
+                    {
+                        "type": "object",
+                        "properties": {
+                            "submission": {"$ref": "#/components/schemas/Submission"},
+                            "key": {"type": "string", "description": "TAVOLO_KEY; shown once"},
+                            "referee": {"type": "string", "description": "TAVOLO_REFEREE"},
+                            "tls": {
+                                "type": "boolean",
+                                "description": "the referee serves TLS: give TAVOLO_TLS_CA",
+                            },
+                            "streams": {
+                                "type": "integer",
+                                "description": "streams a table takes (TAVOLO_STREAMS)",
+                            },
+                        },
+                    },
+                    "401",
+                    "403",
+                    "429",
+                    "503",
+                ),
+            }
         },
         "/api/v1/submissions/{number}/logs": {
             "get": {

@@ -30,7 +30,9 @@ from tournaments.config import (
 
 _TOP_KEYS = {
     "name", "game", "match", "season", "submissions", "build", "signup", "api", "validation",
+    "remote",
 }  # fmt: skip
+_REMOTE_KEYS = {"allowed", "connect_hours"}
 _VALIDATION_KEYS = {"opponent", "sets"}
 _BUILD_KEYS = {
     "seconds", "cpu_seconds", "memory_mb", "disk_mb", "processes", "output_mb", "toolchains",
@@ -76,6 +78,19 @@ class Validation:
 
 
 @dataclass(frozen=True)
+class RemoteRules:
+    """Bots that entrants run on their own machines, connecting with a key of their
+    submission's (docs/arena.md, "Remote bots")."""
+
+    allowed: bool = False
+    """Whether entrants may make remote submissions. Off unless the organiser says so: a
+    remote bot is not confined, and may remember a duplicate set's deals from one game to
+    the next."""
+    connect_hours: float = 24.0
+    """How long a remote submission waits for its bot to connect before it fails."""
+
+
+@dataclass(frozen=True)
 class ArenaConfig:
     """An arena's settings, as its file gives them."""
 
@@ -103,6 +118,7 @@ class ArenaConfig:
     requests_per_minute: int
     """What one client (address, or token) may ask of the API in a minute."""
     validation: Validation = Validation()
+    remote: RemoteRules = RemoteRules()
 
     def taking_submissions(self, now: dt.datetime) -> bool:
         """Whether the season takes submissions at ``now``."""
@@ -144,6 +160,7 @@ def load_arena(path: Path) -> ArenaConfig:
         signup_open=_signup(src, table_of(src, data, "signup")),
         requests_per_minute=_api(src, table_of(src, data, "api")),
         validation=_validation(src, table_of(src, data, "validation"), path.parent),
+        remote=_remote(src, table_of(src, data, "remote")),
     )
 
 
@@ -231,9 +248,20 @@ def _validation(src: TomlSource, table: dict[str, Any], folder: Path) -> Validat
     return Validation(opponent, _whole(src, table, "validation", "sets", 1))
 
 
+def _remote(src: TomlSource, table: dict[str, Any]) -> RemoteRules:
+    check_keys(src, table, _REMOTE_KEYS, "remote")
+    allowed: bool = value_of(src, table, "remote", "allowed", bool, False)
+    hours = value_of(src, table, "remote", "connect_hours", float, RemoteRules.connect_hours)
+    if not hours > 0:
+        raise src.error("must be hours above 0", "remote", "connect_hours")
+    return RemoteRules(allowed, hours)
+
+
 def _api(src: TomlSource, table: dict[str, Any]) -> int:
     check_keys(src, table, _API_KEYS, "api")
     return _whole(src, table, "api", "requests_per_minute", 120)
 
 
-__all__ = ["ArenaConfig", "ConfigError", "SubmissionRules", "Validation", "load_arena"]
+__all__ = [
+    "ArenaConfig", "ConfigError", "RemoteRules", "SubmissionRules", "Validation", "load_arena",
+]  # fmt: skip

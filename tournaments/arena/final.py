@@ -3,7 +3,8 @@ one) in a tournament of the arena's game and time controls, played with the tour
 machinery (``tavolo tournament run``) and published as its report (``tavolo report``).
 
 The tournament file is written beside the database, so the organiser can read what was
-played, and run it again.
+played, and run it again. A remote finalist is a remote entry of it, with the key of its
+submission: its bot connects to the final's referee as it did to the arena's.
 """
 
 from __future__ import annotations
@@ -58,11 +59,12 @@ def tournament_file(
             lines += [f"{k} = {_toml(v)}" for k, v in inner.items()]
         lines.append("")
     for entrant, number in players.items():
-        folder = store.play_folder(store.submission(number))
-        lines += [
-            "[[entry]]",
-            f"name = {_toml(entrant)}",
-            f"bot = {_toml(str(folder / 'bot.toml'))}",
-            "",
-        ]
+        submission = store.submission(number)
+        lines += ["[[entry]]", f"name = {_toml(entrant)}"]
+        if submission.remote:
+            # The entrant's bot connects with the key it has played the season with.
+            lines += ['bot = "remote"', f"key_sha256 = {_toml(store.remote_key_digest(number))}"]
+        else:
+            lines.append(f"bot = {_toml(str(store.play_folder(submission) / 'bot.toml'))}")
+        lines.append("")
     return "\n".join(lines)

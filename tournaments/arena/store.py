@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import secrets
 import sqlite3
 import tempfile
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
+from referee.entrant_keys import key_digest, new_key
 from referee.entries import EntryError, check_name
 from tournaments.arena.archives import ArchiveLimits, unpack
 from tournaments.arena.database import Database
@@ -61,7 +63,14 @@ CREATE TABLE IF NOT EXISTS submissions (
     bytes INTEGER NOT NULL,
     UNIQUE (entrant, digest)
 );
+CREATE TABLE IF NOT EXISTS remote_keys (
+    submission INTEGER PRIMARY KEY REFERENCES submissions(id),
+    key_digest TEXT NOT NULL UNIQUE
+);
 """
+REMOTE = "remote-"
+"""What a remote submission's ``digest`` starts with: it has no files, and its digest is a
+random name instead (a content digest is hex)."""
 
 
 class ArenaError(ValueError):
@@ -113,6 +122,16 @@ class Submission:
     reason: str
     files: int
     bytes: int
+
+    @property
+    def remote(self) -> bool:
+        """Whether its bot runs on its entrant's machine and connects with a key."""
+        return self.digest.startswith(REMOTE)
+
+    @property
+    def label(self) -> str:
+        """Its name in matches and records: its entrant's name and its number."""
+        return f"{self.entrant}-{self.id}"
 
 
 def now_utc() -> dt.datetime:
@@ -231,16 +250,7 @@ class ArenaStore:
             )
             if known:
                 return known[0], False
-            today = self._db.execute(
-                "SELECT COUNT(*) FROM submissions WHERE entrant = ? AND substr(created, 1, 10) = ?",
-                (entrant.id, day),
-            ).value()
-            if today >= per_day:
-                raise ArenaError(
-                    f"{entrant.name} has made its {per_day} submissions of {day} (UTC); "
-                    "more are taken tomorrow",
-                    429,
-                )
+            self._check_day(entrant, day, per_day)
             self.keep(folder, self.files / contents.digest)
         cursor = self._db.execute(
             "INSERT INTO submissions (entrant, digest, created, state, files, bytes) "
@@ -250,6 +260,65 @@ class ArenaStore:
         )  # fmt: skip
         assert cursor.lastrowid is not None
         return self.submission(cursor.lastrowid), True
+
+    def submit_remote(
+        self, entrant: Entrant, *, per_day: int, at: dt.datetime | None = None
+    ) -> tuple[Submission, str]:
+        """A new remote submission of ``entrant``, and its key (shown once: only its digest
+        is kept). It counts toward the day's submissions like any other."""
+        when = at or now_utc()
+        day = when.date().isoformat()
+        key = new_key()
+        with self._db.transaction():
+            self._check_day(entrant, day, per_day)
+            cursor = self._db.execute(
+                "INSERT INTO submissions (entrant, digest, created, state, files, bytes) "
+                "VALUES (?, ?, ?, ?, 0, 0)",
+                (entrant.id, REMOTE + secrets.token_hex(16), when.isoformat(timespec="seconds"),
+                 State.RECEIVED.value),
+            )  # fmt: skip
+            assert cursor.lastrowid is not None
+            self._db.execute(
+                "INSERT INTO remote_keys VALUES (?, ?)", (cursor.lastrowid, key_digest(key))
+            )
+        return self.submission(cursor.lastrowid), key
+
+    def remote_owner(self, digest_: str) -> tuple[Submission, bool] | None:
+        """The remote submission whose key has SHA-256 ``digest_``, and whether the key is
+        revoked (the submission failed or was disabled, or its entrant was); None if no
+        key has that digest."""
+        row = self._db.execute(
+            "SELECT r.submission, e.disabled FROM remote_keys r "
+            "JOIN submissions s ON s.id = r.submission JOIN entrants e ON e.id = s.entrant "
+            "WHERE r.key_digest = ?",
+            (digest_,),
+        ).fetchone()
+        if row is None:
+            return None
+        submission = self.submission(row[0])
+        revoked = bool(row[1]) or submission.state in (State.FAILED, State.DISABLED)
+        return submission, revoked
+
+    def remote_key_digest(self, number: int) -> str:
+        """The digest of remote submission ``number``'s key."""
+        row = self._db.execute(
+            "SELECT key_digest FROM remote_keys WHERE submission = ?", (number,)
+        ).fetchone()
+        if row is None:
+            raise ArenaError(f"submission {number} is not a remote one", 404)
+        return str(row[0])
+
+    def _check_day(self, entrant: Entrant, day: str, per_day: int) -> None:
+        today = self._db.execute(
+            "SELECT COUNT(*) FROM submissions WHERE entrant = ? AND substr(created, 1, 10) = ?",
+            (entrant.id, day),
+        ).value()
+        if today >= per_day:
+            raise ArenaError(
+                f"{entrant.name} has made its {per_day} submissions of {day} (UTC); "
+                "more are taken tomorrow",
+                429,
+            )
 
     def keep(self, folder: Path, final: Path) -> None:
         """Move an unpacked folder to ``final``, read-only, unless it is there already."""
@@ -349,10 +418,9 @@ class ArenaStore:
         """Every submission that plays or played on the ladder."""
         return self._submission_where("s.state IN (?, ?)", State.READY.value, State.RETIRED.value)
 
-    def next_received(self) -> Submission | None:
-        """The oldest submission waiting to be built, if any."""
-        found = self._submission_where("s.state = ?", State.RECEIVED.value)
-        return found[0] if found else None
+    def received(self) -> list[Submission]:
+        """The submissions waiting to be built and validated, oldest first."""
+        return self._submission_where("s.state = ?", State.RECEIVED.value)
 
     def set_state(self, number: int, state: State, reason: str = "") -> None:
         """Move submission ``number`` to ``state``, saying why (a failure's reason)."""

@@ -3,7 +3,9 @@ then a validation match against the arena's validation opponent (``[validation]`
 built-in random bot unless the arena names another), both in the sandbox.
 
 It passes if every conformance check of the arena's game passes and it plays the whole
-match without a fault of its own (no timeout, illegal action or crash); it need not win.
+match without a fault of its own (no timeout, illegal action or crash); it need not win. A
+remote bot (its entrant runs it, connected with its submission's key) plays the validation
+match alone.
 """
 
 from __future__ import annotations
@@ -14,9 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from referee.conformance import run_conformance
-from referee.entries import EntryError, load_manifest, parse_entry
+from referee.entrant_keys import EntrantKeys
+from referee.entries import Entry, EntryError, load_manifest, parse_entry
 from referee.match.config import MatchConfig
 from referee.sandbox.bwrap import SandboxMode
+from referee.service.server import Referee
 from tournaments.arena.config import ArenaConfig
 from tournaments.ladder import match_entries, play_matches
 
@@ -59,6 +63,30 @@ async def validate(folder: Path, config: ArenaConfig, seed: str) -> Validated:
             f"conformance failed: {failed.name}: {failed.detail}".rstrip(": "),
             "\n".join(log),
         )
+    return await _validation_match(entry, config, seed, log)
+
+
+async def validate_remote(
+    label: str, config: ArenaConfig, seed: str, referee: Referee, keys: EntrantKeys
+) -> Validated:
+    """Check the remote bot of the submission named ``label``, connected to ``referee``
+    with its key: the validation match alone (conformance starts a bot, which the arena
+    cannot do to one on another machine)."""
+    log = ["conformance: not run: the bot is remote (its entrant runs it)"]
+    entry = dataclasses.replace(parse_entry("remote"), name=label)
+    return await _validation_match(entry, config, seed, log, referee=referee, keys=keys)
+
+
+async def _validation_match(
+    entry: Entry,
+    config: ArenaConfig,
+    seed: str,
+    log: list[str],
+    *,
+    referee: Referee | None = None,
+    keys: EntrantKeys | None = None,
+) -> Validated:
+    """The validation match of ``entry`` against the arena's opponent, after ``log``."""
     rival = parse_entry(config.validation.opponent)
     # The opponent's name, whatever its manifest says: never the submission's.
     rival = dataclasses.replace(rival, name="validation-opponent", sandbox=None)
@@ -73,7 +101,7 @@ async def validate(folder: Path, config: ArenaConfig, seed: str) -> Validated:
         allow_unconfined=False,
     )
     with tempfile.TemporaryDirectory(prefix="tavolo-validation-") as scratch:
-        [result] = await play_matches([match], Path(scratch))
+        [result] = await play_matches([match], Path(scratch), referee=referee, keys=keys)
     stats = result.stats[0]
     against = config.validation.label
     log.append(

@@ -13,7 +13,7 @@ import sys
 import urllib.error
 import urllib.request
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 import uvicorn
@@ -21,10 +21,11 @@ from starlette.applications import Starlette
 
 from tournaments.arena.api import ArenaApi
 from tournaments.arena.archives import pack
-from tournaments.arena.config import ArenaConfig, ConfigError, load_arena
+from tournaments.arena.config import ConfigError, load_arena
 from tournaments.arena.final import tournament_file
 from tournaments.arena.ladder_cluster import MeetingCluster
 from tournaments.arena.ladder_play import LadderRunner
+from tournaments.arena.remote_bots import RemoteBots
 from tournaments.arena.store import ArenaError, ArenaStore, now_utc
 from tournaments.arena.worker import SubmissionWorker
 from tournaments.cli.common import fail
@@ -39,8 +40,20 @@ arena_app = typer.Typer(
     help="A long-lived arena: entrants submit bots, which are built, validated and rated.",
 )
 
+
+class ArenaStartError(RuntimeError):
+    """What keeps ``arena serve`` from starting, in one line for the organiser."""
+
+
 DbOption = Annotated[Path, typer.Option("--db", help="The arena's SQLite database.")]
 TOKEN_ENV = "TAVOLO_ARENA_TOKEN"
+ArenaOption = Annotated[str, typer.Option(help="The arena's address, e.g. https://arena.example/")]
+TokenOption = Annotated[
+    str | None, typer.Option(help=f"Your token; better in the environment, {TOKEN_ENV}.")
+]
+CaOption = Annotated[
+    Path | None, typer.Option(help="Trust the arena's certificate from this CA file.")
+]
 
 
 def _store(db: Path) -> ArenaStore:
@@ -52,10 +65,9 @@ def _store(db: Path) -> ArenaStore:
         fail(f"--db {db}: cannot open the arena's database: {exc}")
 
 
-def _site(store: ArenaStore, config: ArenaConfig, *, secure: bool, parallel: int) -> Starlette:
+def _site(api: ArenaApi, *, secure: bool, parallel: int) -> Starlette:
     """The API, the public pages and those behind a sign-in, one app; ``secure``: served
     over TLS (the cookies are ``Secure``)."""
-    api = ArenaApi(store, config)
     signed_in = SignedIn(api, secure=secure)
     return api.app([
         *page_routes(api),
@@ -148,9 +160,21 @@ def final(
     sprt: Annotated[
         str | None, typer.Option(help="ELO0,ELO1: stop once the GSPRT decides (two finalists).")
     ] = None,
+    listen: Annotated[
+        str | None,
+        typer.Option(
+            metavar="HOST:PORT",
+            help="Where remote finalists' bots connect (tavolo tournament run --listen).",
+        ),
+    ] = None,
+    tls_cert: Annotated[
+        Path | None, typer.Option(help="Serve remote finalists' bots over TLS with this.")
+    ] = None,
+    tls_key: Annotated[Path | None, typer.Option(help="The certificate's private key.")] = None,
 ) -> None:
     """Play the season's final between each entrant's chosen (else best rated) submission,
-    with the tournament machinery, and write its report. Submissions must be frozen."""
+    with the tournament machinery, and write its report. Submissions must be frozen. A
+    remote finalist's bot connects to --listen with its submission's key."""
     try:
         config = load_arena(arena_file)
     except ConfigError as exc:
@@ -173,6 +197,12 @@ def final(
     run = [tavolo, "tournament", "run", str(tournament), "--db", results]
     if sprt is not None:
         run += ["--sprt", sprt]
+    if listen is not None:
+        run += ["--listen", listen]
+    if tls_cert is not None:
+        run += ["--tls-cert", str(tls_cert)]
+    if tls_key is not None:
+        run += ["--tls-key", str(tls_key)]
     for argv in (run, [tavolo, "tournament", "report", str(out), "--db", results]):
         done = subprocess.run(argv, check=False)
         if done.returncode != 0:
@@ -198,6 +228,14 @@ def serve(
             callback=at_least(1),
         ),
     ] = max(1, (os.cpu_count() or 2) // 2),
+    referee_listen: Annotated[
+        str | None,
+        typer.Option(
+            metavar="HOST:PORT",
+            help="Serve the referee remote bots connect to here (with [remote] allowed in the "
+            "arena file), over TLS with --tls-cert and --tls-key.",
+        ),
+    ] = None,
     cluster: Annotated[
         str | None,
         typer.Option(
@@ -225,6 +263,16 @@ def serve(
             fail(str(exc))
     if (tls_cert is None) != (tls_key is None):
         fail("--tls-cert and --tls-key come together")
+    if config.remote.allowed and referee_listen is None:
+        fail(f"{arena_file}: [remote] allowed = true: give --referee-listen HOST:PORT")
+    if referee_listen is not None and not config.remote.allowed:
+        fail(f"--referee-listen: {arena_file} takes no remote bots ([remote] allowed = true)")
+    tls = None
+    if referee_listen is not None and tls_cert is not None and tls_key is not None:
+        try:
+            tls = (tls_key.read_bytes(), tls_cert.read_bytes())
+        except OSError as exc:
+            fail(f"{exc.filename}: cannot read it: {exc.strerror}")
     host, _, port_text = listen.rpartition(":")
     if not host or not port_text.isdigit():
         fail(f"--listen: expected HOST:PORT, got {listen!r}")
@@ -236,9 +284,10 @@ def serve(
     except OSError as exc:
         fail(f"--listen {listen}: cannot listen: {exc.strerror}")
     store = _store(db)
+    api = ArenaApi(store, config)
     server = uvicorn.Server(
         uvicorn.Config(
-            _site(store, config, secure=tls_cert is not None, parallel=parallel),
+            _site(api, secure=tls_cert is not None, parallel=parallel),
             log_config=None,
             log_level="warning",
             access_log=False,
@@ -262,6 +311,16 @@ def serve(
         if not server.started:
             await serving
             return
+        remote = None
+        if referee_listen is not None:
+            try:
+                remote = await RemoteBots.start(store, config, referee_listen, tls=tls)
+            except (OSError, RuntimeError) as exc:
+                failure.append(ArenaStartError(f"--referee-listen {referee_listen}: {exc}"))
+                server.should_exit = True
+                await serving
+                return
+            api.remote = remote
         if meetings is not None:
             try:
                 await meetings.__aenter__()
@@ -271,9 +330,11 @@ def serve(
                 await serving
                 return
         typer.echo(f"arena {config.name}: {scheme}://{shown}:{bound[1]}/", err=False)
-        ladder = LadderRunner(store, config, parallel=parallel, cluster=meetings)
+        if remote is not None:
+            typer.echo(f"remote bots connect to port {remote.port}", err=False)
+        ladder = LadderRunner(store, config, parallel=parallel, cluster=meetings, remote=remote)
         tasks = [
-            asyncio.ensure_future(SubmissionWorker(store, config).run()),
+            asyncio.ensure_future(SubmissionWorker(store, config, remote=remote).run()),
             asyncio.ensure_future(ladder.run()),
         ]
 
@@ -294,6 +355,8 @@ def serve(
                     await task
             if meetings is not None:
                 await meetings.__aexit__(None, None, None)
+            if remote is not None:
+                await remote.stop()
 
     try:
         asyncio.run(main())
@@ -303,7 +366,8 @@ def serve(
     if failure:
         why = failure[0]
         # A cluster's failure is one line made for the organiser; anything else is a bug.
-        fail(f"the arena stopped: {why if isinstance(why, ClusterError) else repr(why)}", 1)
+        told = isinstance(why, (ClusterError, ArenaStartError))
+        fail(f"the arena stopped: {why if told else repr(why)}", 1)
 
 
 @arena_app.command()
@@ -311,18 +375,12 @@ def submit(
     bot: Annotated[
         Path, typer.Argument(help="The bot's folder (bot.toml at its top), or an archive.")
     ],
-    arena: Annotated[str, typer.Option(help="The arena's address, e.g. https://arena.example/")],
-    token: Annotated[
-        str | None, typer.Option(help=f"Your token; better in the environment, {TOKEN_ENV}.")
-    ] = None,
-    tls_ca: Annotated[
-        Path | None, typer.Option(help="Trust the arena's certificate from this CA file.")
-    ] = None,
+    arena: ArenaOption,
+    token: TokenOption = None,
+    tls_ca: CaOption = None,
 ) -> None:
     """Submit a bot to an arena: its folder is packed as a .tar.gz, or an archive is sent."""
-    token = token or os.environ.get(TOKEN_ENV)
-    if not token:
-        fail(f"no token: give --token or set {TOKEN_ENV}")
+    token = _token(token)
     if bot.is_dir():
         if not (bot / "bot.toml").is_file():
             fail(f"{bot}: no bot.toml at the top of the folder")
@@ -331,8 +389,44 @@ def submit(
         data = bot.read_bytes()
     else:
         fail(f"{bot}: no such folder or file")
+    answer = _post(arena, "/api/v1/submissions", data, token, tls_ca)
+    typer.echo(
+        f"submission {answer['id']}: {answer['state']} ({answer['files']} files, "
+        f"digest {answer['digest'][:16]})"
+    )
+
+
+@arena_app.command()
+def remote(
+    arena: ArenaOption,
+    token: TokenOption = None,
+    tls_ca: CaOption = None,
+) -> None:
+    """Make a remote submission: your bot runs on your machine and connects to the arena's
+    referee with the key printed here, once (docs/arena.md, "Remote bots")."""
+    token = _token(token)
+    answer = _post(arena, "/api/v1/remote", b"", token, tls_ca)
+    submission = answer["submission"]
+    typer.echo(f"submission {submission['id']}: remote; its key is shown this once")
+    line = f"TAVOLO_REFEREE={answer['referee']} TAVOLO_KEY={answer['key']}"
+    line += f" TAVOLO_STREAMS={answer['streams']}"
+    if answer["tls"]:
+        line += " TAVOLO_TLS_CA=<the arena's CA file>"
+    typer.echo(line)
+
+
+def _token(given: str | None) -> str:
+    token = given or os.environ.get(TOKEN_ENV)
+    if not token:
+        fail(f"no token: give --token or set {TOKEN_ENV}")
+    return token
+
+
+def _post(arena: str, path: str, data: bytes, token: str, tls_ca: Path | None) -> Any:
+    """POST ``data`` to the arena's ``path`` as the entrant of ``token``: the JSON answer;
+    a refusal or an unreachable arena ends the command with one line."""
     request = urllib.request.Request(
-        arena.rstrip("/") + "/api/v1/submissions",
+        arena.rstrip("/") + path,
         data=data,
         method="POST",
         headers={"Authorization": f"Bearer {token}", "Content-Type": "application/octet-stream"},
@@ -345,15 +439,11 @@ def submit(
             fail(f"--tls-ca {tls_ca}: cannot read it: {exc}")
     try:
         with urllib.request.urlopen(request, timeout=120, context=context) as response:
-            answer = json.loads(response.read())
+            return json.loads(response.read())
     except urllib.error.HTTPError as exc:
         fail(f"the arena refused it ({exc.code}): {_error_of(exc)}")
     except (urllib.error.URLError, OSError) as exc:
         fail(f"--arena {arena}: cannot reach the arena: {getattr(exc, 'reason', exc)}")
-    typer.echo(
-        f"submission {answer['id']}: {answer['state']} ({answer['files']} files, "
-        f"digest {answer['digest'][:16]})"
-    )
 
 
 def _error_of(exc: urllib.error.HTTPError) -> str:

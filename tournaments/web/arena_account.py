@@ -1,7 +1,7 @@
 """The arena's pages behind a sign-in: signing in with a token, an entrant's own page (its
 submissions with their reasons, build and validation logs and its bots' stderr; submitting
-an archive; choosing a finalist), and signing out. The organiser's page is
-:mod:`.arena_admin`.
+an archive, or making a remote bot's key; choosing a finalist), and signing out. The
+organiser's page is :mod:`.arena_admin`.
 
 A signed-in browser holds a session cookie (``HttpOnly``, ``SameSite=Strict``, and
 ``Secure`` with the ``__Host-`` prefix under TLS); the arena keeps only its digest. Every
@@ -142,6 +142,11 @@ def account_routes(api: ArenaApi, signed_in: SignedIn) -> list[Route]:
             methods=["POST"],
         ),
         Route(
+            "/account/remote",
+            guarded(signed_in.posted(FORM_BYTES, pages.submit_remote)),
+            methods=["POST"],
+        ),
+        Route(
             "/account/choose/{number:int}",
             guarded(signed_in.posted(FORM_BYTES, pages.choose)),
             methods=["POST"],
@@ -238,6 +243,7 @@ class _Account:
                 "s": s, "logs": store.logs_of(s.id), "chosen": s.id == chosen,
                 "elo": f"{row['elo']:.0f} ({row['low']:.0f} – {row['high']:.0f})" if row else "",
                 "games": row["games"] if row else 0,
+                "streams": self.api.own_json(s).get("streams_waiting", 0),
             })  # fmt: skip
         closed = self.api.closed_to_submissions()
         return self.site.page(
@@ -245,6 +251,7 @@ class _Account:
             submissions=mine, csrf=session.csrf, notice=notice,
             closed=str(closed) if closed else "",
             limit_mb=self.api.config.submissions.archive.archive_bytes / 1e6,
+            remote=self.api.config.remote.allowed and self.api.remote is not None,
         )  # fmt: skip
 
     async def submit(self, request: Request, session: Session, form: FormData) -> Response:
@@ -262,6 +269,21 @@ class _Account:
         # Then a reload of the page asks nothing again.
         key = "received" if new else "same"
         return RedirectResponse(f"/account?{key}={submission.id}", status_code=303)
+
+    async def submit_remote(self, request: Request, session: Session, form: FormData) -> Response:
+        entrant = self._entrant(session) if not session.organiser else None
+        if entrant is None:
+            return self.site.refuse("only an entrant submits", 403)
+        try:
+            submission, key = await self.api.accept_remote(entrant)
+        except ArenaError as exc:
+            return await self._account_page(entrant, session, f"Refused: {exc}", exc.status)
+        # The key is on this answer alone (never cached, never shown again): no redirect.
+        told = self.api.remote_answer(request, submission, key)
+        return self.site.page(
+            "arena_remote_key.html.j2", f"submission {submission.id}", 201,
+            name=entrant.name, told=told, number=submission.id,
+        )  # fmt: skip
 
     async def choose(self, request: Request, session: Session, form: FormData) -> Response:
         entrant = self._entrant(session) if not session.organiser else None

@@ -70,6 +70,12 @@ class _Admin:
             for f in store.ladder.faults(FAULTS_SHOWN)
         ]  # fmt: skip
         states = Counter(s.state.value for s in submissions)
+        bots = self.api.remote
+        remote = [
+            {"s": s, "streams": bots.streams(s) if bots is not None else 0}
+            for s in submissions
+            if s.remote and s.state in (State.RECEIVED, State.VALIDATING, State.READY)
+        ]
         return self.site.page(
             "arena_admin.html.j2", "admin", status, entrants=entrants,
             queue=[s for s in submissions if s.state in _QUEUED],
@@ -78,7 +84,8 @@ class _Admin:
             meetings=store.ladder.meetings_done(), faults=faults,
             failed=[s for s in reversed(submissions) if s.state == State.FAILED][:FAULTS_SHOWN],
             submissions=list(reversed(submissions)), states=sorted(states.items()),
-            frozen=store.frozen(), csrf=session.csrf, notice=notice,
+            frozen=store.frozen(), csrf=session.csrf, notice=notice, remote=remote,
+            referee=bots.port if bots is not None else None,
         )  # fmt: skip
 
     async def disable(self, request: Request, session: Session, form: FormData) -> Response:
