@@ -77,7 +77,7 @@ class _Table:
             events = state.events
             if events is not None:
                 if hearing:
-                    hands = self._dispatch(state.rules.family, events[sent:], hearing, hands)
+                    hands = tell(state.rules.family, events[sent:], hearing, hands)
                 if self.on_deal is not None:
                     for event in events[sent:]:
                         if isinstance(event, DealOver):
@@ -95,24 +95,24 @@ class _Table:
             action = seated[seat].act(asked)
             state.apply_action(action)
 
-    @staticmethod
-    def _dispatch(
-        family: Family,
-        events: Sequence[Event],
-        hearing: list[tuple[int, Player]],
-        hands: Sequence[Sequence[str]],
-    ) -> Sequence[Sequence[str]]:
-        """The new events, to each seat as the referee sends them; the hands of the deal
-        in progress."""
-        for event in events:
-            if isinstance(event, Dealt):
-                hands = event.hands
-            said = heard(family, event, hands)
-            for seat, player in hearing:
-                told = said.each[seat] if said.each else said.everyone
-                if told is not None:
-                    player.hear(told)
-        return hands
+
+def tell(
+    family: Family,
+    events: Sequence[Event],
+    hearing: Sequence[tuple[int, Player]],
+    hands: Sequence[Sequence[str]],
+) -> Sequence[Sequence[str]]:
+    """Tell each hearing player (by seat) the new ``events`` as the referee would send them;
+    the hands of the deal in progress (``hands`` before them, as this returned last)."""
+    for event in events:
+        if isinstance(event, Dealt):
+            hands = event.hands
+        said = heard(family, event, hands)
+        for seat, player in hearing:
+            told = said.each[seat] if said.each else said.everyone
+            if told is not None:
+                player.hear(told)
+    return hands
 
 
 def play_game(
