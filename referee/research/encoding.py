@@ -102,7 +102,7 @@ OBSERVATION_SECTIONS = _laid_out([
      "card points captured this deal by relative side i, as a share of the deal's points"),
     ("totals", MAX_SEATS,
      "game points of relative side i before this deal over the target, clipped to -1..1"),
-    ("progress", 2, "tricks completed over the hand size; cards left in the stock over 40"),
+    ("progress", 2, "tricks completed over the deal's tricks; cards left in the stock over 40"),
 ])  # fmt: skip
 OBSERVATION_SIZE = sum(s.size for s in OBSERVATION_SECTIONS)
 _PLAY = NUM_CARDS + MAX_SEATS + 1 + SIGNALS
