@@ -11,6 +11,7 @@ from referee.research.encoding import (
     INFORMATION_STATE_SIZE,
     OBSERVATION_SIZE,
     Entries,
+    SettledCache,
     information_state_entries,
     legal_ids,
     num_actions,
@@ -31,14 +32,16 @@ def scatter(entries: Entries, size: int) -> Floats:
     return out
 
 
-def observation_tensor(state: AnyGame, seat: int) -> Floats:
+def observation_tensor(state: AnyGame, seat: int, cache: SettledCache | None = None) -> Floats:
     """What ``seat`` knows now (:data:`~.encoding.OBSERVATION_SECTIONS`)."""
-    return scatter(observation_entries(state, seat), OBSERVATION_SIZE)
+    return scatter(observation_entries(state, seat, cache), OBSERVATION_SIZE)
 
 
-def information_state_tensor(state: AnyGame, seat: int) -> Floats:
+def information_state_tensor(
+    state: AnyGame, seat: int, cache: SettledCache | None = None
+) -> Floats:
     """What ``seat`` has seen of the deal, in order (:data:`~.encoding.HISTORY_SECTIONS`)."""
-    return scatter(information_state_entries(state, seat), INFORMATION_STATE_SIZE)
+    return scatter(information_state_entries(state, seat, cache), INFORMATION_STATE_SIZE)
 
 
 def action_mask(state: AnyGame, seat: int) -> Mask:

@@ -126,34 +126,57 @@ class EncodingError(ValueError):
     """An observation the encoding has no room for."""
 
 
-def observation_entries(state: AnyGame, seat: int) -> Entries:
-    """What ``seat`` knows of ``state`` now, encoded (:data:`OBSERVATION_SECTIONS`)."""
+class SettledCache:
+    """What an encoding of a deal's completed tricks was, per seat, to reuse while the
+    deal goes on: an environment keeps one, so a step encodes only what changed."""
+
+    def __init__(self) -> None:
+        self._by_seat: dict[int, tuple[object, int, Entries]] = {}
+
+    def get(self, seat: int, deal: object) -> tuple[int, Entries]:
+        """How many of ``deal``'s completed tricks are encoded for ``seat``, and their
+        entries (0 and none for a deal it has not seen)."""
+        found = self._by_seat.get(seat)
+        if found is None or found[0] is not deal:
+            return 0, {}
+        return found[1], found[2]
+
+    def put(self, seat: int, deal: object, tricks: int, entries: Entries) -> None:
+        # The deal itself is held, so that its id is never another deal's.
+        self._by_seat[seat] = (deal, tricks, entries)
+
+
+def observation_entries(state: AnyGame, seat: int, cache: SettledCache | None = None) -> Entries:
+    """What ``seat`` knows of ``state`` now, encoded (:data:`OBSERVATION_SECTIONS`);
+    ``cache`` keeps the completed tricks' part from one call to the next."""
     out: Entries = {}
-    _observed(state, seat, out)
+    _observed(state, seat, out, cache)
     return out
 
 
-def information_state_entries(state: AnyGame, seat: int) -> Entries:
+def information_state_entries(
+    state: AnyGame, seat: int, cache: SettledCache | None = None
+) -> Entries:
     """:func:`observation_entries`, and every play and bid of the deal in order
     (:data:`HISTORY_SECTIONS`): what ``seat`` has seen, with perfect recall of the deal."""
     out: Entries = {}
-    obs = _observed(state, seat, out)
-    rules = state.rules
+    obs = _observed(state, seat, out, cache)
+    rel = _seating(state.rules).rel[seat]
     plays = [(s, a) for trick, _ in obs.tricks for s, a in trick] + list(obs.trick)
     signals = isinstance(obs, Observation)
     for i, (s, action) in enumerate(plays):
         at = _AT["plays"] + i * _PLAY
         out[at + action % NUM_CARDS] = 1.0
-        out[at + NUM_CARDS + _rel(s, seat, rules)] = 1.0
+        out[at + NUM_CARDS + rel[s]] = 1.0
         out[at + NUM_CARDS + MAX_SEATS + (action // NUM_CARDS if signals else 0)] = 1.0
     if isinstance(obs, CalabresellaObservation):
         if len(obs.bids) > MAX_BIDS:
             raise EncodingError(
-                f"an auction of {len(obs.bids)} bids; the encoding holds {MAX_BIDS}"
+                f"{len(obs.bids)} bids in an auction; the encoding holds {MAX_BIDS}"
             )
         for i, (s, bid) in enumerate(obs.bids):
             at = _AT["auction"] + i * _BID
-            out[at + _rel(s, seat, rules)] = 1.0
+            out[at + rel[s]] = 1.0
             out[at + MAX_SEATS + bid - BID_PASS] = 1.0
     return out
 
@@ -166,55 +189,117 @@ def dense(entries: Entries, size: int) -> list[float]:
     return out
 
 
-def _rel(seat: int, observer: int, rules: Rules) -> int:
-    return (seat - observer) % rules.players
+@dataclass(frozen=True)
+class _Seating:
+    """Relative seats and sides of a table, looked up rather than computed each time."""
+
+    rel: tuple[tuple[int, ...], ...]
+    """``rel[observer][seat]``: ``seat`` as ``observer`` sees it."""
+    rel_side: tuple[tuple[int, ...], ...]
+    """``rel_side[observer][side]``."""
+    other_side: tuple[tuple[int, ...], ...]
+    """``other_side[observer][seat]``: 0 if ``seat`` is of the observer's side, else 1."""
+    tricks: int
+    """Tricks a deal plays."""
+    points: int
+    """A deal's card points, in the unit ``captured`` counts."""
 
 
-def _rel_side(side: int, observer: int, rules: Rules) -> int:
-    return (side - rules.side_of(observer)) % rules.sides
+_SEATINGS: dict[int, tuple[Rules, _Seating]] = {}
 
 
-def _observed(state: AnyGame, seat: int, out: Entries) -> Observation | CalabresellaObservation:
+def _seating(rules: Rules) -> _Seating:
+    # By identity: hashing the rules' knobs on every step cost more than the lookup saves.
+    found = _SEATINGS.get(id(rules))
+    if found is None or found[0] is not rules:
+        found = _SEATINGS[id(rules)] = (rules, _seating_of(rules))
+    return found[1]
+
+
+def _seating_of(rules: Rules) -> _Seating:
+    n, sides = rules.players, rules.sides
+    side = [rules.side_of(s) for s in range(n)]
+    return _Seating(
+        rel=tuple(tuple((s - o) % n for s in range(n)) for o in range(n)),
+        rel_side=tuple(tuple((x - side[o]) % sides for x in range(sides)) for o in range(n)),
+        other_side=tuple(tuple(int(side[s] != side[o]) for s in range(n)) for o in range(n)),
+        tricks=tricks_a_deal(rules),
+        points=_CARD_POINTS.get(rules.game, 35),
+    )
+
+
+def _observed(
+    state: AnyGame, seat: int, out: Entries, cache: SettledCache | None
+) -> Observation | CalabresellaObservation:
     obs: Observation | CalabresellaObservation = state.observation(seat)
     rules = state.rules
+    table = _seating(rules)
+    rel = table.rel[seat]
+    tricks, trick = obs.tricks, obs.trick
+    done, settled = cache.get(seat, state.deal) if cache is not None else (0, {})
+    if done != len(tricks):
+        settled = _settled(obs, table, seat, done, settled)
+        if cache is not None:
+            cache.put(seat, state.deal, len(tricks), settled)
+    out.update(settled)
     if isinstance(obs, CalabresellaObservation):
-        _calabresella(obs, rules, out)
-        tricks, trick = obs.tricks, obs.trick
+        _calabresella(obs, rel, out)
         captured_by: tuple[int, ...] = _calabresella_sides(obs, seat)
     else:
-        _trick_family(obs, rules, out)
-        tricks, trick = obs.tricks, obs.trick
-        captured_by = tuple(_rel_side(s, seat, rules) for s in range(rules.sides))
-    _cards(out, "hand", obs.hand)
+        _trick_family(obs, rel, out)
+        captured_by = table.rel_side[seat]
+    at = _AT["hand"]
+    for card in obs.hand:
+        out[at + card] = 1.0
+    at = _AT["trick"]
     for s, action in trick:
-        out[_AT["trick"] + _rel(s, seat, rules) * NUM_CARDS + action % NUM_CARDS] = 1.0
-    my_side = rules.side_of(seat)
-    for plays, winner in tricks:
-        won = 0 if rules.side_of(winner) == my_side else 1
-        for s, action in plays:
-            out[_AT["played"] + _rel(s, seat, rules) * NUM_CARDS + action % NUM_CARDS] = 1.0
-            out[_AT["won"] + won * NUM_CARDS + action % NUM_CARDS] = 1.0
+        out[at + rel[s] * NUM_CARDS + action % NUM_CARDS] = 1.0
     if trick:
-        out[_AT["leader"] + _rel(trick[0][0], seat, rules)] = 1.0
+        out[_AT["leader"] + rel[trick[0][0]]] = 1.0
     if obs.current_player is not None:
-        out[_AT["to_act"] + _rel(obs.current_player, seat, rules)] = 1.0
-    out[_AT["dealer"] + _rel(obs.dealer, seat, rules)] = 1.0
-    scale = _CARD_POINTS.get(rules.game, 35)
+        out[_AT["to_act"] + rel[obs.current_player]] = 1.0
+    out[_AT["dealer"] + rel[obs.dealer]] = 1.0
     for side, points in zip(captured_by, obs.captured, strict=True):
         if points:
-            out[_AT["captured"] + side] = points / scale
-    totals = state.totals
-    for side, points in enumerate(totals):
+            out[_AT["captured"] + side] = points / table.points
+    rel_side = table.rel_side[seat]
+    for side, points in enumerate(state.totals):
         if points:
             # Calabresella's totals go below 0, and far: a share of the target, clipped.
             share = max(-1.0, min(1.0, points / rules.target))
-            out[_AT["totals"] + _rel_side(side, seat, rules)] = share
-    if tricks:
-        out[_AT["progress"]] = len(tricks) / tricks_a_deal(rules)
+            out[_AT["totals"] + rel_side[side]] = share
     return obs
 
 
+def _settled(
+    obs: Observation | CalabresellaObservation,
+    table: _Seating,
+    seat: int,
+    done: int,
+    before: Entries,
+) -> Entries:
+    """The part of ``seat``'s encoding its deal's completed tricks make, which no later
+    action of the deal changes: ``before``, the first ``done`` tricks', and the others'."""
+    out: Entries = dict(before)
+    rel, other = table.rel[seat], table.other_side[seat]
+    played, won = _AT["played"], _AT["won"]
+    signals = _AT["signals"] if isinstance(obs, Observation) else None
+    for plays, winner in obs.tricks[done:]:
+        won_at = won + other[winner] * NUM_CARDS
+        for s, action in plays:
+            card = action % NUM_CARDS
+            out[played + rel[s] * NUM_CARDS + card] = 1.0
+            out[won_at + card] = 1.0
+            if signals is not None and action >= NUM_CARDS:
+                index = (rel[s] * SIGNALS + action // NUM_CARDS - 1) * 4 + card // 10
+                out[signals + index] = 1.0
+    if obs.tricks:
+        out[_AT["progress"]] = len(obs.tricks) / table.tricks
+    return out
+
+
 _TRICK_PHASES = {TrickPhase.DECLARE: "declare", TrickPhase.PLAY: "play", TrickPhase.DONE: "over"}
+_TRICK_PHASE_INDEX = {phase: PHASES.index(name) for phase, name in _TRICK_PHASES.items()}
 
 
 def tricks_a_deal(rules: Rules) -> int:
@@ -223,23 +308,21 @@ def tricks_a_deal(rules: Rules) -> int:
     return NUM_CARDS // rules.players if fam.leftover == "stock" else fam.hand_size
 
 
-def _trick_family(obs: Observation, rules: Rules, out: Entries) -> None:
-    out[_AT["phase"] + PHASES.index(_TRICK_PHASES[obs.phase])] = 1.0
+def _trick_family(obs: Observation, rel: tuple[int, ...], out: Entries) -> None:
+    out[_AT["phase"] + _TRICK_PHASE_INDEX[obs.phase]] = 1.0
     if obs.trump is not None:
         out[_AT["trump"] + obs.trump] = 1.0
+    at = _AT["drawn"]
     for s, card in obs.draws:
-        out[_AT["drawn"] + _rel(s, obs.seat, rules) * NUM_CARDS + card] = 1.0
-    plays = [p for trick, _ in obs.tricks for p in trick] + list(obs.trick)
-    for s, action in plays:
-        signal = action // NUM_CARDS
-        if signal:
-            suit = (action % NUM_CARDS) // 10
-            index = (_rel(s, obs.seat, rules) * SIGNALS + signal - 1) * 4 + suit
-            out[_AT["signals"] + index] = 1.0
+        out[at + rel[s] * NUM_CARDS + card] = 1.0
+    at = _AT["signals"]
+    for s, action in obs.trick:  # the completed tricks' signals are settled
+        if action >= NUM_CARDS:
+            index = (rel[s] * SIGNALS + action // NUM_CARDS - 1) * 4 + (action % NUM_CARDS) // 10
+            out[at + index] = 1.0
+    at, kinds = _AT["declarations"], len(DECLARATION_NAMES)
     for s, declaration in obs.declarations:
-        out[
-            _AT["declarations"] + _rel(s, obs.seat, rules) * len(DECLARATION_NAMES) + declaration
-        ] = 1.0
+        out[at + rel[s] * kinds + declaration] = 1.0
     if obs.stock_left:
         out[_AT["progress"] + 1] = obs.stock_left / NUM_CARDS
 
@@ -251,8 +334,7 @@ _AUCTION_PHASES = {
 }  # fmt: skip
 
 
-def _calabresella(obs: CalabresellaObservation, rules: Rules, out: Entries) -> None:
-    seat = obs.seat
+def _calabresella(obs: CalabresellaObservation, rel: tuple[int, ...], out: Entries) -> None:
     out[_AT["phase"] + PHASES.index(_AUCTION_PHASES[obs.phase])] = 1.0
     _cards(out, "monte", obs.monte)
     _cards(out, "given", obs.given)
@@ -261,13 +343,13 @@ def _calabresella(obs: CalabresellaObservation, rules: Rules, out: Entries) -> N
     if obs.called is not None:
         out[_AT["called"] + obs.called] = 1.0
     for s, bid in obs.bids:
-        out[_AT["bids"] + _rel(s, seat, rules) * BIDS + bid - BID_PASS] = 1.0
+        out[_AT["bids"] + rel[s] * BIDS + bid - BID_PASS] = 1.0
     if obs.contract is not None:
         out[_AT["contract"] + int(obs.contract)] = 1.0
     if obs.soloist is not None:
-        out[_AT["soloist"] + _rel(obs.soloist, seat, rules)] = 1.0
+        out[_AT["soloist"] + rel[obs.soloist]] = 1.0
     if obs.called_holder is not None:
-        out[_AT["called_holder"] + _rel(obs.called_holder, seat, rules)] = 1.0
+        out[_AT["called_holder"] + rel[obs.called_holder]] = 1.0
     if obs.called_in_monte:
         out[_AT["called_in_monte"]] = 1.0
 

@@ -27,7 +27,12 @@ from referee.local_play import tell
 from referee.match.match import match_started_event
 from referee.players import Decision, Player, make_player
 from referee.research.arrays import action_mask, information_state_tensor, observation_tensor
-from referee.research.encoding import INFORMATION_STATE_SIZE, OBSERVATION_SIZE, num_actions
+from referee.research.encoding import (
+    INFORMATION_STATE_SIZE,
+    OBSERVATION_SIZE,
+    SettledCache,
+    num_actions,
+)
 from referee.research.episode_seeds import EpisodeSeeds
 
 Opponent = str | Player | Callable[[Decision], Action]
@@ -93,6 +98,7 @@ class SeatEnv(gymnasium.Env[dict[str, Any], int]):
         self.action_space: spaces.Space[int] = spaces.Discrete(actions)  # type: ignore[assignment]
         self.seed_text = ""
         self._seeds = EpisodeSeeds()
+        self._settled = SettledCache()
         self.state: AnyGame = new_game(self.rules, "unset", deals=deals)
         self._players: dict[int, Player] = {}
         self._hearing: list[tuple[int, Player]] = []
@@ -159,6 +165,6 @@ class SeatEnv(gymnasium.Env[dict[str, Any], int]):
     def _observe(self) -> dict[str, Any]:
         tensor = information_state_tensor if self.information_state else observation_tensor
         return {
-            "observation": tensor(self.state, self.seat),
+            "observation": tensor(self.state, self.seat, self._settled),
             "action_mask": action_mask(self.state, self.seat),
         }

@@ -28,7 +28,12 @@ from referee.engine.game_base import AnyGame
 from referee.engine.registry import new_game, preset
 from referee.engine.rules import Rules
 from referee.research.arrays import action_mask, information_state_tensor, observation_tensor
-from referee.research.encoding import INFORMATION_STATE_SIZE, OBSERVATION_SIZE, num_actions
+from referee.research.encoding import (
+    INFORMATION_STATE_SIZE,
+    OBSERVATION_SIZE,
+    SettledCache,
+    num_actions,
+)
 from referee.research.episode_seeds import EpisodeSeeds
 
 
@@ -78,6 +83,7 @@ class raw_env(AECEnv):
         }  # fmt: skip
         self.action_spaces = {agent: spaces.Discrete(actions) for agent in self.possible_agents}
         self._seeds = EpisodeSeeds()
+        self._settled = SettledCache()
         self.seed_text = ""
         """The seed text of the episode being played."""
         self.state: AnyGame = new_game(self.rules, "unset", deals=deals)
@@ -96,7 +102,7 @@ class raw_env(AECEnv):
         seat = self.seat(agent)
         tensor = information_state_tensor if self.information_state else observation_tensor
         return {
-            "observation": tensor(self.state, seat),
+            "observation": tensor(self.state, seat, self._settled),
             "action_mask": action_mask(self.state, seat),
         }
 
