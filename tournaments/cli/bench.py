@@ -750,6 +750,50 @@ def arena_live(
     typer.echo(tabulate(rows, headers=["figure", "value", "detail"]))
 
 
+@bench_app.command()
+def research(
+    game: GameOption = "tressette",
+    seconds: Annotated[float, typer.Option(help="Length of each timed round.")] = 2.0,
+    rounds: Annotated[int, typer.Option(help="Timed rounds; the median is reported.")] = 3,
+    as_json: JsonOption = False,
+) -> None:
+    """Environment steps a second with masks and tensors, on one core: Tavolo's PettingZoo,
+    Gymnasium and OpenSpiel environments of GAME beside RLCard's own card games
+    (pip install rlcard), in one run (docs/research.md)."""
+    if seconds <= 0 or rounds < 1:
+        fail("--seconds must be positive and --rounds at least 1")
+    load_rules(game, None)
+    try:
+        from tournaments.benchmarks.research import GOAL, bench_research
+    except ImportError as exc:
+        fail(f"tavolo bench research needs the research extra ({exc.name} is missing): "
+             "pip install -e '.[research]'")  # fmt: skip
+    result = bench_research(game, seconds, rounds)
+    ratio, wrapped = result.ratio(0), result.ratio(1)
+    if as_json:
+        typer.echo(json.dumps({
+            "benchmark": "research", "game": game, "core": result.core,
+            "steps_per_second": {
+                r.name: round(r.steps_per_second) for r in (*result.tavolo, *result.rlcard)
+            },
+            "ratio": None if ratio is None else round(ratio, 2),
+            "ratio_wrapped": None if wrapped is None else round(wrapped, 2),
+            "goal": GOAL, "missing": result.missing,
+            "python": platform.python_version(),
+        }))  # fmt: skip
+        return
+    typer.echo(f"one core (cpu {result.core}); steps a second, median of {rounds} rounds:")
+    for r in (*result.tavolo, *result.rlcard):
+        typer.echo(f"  {r.name:<34} {r.steps_per_second:>10,.0f}")
+    for line in result.missing:
+        typer.echo(f"  not timed: {line}")
+    if ratio is not None and wrapped is not None:
+        typer.echo(
+            f"Tavolo's PettingZoo {game} over RLCard's fastest: {ratio:.2f}x raw, "
+            f"{wrapped:.2f}x wrapped (goal {GOAL:g}x: {_met(ratio >= GOAL)})"
+        )
+
+
 @bench_app.command("hello-flood")
 def hello_flood(
     streams: Annotated[int, typer.Option(help="Hello-less streams on the one connection.")] = 5000,
