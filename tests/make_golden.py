@@ -7,9 +7,11 @@ records (rules, deals, record format or the built-in players), then review the d
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,9 +22,29 @@ from referee.local_play import play_game
 GOLDEN_DIR = Path(__file__).resolve().parent / "golden"
 
 
+PIMC_KNOBS = {"TAVOLO_PIMC_WORLDS": "6", "TAVOLO_PIMC_MS_PER_DECISION": "0"}
+"""pimc in the golden games: a few worlds, and no clock (so the same on any machine)."""
+
+
+@contextlib.contextmanager
+def pimc_knobs() -> Iterator[None]:
+    """:data:`PIMC_KNOBS` in this process's environment, where pimc reads its knobs."""
+    saved = {k: os.environ.get(k) for k in PIMC_KNOBS}
+    os.environ.update(PIMC_KNOBS)
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
 @dataclass(frozen=True)
 class GoldenCase:
-    """One whole game between built-in random players, from a fixed seed."""
+    """One whole game between built-in players (random unless ``entries`` says), from a
+    fixed seed."""
 
     name: str
     game: str
@@ -31,6 +53,8 @@ class GoldenCase:
     """None plays to the target."""
     knobs: tuple[str, ...] = field(default=())
     """``knob=value`` texts, as given to ``tavolo play --rule``."""
+    entries: tuple[str, ...] = field(default=())
+    """The built-in player of each side; none: random everywhere."""
 
     @property
     def rules(self) -> Rules:
@@ -44,7 +68,9 @@ class GoldenCase:
         """The case's record, played now."""
         rules = self.rules
         out = io.StringIO()
-        play_game(rules, self.seed, ["random"] * rules.sides, deals=self.deals, record=out)
+        entries = list(self.entries) or ["random"] * rules.sides
+        with pimc_knobs():
+            play_game(rules, self.seed, entries, deals=self.deals, record=out)
         return out.getvalue()
 
 
@@ -73,6 +99,23 @@ CASES = (
     ),
     GoldenCase("golden-11-briscola", "briscola", "golden-11"),
     GoldenCase("golden-12-briscola-a-quattro", "briscola-a-quattro", "golden-12"),
+    # pimc without its clock decides the same on any machine (a dataset made with it can
+    # be made again): these hold its decisions.
+    GoldenCase(
+        "golden-13-pimc-tressette",
+        "tressette",
+        "golden-13",
+        deals=1,
+        entries=("pimc", "heuristic"),
+    ),
+    GoldenCase("golden-14-pimc-briscola", "briscola", "golden-14", entries=("pimc", "random")),
+    GoldenCase(
+        "golden-15-pimc-calabresella",
+        "calabresella",
+        "golden-15",
+        deals=2,
+        entries=("pimc", "random", "heuristic"),
+    ),
 )
 
 
