@@ -2,9 +2,9 @@
 environments beside RLCard's own card games, in one process on one core.
 
 Every loop is the same: observe, draw a uniformly random legal action from the mask (or
-RLCard's legal actions) with one numpy generator, step; episodes are reset as they end, and
-a step is an action taken (resets and chance outcomes are not counted, but their time
-is). Each figure is the median of ``rounds`` timed rounds.
+RLCard's legal actions) with one numpy generator (``integers``), step; episodes are reset
+as they end, and a step is an action taken (resets and chance outcomes are not counted,
+but their time is). Each figure is the median of ``rounds`` timed rounds.
 """
 
 from __future__ import annotations
@@ -73,7 +73,8 @@ def pettingzoo_loop(game: str, *, wrapped: bool) -> Loop:
             if termination or truncation:
                 table.reset()
                 continue
-            table.step(int(rng.choice(np.flatnonzero(observation["action_mask"]))))
+            legal = np.flatnonzero(observation["action_mask"])
+            table.step(int(legal[rng.integers(len(legal))]))
             n -= 1
 
     return loop
@@ -91,8 +92,8 @@ def gymnasium_loop(game: str) -> Loop:
     def loop(n: int) -> None:
         nonlocal observation
         for _ in range(n):
-            action = int(rng.choice(np.flatnonzero(observation["action_mask"])))
-            observation, _, done, _, _ = seat.step(action)
+            legal = np.flatnonzero(observation["action_mask"])
+            observation, _, done, _, _ = seat.step(int(legal[rng.integers(len(legal))]))
             if done:
                 observation, _ = seat.reset()
 
