@@ -134,6 +134,18 @@ def test_ratings_and_schedules_are_pure():
         assert not extra, f"{name} imports {sorted(extra)}"
 
 
+RESEARCH_EXTRA = {"numpy", "gymnasium", "pettingzoo", "pyspiel", "open_spiel", "pyarrow", "rlcard"}
+"""What the research extra (and its benchmark, RLCard) brings: only research code imports it."""
+
+
+def is_research(path: Path) -> bool:
+    """Whether ``path`` is research code, which alone may use the research extra."""
+    relative = path.relative_to(ROOT).as_posix()
+    return relative.startswith("referee/research/") or relative in (
+        "tournaments/benchmarks/research.py",
+    )
+
+
 def test_every_third_party_import_is_a_declared_dependency():
     declared = {"grpc", "grpc_health", "grpc_reflection", "google", "typer", "rich", "tabulate",
                 "jinja2", "starlette", "uvicorn", "distributed", "cryptography"}  # fmt: skip
@@ -142,7 +154,19 @@ def test_every_third_party_import_is_a_declared_dependency():
         for path in sorted((ROOT / package).rglob("*.py")):
             # tavolo_bot: the Python SDK, which the tavolo distribution ships (pyproject.toml).
             third = imports(path) - stdlib - {"referee", "tournaments", "tavolo_bot"}
-            assert third <= declared, f"{path} imports undeclared {sorted(third - declared)}"
+            allowed = declared | RESEARCH_EXTRA if is_research(path) else declared
+            assert third <= allowed, f"{path} imports undeclared {sorted(third - allowed)}"
+
+
+def test_nothing_but_research_code_imports_the_research_modules():
+    """``pip install .`` has no numpy: only research code, and the CLI from inside a
+    command, may import it."""
+    for package in ("referee", "tournaments"):
+        for path in sorted((ROOT / package).rglob("*.py")):
+            if is_research(path) or path.name == "bench.py":
+                continue
+            used = {m for m in full_imports(path) if m.startswith("referee.research")}
+            assert not used, f"{path} imports {sorted(used)}"
 
 
 def test_the_sdk_needs_nothing_from_the_referee():
