@@ -79,7 +79,7 @@ def play(
         list[str],
         typer.Argument(
             help=f"One entry per side: a built-in bot ({', '.join(sorted(BUILT_IN_BOTS))}), "
-            "remote, `cmd:COMMAND` or a .toml bot manifest."
+            "remote, `cmd:COMMAND`, `py:MODULE:NAME` or a .toml bot manifest."
         ),
     ],
     seed: Annotated[str, typer.Option(help="Seed text; the same seed deals the same cards.")],
