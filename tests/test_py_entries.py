@@ -11,8 +11,10 @@ from pathlib import Path
 import pytest
 
 from referee.entries import PYTHON_RUNNER, EntryError, parse_entry, program_files, program_hashes
+from referee.records import dumps
 from tests.sandboxing import require_sandbox
 from tests.test_cli import assert_one_error, tavolo
+from tests.test_in_process import lines, without_sandbox
 from tournaments.config import ConfigError, load_config
 
 SEEDED = (Path(__file__).parent / "bots" / "seeded.py").read_text(encoding="utf-8")
@@ -153,6 +155,21 @@ def test_py_entries_play_a_tournament_in_their_sandboxes(tmp_path: Path) -> None
     for row in rows.values():
         assert row["games"] == 4, row
         assert (row["timeouts"], row["illegal"], row["crashes"]) == (0, 0, 0), row
+
+
+def test_a_py_entry_plays_in_its_sandbox_the_record_it_plays_in_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    require_sandbox()
+    monkeypatch.chdir(bots(tmp_path))
+    args = ["play", "py:cup_bots.seeded:Seeded", "heuristic", "--seed", "py-rec", "--deals", "2"]
+    over_grpc, in_process = tmp_path / "grpc.jsonl", tmp_path / "local.jsonl"
+    played = tavolo(*args, "--sandbox", "bwrap", "--record", over_grpc, "--quiet")
+    assert played.exit_code == 0, played.output
+    assert "Seeded" in played.stdout and "0/0/0" in played.stdout
+    local = tavolo(*args, "--in-process", "--record", in_process, "--quiet")
+    assert local.exit_code == 0, local.output
+    assert without_sandbox(over_grpc) == [dumps(line) for line in lines(in_process)]
 
 
 def runner(*args: str) -> subprocess.CompletedProcess[str]:
