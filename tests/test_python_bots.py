@@ -6,6 +6,8 @@ from __future__ import annotations
 import io
 import json
 import re
+import shlex
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -230,3 +232,50 @@ def test_tavolo_play_in_process_says_a_py_entrys_fault_in_one_line(
     )
     kept = [json.loads(line)["type"] for line in record.read_text().splitlines()]
     assert kept == ["game", "deal"]
+
+
+EXAMPLE = ROOT / "docs" / "examples" / "python_bots.py"
+
+
+def test_the_page_shows_the_example_whose_commands_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/writing-a-bot.md shows docs/examples/python_bots.py whole; its commands run, and
+    the py: entry plays the same record in its sandbox as in process."""
+    require_sandbox()
+    section = (ROOT / "docs" / "writing-a-bot.md").read_text(encoding="utf-8")
+    section = section.split("## Python bots in process\n", 1)[1]
+    shown = section.split("```python\n", 1)[1].split("```", 1)[0]
+    assert shown == EXAMPLE.read_text(encoding="utf-8"), "the page shows the whole file"
+    commands = section.split("```sh\n", 1)[1].split("```", 1)[0].splitlines()
+    assert commands[:2] == ["cd docs/examples", "python python_bots.py match.jsonl"]
+    assert len(commands) == 4
+
+    monkeypatch.chdir(EXAMPLE.parent)
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)  # no __pycache__ in docs/
+    match = tmp_path / "match.jsonl"
+    done = subprocess.run(
+        [sys.executable, EXAMPLE.name, str(match)], capture_output=True, text=True,
+        timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    first, second, tricks = done.stdout.splitlines()
+    assert re.fullmatch(r"cheapest: \d of 2 won random: \d of 2 won", first), first
+    assert re.fullmatch(r"tally: \d of 2 won heuristic: \d of 2 won", second), second
+    counted = json.loads(tricks.split(": ", 1)[1])
+    assert len(counted) == 2 and counted[0] == counted[1] > 0, "both seats saw the same tricks"
+    seats = [g["seats"] for g in map(json.loads, match.read_text().splitlines()) if "seats" in g]
+    assert seats == [["tally", "heuristic"] * 2, ["heuristic", "tally"] * 2]
+
+    records = []
+    for command in commands[2:]:
+        words = shlex.split(command)
+        assert words[:2] == ["tavolo", "play"]
+        at = words.index("--record") + 1
+        words[at] = str(tmp_path / words[at])
+        records.append(Path(words[at]))
+        played = tavolo(*words[1:], "--quiet")
+        assert played.exit_code == 0, played.output
+        assert "Tally" in played.stdout and "0/0/0" in played.stdout
+    over_grpc, here = records
+    assert without_sandbox(over_grpc) == [dumps(line) for line in lines(here)]
