@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -177,7 +178,7 @@ def runner(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", PYTHON_RUNNER, *args],
         capture_output=True, text=True, timeout=60, check=False,
-        env={"PATH": "/usr/bin:/bin"},
+        env={k: v for k, v in os.environ.items() if not k.startswith("TAVOLO_")},
     )  # fmt: skip
 
 
