@@ -1,4 +1,5 @@
-"""Match entries: a built-in bot, a command in any language, a TOML manifest, or remote."""
+"""Match entries: a built-in bot, a command in any language, a Python bot (``py:``), a TOML
+manifest, or remote."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import shutil
 import sys
 import tomllib
 from dataclasses import dataclass
+from importlib.machinery import ModuleSpec, PathFinder
 from pathlib import Path
 
 from referee.sandbox.bwrap import SandboxMode, under_runtime
@@ -50,8 +52,30 @@ _LIMITS = {
 }
 
 
+PYTHON_RUNNER = "tavolo_bot.py_entry"
+"""The SDK's module that plays a ``py:`` entry's function or bot as a process."""
+
+_SDK_MODULES = frozenset({"tavolo_bot", "grpc", "google"})
+"""What the SDK's runner imports before a ``py:`` entry's module: names a bot's own module
+cannot take."""
+
+
 class EntryError(ValueError):
     """An entry that names no bot, or a manifest that is wrong; says where."""
+
+
+@dataclass(frozen=True)
+class PythonTarget:
+    """What a ``py:`` entry plays: a name in a Python module, found without running it."""
+
+    module: str
+    """The dotted module path, as written."""
+    name: str
+    """The function or bot in it."""
+    file: str
+    """The module's source file (for a package, its ``__init__.py``)."""
+    roots: tuple[str, ...]
+    """The folders the module is imported from: put first on ``sys.path``."""
 
 
 @dataclass(frozen=True)
@@ -82,6 +106,8 @@ class Entry:
     file_locks: bool = False
     """May lock files in its sandbox: an arena's build (tournaments/arena/builds.py), never a
     bot (:func:`referee.sandbox.seccomp.seccomp_program`)."""
+    python: PythonTarget | None = None
+    """A ``py:`` entry's function or bot, which its command plays with the SDK."""
 
 
 def built_in_bot(entry: Entry) -> str | None:
@@ -92,11 +118,13 @@ def built_in_bot(entry: Entry) -> str | None:
     return modules.get(entry.command[-1])
 
 
-def parse_entry(text: str) -> Entry:
+def parse_entry(text: str, *, folder: Path | None = None) -> Entry:
     """An entry from its command-line form.
 
-    ``random``, ``heuristic`` or ``pimc`` (built in), ``remote``, ``cmd:<command line>``, or the
-    path of a ``.toml`` bot manifest.
+    ``random``, ``heuristic`` or ``pimc`` (built in), ``remote``, ``cmd:<command line>``,
+    ``py:MODULE:NAME`` (:func:`python_entry`: the module is looked for in ``folder``, by
+    default the current folder, then on ``sys.path``), or the path of a ``.toml`` bot
+    manifest.
     """
     if text in BUILT_IN_BOTS:
         module = BUILT_IN_BOTS[text]
@@ -122,12 +150,138 @@ def parse_entry(text: str) -> Entry:
         argv = absolute_paths(argv)
         name = check_name(Path(argv[0]).name, f"entry {printable(text)!r}")
         return Entry(name, command=argv, read_only=tuple(program_paths(argv)))
+    if text.startswith("py:"):
+        return python_entry(text, Path.cwd() if folder is None else folder)
     if text.endswith(".toml"):
         return load_manifest(Path(text))
     raise EntryError(
         f"unknown entry {text!r}: use a built-in bot ({', '.join(BUILT_IN_BOTS)}), "
-        "remote, cmd:<command line> or a .toml bot manifest"
+        "remote, cmd:<command line>, py:MODULE:NAME or a .toml bot manifest"
     )
+
+
+def python_entry(text: str, folder: Path) -> Entry:
+    """A ``py:MODULE:NAME`` entry: the SDK's runner (:data:`PYTHON_RUNNER`) playing ``NAME``
+    of ``MODULE``, with this Python.
+
+    The module is found, not run: in ``folder``, then on ``sys.path``; ``NAME`` must be
+    defined at the top of its source. The entry is named ``NAME``. Its sandbox may read this
+    Python and its SDK and, of the module, its file when it stands alone, or its top
+    package's folder when it belongs to a package.
+    """
+    where = f"entry {printable(text)!r}"
+    module, colon, name = text.removeprefix("py:").partition(":")
+    if not colon or not all(p.isidentifier() for p in module.split(".")) or not name.isidentifier():
+        raise EntryError(
+            f"{where}: write py:MODULE:NAME, a dotted module path, a colon and a function or "
+            "bot in it (py:mybots.greedy:choose)"
+        )
+    file, roots, readable = find_module(module, folder.resolve(), where)
+    _check_defines(file, name, where)
+    paths = [arg for root in roots for arg in ("--path", root)]
+    return Entry(
+        check_name(name, where),
+        command=(sys.executable, "-m", PYTHON_RUNNER, *paths, f"{module}:{name}"),
+        read_only=(*program_paths((sys.executable,)), sdk_folder(), *readable),
+        python=PythonTarget(module, name, file, roots),
+    )
+
+
+def find_module(module: str, folder: Path, where: str) -> tuple[str, tuple[str, ...], list[str]]:
+    """(source file, folders to import from, what a sandbox must read) of ``module``, found
+    in ``folder`` and then where this Python's imports look, without running any of it."""
+    top, *parts = module.split(".")
+    spec = PathFinder.find_spec(top, [str(folder)])
+    if spec is not None and (top in sys.stdlib_module_names or top in _SDK_MODULES):
+        # The SDK's runner has imported those before the bot's module: it would get them.
+        raise EntryError(
+            f"{where}: {top!r} in {folder} has the name of a module of the standard library "
+            "or of the SDK; give the bot's module another name"
+        )
+    spec = spec or _importable(top, where)
+    if spec is None:
+        raise EntryError(f"{where}: no module {top!r} in {folder} or on this Python's path")
+    roots: tuple[str, ...]
+    if spec.submodule_search_locations is None:
+        origin = _source(spec, where)
+        readable, roots = [origin], (os.path.dirname(origin),)
+    else:
+        readable = [os.path.realpath(p) for p in spec.submodule_search_locations]
+        roots = tuple(dict.fromkeys(os.path.dirname(p) for p in readable))
+    for part in parts:
+        found = spec.name
+        if spec.submodule_search_locations is None:
+            raise EntryError(f"{where}: {found} is a module, not a package: it has no {part!r}")
+        spec = PathFinder.find_spec(f"{found}.{part}", list(spec.submodule_search_locations))
+        if spec is None:
+            raise EntryError(f"{where}: package {found} has no module {part!r}")
+    return _source(spec, where), roots, readable
+
+
+def _importable(top: str, where: str) -> ModuleSpec | None:
+    """How this Python would import the top-level module ``top`` (its path, or a finder of
+    an editable install); finding a top-level module runs none of its code."""
+    try:
+        return importlib.util.find_spec(top)
+    except (ImportError, ValueError) as exc:
+        raise EntryError(f"{where}: cannot look for module {top!r}: {exc}") from None
+
+
+def _source(spec: ModuleSpec, where: str) -> str:
+    """The Python source file of ``spec``'s module."""
+    origin = spec.origin
+    if origin is None or (spec.submodule_search_locations is not None and not spec.has_location):
+        raise EntryError(f"{where}: {spec.name} is a folder without __init__.py: it has no names")
+    if not spec.has_location or not origin.endswith(".py"):
+        raise EntryError(f"{where}: {spec.name} is {origin}, not Python source (.py)")
+    return os.path.realpath(origin)
+
+
+def _check_defines(file: str, name: str, where: str) -> None:
+    """``name`` must be bound at the top of the module ``file`` (def, class, assignment or
+    import, also under an ``if`` or ``try``); a ``from ... import *`` is taken at its word."""
+    try:
+        tree = ast.parse(Path(file).read_bytes(), file)
+    except OSError as exc:
+        raise EntryError(f"{where}: cannot read {file}: {exc.strerror}") from None
+    except (SyntaxError, ValueError) as exc:
+        raise EntryError(f"{where}: {file} is not valid Python: {exc}") from None
+    bound: set[str] = set()
+    statements = list(tree.body)
+    while statements:
+        node = statements.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            bound.add(node.name)
+        elif isinstance(node, ast.Assign):
+            bound.update(n for target in node.targets for n in _assigned(target))
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            bound.update(_assigned(node.target))
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            for alias in node.names:
+                if alias.name == "*":
+                    return
+                bound.add(alias.asname or alias.name.split(".")[0])
+        elif isinstance(node, ast.If | ast.Try | ast.TryStar | ast.With):
+            for block in ("body", "orelse", "finalbody", "handlers"):
+                statements.extend(getattr(node, block, []))
+        elif isinstance(node, ast.ExceptHandler):
+            statements.extend(node.body)
+    if name not in bound:
+        raise EntryError(
+            f"{where}: {file} defines no {name!r} at its top (no def, class, assignment "
+            "or import of it)"
+        )
+
+
+def _assigned(target: ast.expr) -> list[str]:
+    """The names an assignment to ``target`` binds (``a``, ``a, b``, ``*rest``)."""
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, ast.Tuple | ast.List):
+        return [n for item in target.elts for n in _assigned(item)]
+    if isinstance(target, ast.Starred):
+        return _assigned(target.value)
+    return []  # an attribute or an item: no name of the module's
 
 
 MAX_NAME = 64
@@ -352,13 +506,16 @@ def program_paths(argv: tuple[str, ...]) -> list[str]:
 
 def program_files(entry: Entry) -> list[str]:
     """The files that make what ``entry`` runs, as absolute paths: a built-in bot's module,
-    a manifest and the files its command names, a ``cmd:`` program and the files it names.
+    a ``py:`` entry's module, a manifest and the files its command names, a ``cmd:`` program
+    and the files it names.
 
     A program found on PATH (``python3``) is the machine's, not the entry's: left out, as
     are folders and files the bot opens without naming them on its command line.
     """
     if entry.remote:
         return []
+    if entry.python is not None:
+        return [entry.python.file]  # run by this Python, as a built-in bot is
     if entry.built_in:
         # Its command ends with the module (-m); an in-process entry has no command.
         module = entry.command[-1] if entry.command else BUILT_IN_BOTS[entry.name]

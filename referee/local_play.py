@@ -1,4 +1,5 @@
-"""Play built-in players in this process, without gRPC: one game, or a whole match.
+"""Play a match in this process, without gRPC: built-in players, ``py:`` entries and Python
+bots of the SDK.
 
 :func:`play_match` plays a match as :class:`referee.match.match.Match` plays it over the protocol:
 the same games (duplicate sets, each once per arrangement of the entries over the sides),
@@ -8,7 +9,13 @@ writes: the ``sandbox`` field of its ``game`` lines and the think time (``ms``) 
 answer. Nothing is timed here, so a seed gives the same record file every time. Each entry
 has one player per slot for the whole match, like an unconfined bot process; the built-in
 players remember nothing from one game to the next, so a sandboxed match (a process of its
-own per game) plays the same.
+own per game) plays the same. :func:`play_bots` plays Python objects (a function of the
+SDK's ``Turn``, an SDK ``Bot``) the same way, beside built-in and ``py:`` entries.
+
+A player that raises, or chooses an action that is not legal, stops the match with a
+:class:`~referee.players.PlayerError` naming its entry, the game, the seat and the request:
+here a fault is a bug to see, where over gRPC the referee would apply the match's fault
+policy (``max_attempts``, ``on_fault``) and play on.
 """
 
 from __future__ import annotations
@@ -16,25 +23,43 @@ from __future__ import annotations
 from referee import grpc_transport  # noqa: F401 - first: tavolo_bot (its proto) loads grpc
 
 # isort: split
-from collections.abc import Callable, Sequence
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
 from typing import IO
 
+from referee.engine.codec import Action
+from referee.engine.deal_book import DealBook
 from referee.engine.events import DealOver, Dealt, Event
 from referee.engine.game_base import AnyGame, Outcome
-from referee.engine.registry import Family, new_game
+from referee.engine.registry import Family, new_game, preset
 from referee.engine.rules import Rules
-from referee.entries import built_in_bot, unique_names
-from referee.match.config import MatchConfig
+from referee.entries import Entry, built_in_bot, parse_entry, unique_names
+from referee.match.config import Limits, MatchConfig
 from referee.match.match import bot_seed, game_over_event, match_started_event
 from referee.match.results import EntryStats, MatchResult
 from referee.match.table import arrangements, seat_slots
-from referee.players import Decision, Player, UnknownPlayerError, make_player
+from referee.players import (
+    BUILT_IN,
+    Decision,
+    Player,
+    PlayerError,
+    PlayerMaker,
+    UnknownPlayerError,
+    check_player,
+    make_player,
+)
 from referee.protocol import heard
+from referee.python_players import PythonEntry, bot_player, imported_bot, python_entry
 from referee.records import RecordWriter
 from tavolo_bot.proto import referee_pb2 as pb
 
 IN_PROCESS = "in-process"
 """What ``MatchResult.sandboxes`` says of every entry of a match played here."""
+
+FAULT_STOPS = (
+    "a fault stops a match played in process (over gRPC the referee would apply the "
+    "match's fault policy: max_attempts, on_fault)"
+)
 
 
 class EntriesError(ValueError):
@@ -92,8 +117,7 @@ class _Table:
             legal = state.legal_actions()
             self.requests += 1
             asked = Decision(state, seat, legal, game, self.requests, self.deadline_ms)
-            action = seated[seat].act(asked)
-            state.apply_action(action)
+            state.apply_action(seated[seat].act(asked))
 
 
 def tell(
@@ -115,6 +139,56 @@ def tell(
     return hands
 
 
+class _Guarded:
+    """An entry's player, each of whose faults stops the match with a PlayerError naming the
+    entry and where it was: an exception it raised (its cause), or an action not legal."""
+
+    def __init__(self, player: Player, name: str) -> None:
+        self._player = player
+        self._name = name
+        self.hears = player.hears
+        self._at = "before its first game"
+
+    def start_game(self, game: int, seat: int) -> None:
+        """As the player's, once it knows where it is."""
+        self._at = f"game {game}, seat {seat}"
+        with self._guard("on GameStarted"):
+            self._player.start_game(game, seat)
+
+    def hear(self, event: pb.Event) -> None:
+        """As the player's."""
+        with self._guard(f"on hearing {event.WhichOneof('event')}"):
+            self._player.hear(event)
+
+    def act(self, decision: Decision) -> Action:
+        """The player's action, if it is one of ``decision.legal``."""
+        with self._guard("", f", request {decision.request_id}"):
+            action = self._player.act(decision)
+        if action not in decision.legal:
+            raise PlayerError(
+                f"entry {self._name!r} ({self._at}, request {decision.request_id}) chose "
+                f"action {action!r}, which is none of the legal actions "
+                f"{list(decision.legal)}; {FAULT_STOPS}"
+            )
+        return action
+
+    @contextlib.contextmanager
+    def _guard(self, when: str, request: str = "") -> Iterator[None]:
+        try:
+            yield
+        except Exception as exc:
+            during = f" {when}" if when else ""
+            raise PlayerError(
+                f"entry {self._name!r} ({self._at}{request}) raised {_said(exc)}{during}; "
+                f"{FAULT_STOPS}"
+            ) from exc
+
+
+def _said(exc: Exception) -> str:
+    """``exc`` on one line: its type and message."""
+    return " ".join(f"{type(exc).__name__}: {exc}".split())
+
+
 def play_game(
     rules: Rules,
     seed: str,
@@ -130,13 +204,34 @@ def play_game(
     The golden records (``tests/make_golden.py``) are games of this function.
     """
     names = seat_names(rules, entries)
-    players = [make_player(name, f"{seed}/seat/{seat}") for seat, name in enumerate(names)]
+    players = [
+        _Guarded(make_player(name, f"{seed}/seat/{seat}"), name) for seat, name in enumerate(names)
+    ]
     if any(p.hears for p in players):
         started = match_started_event(rules, "local", 1, deals)
         for player in players:
             player.hear(started)
     state = new_game(rules, seed, deals=deals, seats=names, record=True)
     return _Table(record, on_deal).play(state, players, 1)
+
+
+def entry_player(entry: Entry) -> PlayerMaker:
+    """What plays ``entry`` in this process: its built-in player, or the bot of a ``py:``
+    entry, imported here (:func:`referee.python_players.imported_bot`).
+
+    UnknownPlayerError for any other entry, or one that cannot be played.
+    """
+    if entry.python is not None:
+        return bot_player(imported_bot(entry.name, entry.python))
+    if entry.remote or (entry.command and not entry.built_in):
+        raise UnknownPlayerError(
+            f"entry {entry.name!r} is not a built-in player or a py: entry; "
+            "--in-process plays only those"
+        )
+    # A tournament's built-in entries have names of their own ("random-a").
+    name = built_in_bot(entry) or entry.name
+    check_player(name)
+    return BUILT_IN[name]
 
 
 def play_match(
@@ -146,30 +241,76 @@ def play_match(
     on_deal: Callable[[int, int], None] | None = None,
     match_id: str = "in-process",
 ) -> MatchResult:
-    """Play every game of ``config`` with built-in players, as a match over gRPC would.
+    """Play every game of ``config`` in this process, as a match over gRPC would.
 
-    ``config.entries`` must name built-in players (``UnknownPlayerError`` otherwise); its
-    limits say only the deadline each request carries (nothing is timed here), and its
-    sandbox nothing. ``on_deal(deals done, game number)`` hears the end
-    of each deal.
+    ``config.entries`` must be built-in players or ``py:`` entries (:func:`entry_player`;
+    UnknownPlayerError otherwise); its limits say only the deadline each request carries
+    (nothing is timed here), and its sandbox nothing. ``on_deal(deals done, game number)``
+    hears the end of each deal.
     """
+    players = [entry_player(entry) for entry in config.entries]
+    return _play(config, players, record, on_deal, match_id)
+
+
+def play_bots(
+    rules: Rules | str,
+    entries: Sequence[object],
+    *,
+    seed: str,
+    deals: int | None = None,
+    sets: int = 1,
+    deadline_ms: int = 1000,
+    book: DealBook | None = None,
+    record: IO[str] | None = None,
+    on_deal: Callable[[int, int], None] | None = None,
+    match_id: str = "in-process",
+) -> MatchResult:
+    """Play a match between Python bots and built-in players in this process: the games,
+    seats, seeds and record of ``tavolo play`` with the same arguments over gRPC.
+
+    ``rules`` is a rule set or a preset's name; ``entries`` one per side, each an entry as
+    ``tavolo play --in-process`` takes it (``"heuristic"``, ``"py:mybots.greedy:choose"``),
+    or a Python object: a function of the SDK's ``Turn``, an SDK ``Bot`` subclass,
+    instance or factory, named after itself, or a ``PythonEntry`` that names it
+    (:func:`~referee.python_players.python_entry`). The rest is as ``tavolo play`` takes
+    it; ``on_deal`` as :func:`play_match`'s.
+
+    EntryError or UnknownPlayerError for an entry that cannot play here, EntriesError for
+    the wrong number of them, PlayerError when a player faults (the match stops).
+    """
+    rules = preset(rules) if isinstance(rules, str) else rules
+    named: list[Entry] = []
+    players: list[PlayerMaker] = []
+    for item in entries:
+        if isinstance(item, str):
+            entry = parse_entry(item)
+            players.append(entry_player(entry))
+        else:
+            python = item if isinstance(item, PythonEntry) else python_entry(item)
+            entry = Entry(python.name)  # a name in the match; nothing to run
+            players.append(bot_player(python.make))
+        named.append(entry)
+    limits = Limits(deadline_ms=deadline_ms)
+    config = MatchConfig(rules, seed, tuple(named), deals, sets, limits, book=book)
+    return _play(config, players, record, on_deal, match_id)
+
+
+def _play(
+    config: MatchConfig,
+    makers: Sequence[PlayerMaker],
+    record: IO[str] | None,
+    on_deal: Callable[[int, int], None] | None,
+    match_id: str,
+) -> MatchResult:
+    """Play ``config``'s match, entry ``e``'s slots played by ``makers[e]``'s players."""
     rules = config.rules
-    for entry in config.entries:
-        if entry.remote or (entry.command and not entry.built_in):
-            raise UnknownPlayerError(
-                f"entry {entry.name!r} is not a built-in player; "
-                "--in-process plays built-in players only"
-            )
+    seat_names(rules, [entry.name for entry in config.entries])  # one entry per side
     names = unique_names(list(config.entries))
     slots = 2 if rules.partnerships else 1
     # One player per slot, seeded with the TAVOLO_SEED its bot process gets.
-    # A tournament's built-in entries have names of their own ("random-a").
     players = [
-        [
-            make_player(built_in_bot(entry) or entry.name, bot_seed(config.seed, names[e], k))
-            for k in range(slots)
-        ]
-        for e, entry in enumerate(config.entries)
+        [_made(make, bot_seed(config.seed, names[e], k), names[e]) for k in range(slots)]
+        for e, make in enumerate(makers)
     ]
     result = MatchResult(
         match_id,
@@ -212,3 +353,12 @@ def play_match(
     for player in hearing:
         player.hear(match_over)
     return result
+
+
+def _made(make: PlayerMaker, seed: str, name: str) -> Player:
+    """The player ``make`` makes for a slot of entry ``name``, guarded (:class:`_Guarded`);
+    PlayerError if making it raises."""
+    try:
+        return _Guarded(make(seed), name)
+    except Exception as exc:
+        raise PlayerError(f"entry {name!r}: making its bot raised {_said(exc)}") from exc

@@ -1,11 +1,14 @@
-"""Built-in players that run inside the referee's process (``--in-process``).
+"""Players that run inside the referee's process (``--in-process``): the built-in ones, and
+any bot of the Python SDK.
 
-Each makes the decisions its bot process (``python -m tavolo_bot.bots.<name>``, see
-:data:`referee.entries.BUILT_IN_BOTS`) makes when seeded alike, so a match played in this
-process gives the record the same match over gRPC gives. ``random`` draws as the SDK's
-random bot draws, without building protocol messages (it only needs the legal actions);
-``heuristic`` *is* the SDK's heuristic bot, asked with the very messages the referee
-would send it (:mod:`referee.protocol`), so no second heuristic exists to drift.
+Each built-in player makes the decisions its bot process (``python -m
+tavolo_bot.bots.<name>``, see :data:`referee.entries.BUILT_IN_BOTS`) makes when seeded
+alike, so a match played in this process gives the record the same match over gRPC gives.
+``random`` draws as the SDK's random bot draws, without building protocol messages (it only
+needs the legal actions); ``heuristic`` *is* the SDK's heuristic bot, asked with the very
+messages the referee would send it (:mod:`referee.protocol`, :class:`SdkPlayer`), so no
+second heuristic exists to drift. Python bots of the SDK (:mod:`referee.python_players`)
+are played the same way.
 """
 
 from __future__ import annotations
@@ -63,8 +66,19 @@ class Player(Protocol):
         ...
 
     def act(self, decision: Decision) -> Action:
-        """One of ``decision.legal``."""
+        """One of ``decision.legal`` (a match in this process stops at another:
+        :class:`PlayerError`)."""
         ...
+
+
+PlayerMaker = Callable[[str], Player]
+"""Makes the player of one slot from the seed text its bot process would get
+(``TAVOLO_SEED``)."""
+
+
+class PlayerError(RuntimeError):
+    """A player in this process raised, or chose an action that is not legal: the match
+    stops there (over gRPC the referee would apply the match's fault policy instead)."""
 
 
 class RandomPlayer:
@@ -118,14 +132,10 @@ class SdkPlayer:
             self._bot.on_match_over()
 
     def act(self, decision: Decision) -> Action:
-        """The bot's choice for the request the referee would send."""
+        """The action id the bot chooses for the request the referee would send (an int or
+        an ``Action``, as the SDK's runner takes; anything else raises TypeError)."""
         turn = Turn(decision_request(decision))
-        chosen = action_id(self._bot.choose(turn), turn)
-        if chosen not in decision.legal:
-            raise RuntimeError(
-                f"{type(self._bot).__name__} chose action {chosen}, which is not legal"
-            )
-        return chosen
+        return action_id(self._bot.choose(turn), turn)
 
 
 def decision_request(decision: Decision) -> pb.DecisionRequest:
@@ -156,7 +166,7 @@ def pimc_player(seed: str) -> SdkPlayer:
     return SdkPlayer(PimcBot(worlds, ms), seed)
 
 
-BUILT_IN: dict[str, Callable[[str], Player]] = {
+BUILT_IN: dict[str, PlayerMaker] = {
     "random": RandomPlayer,
     "heuristic": heuristic_player,
     "pimc": pimc_player,
@@ -166,7 +176,8 @@ seed text its bot process would get as ``TAVOLO_SEED``."""
 
 
 class UnknownPlayerError(ValueError):
-    """An entry no built-in player can play: a name that is none, or bad knobs."""
+    """An entry no player in this process can play: a name that is no built-in player, bad
+    knobs, or a ``py:`` entry whose bot cannot be imported."""
 
 
 def check_player(name: str) -> None:
@@ -175,7 +186,7 @@ def check_player(name: str) -> None:
     if name not in BUILT_IN:
         raise UnknownPlayerError(
             f"unknown built-in player {name!r}; built-in players are {', '.join(BUILT_IN)} "
-            "(--in-process plays built-in players only)"
+            "(--in-process plays built-in players and py: entries only)"
         )
     if name == "pimc":
         from referee.bots.pimc import PimcConfigError, knobs

@@ -19,8 +19,7 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from referee.engine.registry import preset
-from referee.local_play import play_match
-from referee.match.config import MatchConfig
+from referee.local_play import play_bots
 from referee.match.table import arrangements, rotations
 from referee.players import BUILT_IN, SdkPlayer
 from referee.records import dumps, verify_file, without_think_times
@@ -133,7 +132,7 @@ def test_in_process_refuses_what_is_no_built_in_player(tmp_path: Path, entry: st
     assert not record.exists()
 
 
-def _without_sandbox(record: Path) -> list[str]:
+def without_sandbox(record: Path) -> list[str]:
     """The record's lines, without what only a referee writes: the ``sandbox`` field of its
     game lines and the think times (``ms``) of the answers."""
     out = []
@@ -177,7 +176,7 @@ def test_in_process_plays_the_match_grpc_plays(
                if line["type"] == "game")  # fmt: skip
     local = tavolo(*args, "--in-process", "--record", in_process)
     assert local.exit_code == 0, local.output
-    assert _without_sandbox(over_grpc) == [dumps(line) for line in lines(in_process)]
+    assert without_sandbox(over_grpc) == [dumps(line) for line in lines(in_process)]
     assert _table(played) == _table(local)
     if "call_out=true" in extra:
         assert any(line["type"] == "call-out" for line in lines(in_process)), (
@@ -185,9 +184,7 @@ def test_in_process_plays_the_match_grpc_plays(
         )
 
 
-def test_an_sdk_player_hears_the_events_in_the_referees_order(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_an_sdk_player_hears_the_events_in_the_referees_order() -> None:
     from tavolo_bot import Bot, Turn
     from tavolo_bot.proto import referee_pb2 as pb
 
@@ -211,10 +208,7 @@ def test_an_sdk_player_hears_the_events_in_the_referees_order(
             heard.append(("request", (turn.request_id > 0, turn.seat, turn.deadline_ms)))
             return turn.legal[0].id
 
-    monkeypatch.setitem(BUILT_IN, "listening", lambda seed: SdkPlayer(Listening(), seed))
-    rules = preset("tressette")
-    config = MatchConfig(rules, "heard", tuple(_entry("listening", "random")), deals=1)
-    result = play_match(config)
+    result = play_bots("tressette", [Listening, "random"], seed="heard", deals=1)
     # Both slots of the entry (two players, as two processes) hear into one list.
     kinds = [k for k, _ in heard]
     assert kinds[0] == "match_started" and heard[0][1] == (2, "tressette")
@@ -231,15 +225,10 @@ def test_an_sdk_player_hears_the_events_in_the_referees_order(
     assert [o.deals for o in result.outcomes] == [1, 1]
 
 
-def _entry(*names: str) -> list[Any]:
-    from referee.entries import Entry
-
-    return [Entry(name, built_in=True) for name in names]
-
-
 def test_only_the_in_process_players_import_the_sdk() -> None:
     """The referee imports the SDK's generated messages (``tavolo_bot.proto``), and its bots
-    only to play them here; loading the SDK, it chooses gRPC's transport first."""
+    only to play them here (built-in players, Python bots); loading the SDK, it chooses
+    gRPC's transport first."""
     importers = []
     for path in sorted([*(ROOT / "referee").rglob("*.py"), *(ROOT / "tournaments").rglob("*.py")]):
         tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -257,7 +246,8 @@ def test_only_the_in_process_players_import_the_sdk() -> None:
     # referee/bots holds bots of the SDK that search with the engine (pimc): processes of
     # their own, or the in-process players' (referee.players imports them only then).
     bots = {p for p in importers if p.startswith("referee/bots/")}
-    assert bots and set(importers) - bots == {"referee/players.py"}
+    players = {"referee/players.py", "referee/python_players.py"}
+    assert bots and set(importers) - bots == players
     code = (
         "import tournaments.cli.main, referee.match, referee.local_play, sys\n"
         "assert 'tavolo_bot.bots' not in sys.modules, 'loaded without an SDK player'\n"

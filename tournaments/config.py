@@ -53,7 +53,8 @@ class EntrySpec:
     name: str
     """Unique in the tournament; the name in every table."""
     bot: str
-    """As written in the file: a built-in name, ``remote``, ``cmd:...`` or a manifest path."""
+    """As written in the file: a built-in name, ``remote``, ``cmd:...``, ``py:...`` or a
+    manifest path."""
     entry: Entry
     programs: tuple[tuple[str, str], ...] = ()
     """(path, SHA-256) of each file that makes what it runs (:func:`program_hashes`)."""
@@ -478,8 +479,8 @@ def _entries(src: TomlSource, data: dict[str, Any]) -> list[EntrySpec]:
             )
         bot = item.get("bot")
         if not isinstance(bot, str) or not bot:
-            raise src.error("must be a built-in bot, remote, cmd:<command> or a .toml manifest",
-                            "entry", "bot", index)  # fmt: skip
+            raise src.error("must be a built-in bot, remote, cmd:<command>, py:MODULE:NAME or a "
+                            ".toml manifest", "entry", "bot", index)  # fmt: skip
         name = item.get("name", bot)
         if not isinstance(name, str) or not _NAME.match(name):
             raise src.error(
@@ -506,7 +507,8 @@ def _entries(src: TomlSource, data: dict[str, Any]) -> list[EntrySpec]:
                     manifest = src.path.parent / manifest
                 entry = load_manifest(manifest, allow=allow)
             else:
-                entry = parse_entry(bot)
+                # A py: module too is looked for beside the tournament file first.
+                entry = parse_entry(bot, folder=src.path.parent)
             programs = tuple(program_hashes(entry).items())
         except EntryError as exc:
             raise src.error(str(exc), "entry", "bot", index) from None

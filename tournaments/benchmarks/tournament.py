@@ -149,7 +149,7 @@ def bench_in_process(config: TournamentConfig) -> InProcessBench:
     each record written to memory: what the games cost with no harness around them.
 
     ValueError for a Swiss tournament (its pairings follow results) or an entry that is
-    not a built-in bot.
+    not a built-in bot or a ``py:`` entry.
     """
     if config.format is Format.SWISS:
         raise ValueError("the in-process comparison needs a format paired in advance, not swiss")

@@ -1,5 +1,6 @@
 """``tavolo play``: a match between entries over real gRPC, with its record; with
-``--in-process``, the same match between built-in players inside this process."""
+``--in-process``, the same match between built-in players and ``py:`` entries inside this
+process."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from referee.engine.deals import SeedError, check_seed
 from referee.engine.game_base import Outcome
 from referee.engine.rules import Rules
 from referee.entries import BUILT_IN_BOTS, Entry, EntryError, parse_entry
-from referee.local_play import play_match
+from referee.local_play import entry_player, play_match
 from referee.match.config import (
     TEMPO_FREE,
     Limits,
@@ -34,7 +35,7 @@ from referee.match.faults import FaultPolicy
 from referee.match.match import Match
 from referee.match.results import GameReport, MatchResult
 from referee.match.table import rotations
-from referee.players import UnknownPlayerError, check_player
+from referee.players import PlayerError, UnknownPlayerError
 from referee.records import open_record
 from referee.sandbox.bot_process import LogBudget
 from referee.sandbox.bwrap import SandboxMode
@@ -79,7 +80,7 @@ def play(
         list[str],
         typer.Argument(
             help=f"One entry per side: a built-in bot ({', '.join(sorted(BUILT_IN_BOTS))}), "
-            "remote, `cmd:COMMAND` or a .toml bot manifest."
+            "remote, `cmd:COMMAND`, `py:MODULE:NAME` or a .toml bot manifest."
         ),
     ],
     seed: Annotated[str, typer.Option(help="Seed text; the same seed deals the same cards.")],
@@ -151,8 +152,8 @@ def play(
     in_process: Annotated[
         bool,
         typer.Option(
-            help="Play built-in players inside this process, without gRPC or bot processes: "
-            "the same games, seats and record as over gRPC, faster."
+            help="Play built-in players and py: entries inside this process, without gRPC "
+            "or bot processes: the same games, seats and record as over gRPC, faster."
         ),
     ] = False,
     sandbox: SandboxOption = None,
@@ -183,7 +184,8 @@ def play(
     In a partnership game each entry takes both seats of one side, as two processes.
     Each duplicate set plays the same seeded deals once per arrangement of the entries
     over the sides (two sides: twice; three or four players each alone: 6 or 24 times).
-    With --in-process the built-in players play the same games here, without processes.
+    With --in-process the built-in players and py: entries play the same games here,
+    without processes.
     """
     rules = load_rules(game, rule)
     try:
@@ -202,7 +204,7 @@ def play(
         # Nothing is timed here, but each request says --deadline-ms: pimc sizes its
         # search by it, as it does over gRPC.
         config = MatchConfig(
-            rules, seed, _built_in(entries), deals, sets, Limits(deadline_ms=deadline_ms),
+            rules, seed, _in_process(entries), deals, sets, Limits(deadline_ms=deadline_ms),
             book=dealt,
         )  # fmt: skip
         reuse = book_reuse(dealt, deals, sets)
@@ -485,18 +487,23 @@ def _fault_lines(fault: Fault) -> list[str]:
     return [f"fault: {first}", *rest]
 
 
-def _built_in(entries: list[str]) -> tuple[Entry, ...]:
-    """The entries of an in-process match: built-in players only."""
-    try:
-        for name in entries:
-            check_player(name)
-    except UnknownPlayerError as exc:
-        fail(str(exc))
-    return tuple(Entry(name, built_in=True) for name in entries)
+def _in_process(entries: list[str]) -> tuple[Entry, ...]:
+    """The entries of an in-process match: built-in players and ``py:`` entries, each
+    checked (a ``py:`` entry's module imported) before anything is played."""
+    out = []
+    for text in entries:
+        try:
+            entry = parse_entry(text) if text.startswith("py:") else Entry(text, built_in=True)
+            entry_player(entry)
+        except (EntryError, UnknownPlayerError) as exc:
+            fail(str(exc))
+        out.append(entry)
+    return tuple(out)
 
 
 def _play_in_process(config: MatchConfig, record: Path | None, shown: Shown) -> None:
-    """The match between built-in players in this process (the quick path, no processes)."""
+    """The match between built-in players and py: entries in this process (the quick
+    path, no processes); a player's fault stops it, exit code 1."""
     games = config.games
     with contextlib.ExitStack() as stack:
         stream = _open_record(stack, record)
@@ -509,6 +516,9 @@ def _play_in_process(config: MatchConfig, record: Path | None, shown: Shown) -> 
 
         try:
             result = play_match(config, record=stream, on_deal=on_deal)
+        except PlayerError as exc:
+            kept = "" if record is None else f"; the record keeps what was played ({record})"
+            fail(f"{exc}{kept}", 1)
         except KeyboardInterrupt:
             fail("interrupted: the record keeps what was played", 130)
     _print_result(result, config.rules, config, [], shown, record)

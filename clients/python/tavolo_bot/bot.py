@@ -1,6 +1,11 @@
-"""The class a bot author subclasses, and the seed texts the SDK gives every stream."""
+"""The class a bot author subclasses, what a Python object plays as, and the seed texts the
+SDK gives every stream."""
 
 from __future__ import annotations
+
+import copy
+import inspect
+from collections.abc import Callable
 
 from tavolo_bot.proto import referee_pb2 as pb
 from tavolo_bot.turn import Turn
@@ -62,3 +67,85 @@ class Bot:
 
     def on_match_over(self) -> None:
         """Called once, right after the ``MatchOver`` event."""
+
+
+BotFunction = Callable[[Turn], int | pb.Action]
+"""A bot that is one function: ``choose`` without the class."""
+
+
+class FunctionBot(Bot):
+    """A bot that is one function of the :class:`Turn`: ``choose`` asks it; it hears nothing."""
+
+    def __init__(self, function: BotFunction) -> None:
+        self.function = function
+
+    def choose(self, turn: Turn) -> int | pb.Action:
+        """What the function returns for ``turn``."""
+        return self.function(turn)
+
+
+def bot_factory(target: object) -> Callable[[], Bot]:
+    """What ``target`` plays as: a callable that makes a fresh bot of it each time.
+
+    - a :class:`Bot` subclass: the class itself (it must take no arguments);
+    - a :class:`Bot` instance: a copy of it (``copy.deepcopy``), so every stream starts
+      from the bot as it is;
+    - a function of one argument: ``choose`` itself, given the :class:`Turn`
+      (:class:`FunctionBot`);
+    - a function of none: a factory, whose every result must be a :class:`Bot`.
+
+    TypeError, saying what ``target`` is, for anything else.
+    """
+    if isinstance(target, Bot):
+        return lambda: copy.deepcopy(target)
+    if isinstance(target, type):
+        if not issubclass(target, Bot):
+            raise TypeError(f"class {target.__name__} is not a tavolo_bot.Bot subclass")
+        needed = _required(target)
+        if needed:
+            raise TypeError(
+                f"class {target.__name__} needs {needed} argument(s) to be made; "
+                "give a function that makes the bot instead"
+            )
+        return target
+    if not callable(target):
+        raise TypeError(
+            f"{type(target).__name__} is not a bot: give a tavolo_bot.Bot subclass or "
+            "instance, a function of the Turn, or a function that makes a Bot"
+        )
+    needed = _required(target)
+    if needed == 1:
+        return lambda: FunctionBot(target)
+    if needed == 0:
+
+        def make() -> Bot:
+            bot = target()
+            if not isinstance(bot, Bot):
+                raise TypeError(
+                    f"{_name(target)}() made a {type(bot).__name__}, not a tavolo_bot.Bot"
+                )
+            return bot
+
+        return make
+    takes = "arguments it cannot be given" if needed is None else f"{needed} arguments"
+    raise TypeError(
+        f"{_name(target)} takes {takes}: a bot function takes one (the Turn), "
+        "a function that makes a bot none"
+    )
+
+
+def _required(function: Callable[..., object]) -> int | None:
+    """How many arguments ``function`` must be given; None when it needs a keyword or its
+    signature cannot be read."""
+    try:
+        parameters = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    needed = [p for p in parameters if p.default is p.empty]
+    if any(p.kind is p.KEYWORD_ONLY for p in needed):
+        return None
+    return sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in needed)
+
+
+def _name(target: object) -> str:
+    return str(getattr(target, "__qualname__", None) or type(target).__name__)
