@@ -282,17 +282,23 @@ def play_bots(
     named: list[Entry] = []
     players: list[PlayerMaker] = []
     for item in entries:
-        if isinstance(item, str):
-            entry = parse_entry(item)
-            players.append(entry_player(entry))
-        else:
-            python = item if isinstance(item, PythonEntry) else python_entry(item)
-            entry = Entry(python.name)  # a name in the match; nothing to run
-            players.append(bot_player(python.make))
+        entry, make = entry_of(item)
         named.append(entry)
+        players.append(make)
     limits = Limits(deadline_ms=deadline_ms)
     config = MatchConfig(rules, seed, tuple(named), deals, sets, limits, book=book)
     return _play(config, players, record, on_deal, match_id)
+
+
+def entry_of(item: object) -> tuple[Entry, PlayerMaker]:
+    """An entry as :func:`play_bots` takes it (a text, or a Python bot), as a match entry
+    and what makes its players; EntryError or UnknownPlayerError if it cannot play here."""
+    if isinstance(item, str):
+        entry = parse_entry(item)
+        return entry, entry_player(entry)
+    python = item if isinstance(item, PythonEntry) else python_entry(item)
+    # A name in the match; nothing to run.
+    return Entry(python.name), bot_player(python.make)
 
 
 def _play(
@@ -309,7 +315,7 @@ def _play(
     slots = 2 if rules.partnerships else 1
     # One player per slot, seeded with the TAVOLO_SEED its bot process gets.
     players = [
-        [_made(make, bot_seed(config.seed, names[e], k), names[e]) for k in range(slots)]
+        [made_player(make, bot_seed(config.seed, names[e], k), names[e]) for k in range(slots)]
         for e, make in enumerate(makers)
     ]
     result = MatchResult(
@@ -355,7 +361,7 @@ def _play(
     return result
 
 
-def _made(make: PlayerMaker, seed: str, name: str) -> Player:
+def made_player(make: PlayerMaker, seed: str, name: str) -> Player:
     """The player ``make`` makes for a slot of entry ``name``, guarded (:class:`_Guarded`);
     PlayerError if making it raises."""
     try:

@@ -12,10 +12,10 @@ from gymnasium.utils.env_checker import check_env
 from pettingzoo.test import api_test, seed_test
 
 from referee.engine.registry import new_game, preset, presets
-from referee.players import Decision
 from referee.research.encoding import OBSERVATION_SECTIONS
 from referee.research.gym_env import SeatEnv
 from referee.research.pettingzoo_env import env, raw_env
+from tavolo_bot.turn import Turn
 
 HAND = next(s for s in OBSERVATION_SECTIONS if s.name == "hand")
 
@@ -76,9 +76,9 @@ def test_the_gymnasium_wrapper_passes_gymnasiums_checker() -> None:
 def test_the_other_seats_are_played_by_whom_they_are_given_to() -> None:
     asked: list[int] = []
 
-    def lowest(decision: Decision) -> int:
-        asked.append(decision.seat)
-        return min(decision.legal)
+    def lowest(turn: Turn) -> int:
+        asked.append(turn.seat)
+        return min(action.id for action in turn.legal)
 
     table = SeatEnv("tressette", seat=0, opponents={1: lowest, 2: "heuristic", 3: lowest})
     obs, info = table.reset(seed=3)

@@ -1,6 +1,7 @@
 """One seat of a preset as a Gymnasium environment: the learner plays ``seat``, and every
-other seat (its partner's too) is played by a built-in bot, a :class:`~referee.players.Player`
-or a Python function (docs/research.md).
+other seat (its partner's too) is played by an entry as :func:`referee.local_play.play_bots`
+takes one: a built-in bot's name, a ``py:`` entry, a function of the SDK's ``Turn``, or an
+SDK ``Bot`` (docs/research.md).
 
 Observations are the PettingZoo environment's (:mod:`.pettingzoo_env`): the tensor and the
 action mask. The reward comes at the end of the episode: the learner's return (1 if its
@@ -12,20 +13,19 @@ other seats' bots as ``tavolo`` seeds them in a game of that seed (``play_game``
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from referee.engine.codec import Action
 from referee.engine.game_base import AnyGame
 from referee.engine.registry import new_game, preset
 from referee.engine.rules import Rules
-from referee.local_play import tell
+from referee.local_play import entry_of, made_player, tell
 from referee.match.match import match_started_event
-from referee.players import Decision, Player, make_player
+from referee.players import Decision, Player, PlayerMaker
 from referee.research.arrays import action_mask, information_state_tensor, observation_tensor
 from referee.research.encoding import (
     INFORMATION_STATE_SIZE,
@@ -35,27 +35,8 @@ from referee.research.encoding import (
 )
 from referee.research.episode_seeds import EpisodeSeeds
 
-Opponent = str | Player | Callable[[Decision], Action]
-"""Who plays a seat: a built-in bot's name (``random``, ``heuristic``, ``pimc``), a
-player, or a function of the decision (the state, the seat, its legal actions)."""
-
-
-class _Function:
-    """A function of the decision, as a player that hears nothing."""
-
-    hears = False
-
-    def __init__(self, choose: Callable[[Decision], Action]) -> None:
-        self.choose = choose
-
-    def start_game(self, game: int, seat: int) -> None:
-        """Nothing to do."""
-
-    def hear(self, event: Any) -> None:
-        """Nothing to hear."""
-
-    def act(self, decision: Decision) -> Action:
-        return self.choose(decision)
+Opponent = object
+"""Who plays a seat: anything :func:`referee.local_play.play_bots` takes as an entry."""
 
 
 class SeatEnv(gymnasium.Env[dict[str, Any], int]):
@@ -81,12 +62,14 @@ class SeatEnv(gymnasium.Env[dict[str, Any], int]):
             missing = sorted(set(others) - set(opponents))
             if missing:
                 raise ValueError(f"no opponent given for seat(s) {missing}")
-            self._opponents = {s: opponents[s] for s in others}
+            chosen = {s: opponents[s] for s in others}
         else:
-            self._opponents = dict.fromkeys(others, opponents)
-        for who in self._opponents.values():
-            if isinstance(who, str):
-                make_player(who, "check")  # an unknown name fails here, not at reset
+            chosen = dict.fromkeys(others, opponents)
+        # Checked here, not at the first reset: an entry that cannot play raises now.
+        self._opponents: dict[int, tuple[str, PlayerMaker]] = {}
+        for s, who in chosen.items():
+            entry, make = entry_of(who)
+            self._opponents[s] = (entry.name, make)
         self.deals = deals
         self.information_state = information_state
         size = INFORMATION_STATE_SIZE if information_state else OBSERVATION_SIZE
@@ -112,7 +95,8 @@ class SeatEnv(gymnasium.Env[dict[str, Any], int]):
         super().reset(seed=seed)
         self.seed_text = self._seeds.next(seed, options)
         self._players = {
-            s: self._player(who, f"{self.seed_text}/seat/{s}") for s, who in self._opponents.items()
+            s: made_player(make, f"{self.seed_text}/seat/{s}", name)
+            for s, (name, make) in self._opponents.items()
         }
         self._hearing = [(s, p) for s, p in self._players.items() if p.hears]
         started = match_started_event(self.rules, "local", 1, self.deals)
@@ -138,13 +122,6 @@ class SeatEnv(gymnasium.Env[dict[str, Any], int]):
         done = state.is_terminal()
         reward = state.returns()[self.seat] if done else 0.0
         return self._observe(), reward, done, False, {}
-
-    def _player(self, who: Opponent, seed: str) -> Player:
-        if isinstance(who, str):
-            return make_player(who, seed)
-        if hasattr(who, "act") and hasattr(who, "hears"):
-            return who  # type: ignore[return-value]
-        return _Function(who)
 
     def _play_others(self) -> None:
         """Play the other seats until the learner is to act or the episode is over."""
