@@ -28,7 +28,14 @@ from referee.engine.game_base import AnyGame, Termination
 from referee.engine.registry import family, new_game, preset
 from referee.engine.rules import Rules
 from referee.records import verify_file, verify_lines
-from referee.research.dataset import DECISIONS, GAMES, legal_masks, observations, rebuild
+from referee.research.dataset import (
+    DECISIONS,
+    DENSE_LEAF,
+    GAMES,
+    legal_masks,
+    observations,
+    rebuild,
+)
 from referee.research.encoding import (
     OBSERVATION_SIZE,
     action_table,
@@ -97,6 +104,10 @@ def test_every_golden_record_comes_back_byte_for_byte_from_its_dataset(tmp_path:
                              "records": len(GOLDEN)}  # fmt: skip
     assert sheet["licence"] == LICENCE
     assert sheet["families"] == dict(Counter(games.column("family").to_pylist()))
+    # Like the records, the files hold every hand: readable by their owner alone.
+    files = sorted(p.name for p in out.iterdir())
+    assert files == ["datasheet.json", "datasheet.md", DECISIONS, GAMES]
+    assert all((out / name).stat().st_mode & 0o777 == 0o600 for name in files)
 
 
 def test_each_row_is_a_seat_action_line_of_its_record(tmp_path: Path) -> None:
@@ -135,7 +146,11 @@ def test_the_columns_hold_what_the_engine_says_at_each_decision(tmp_path: Path) 
     assert "obs" in dense.column_names and "obs_indices" not in dense.column_names
     assert dense.schema.field("obs").type == pa.list_(pa.float32(), OBSERVATION_SIZE)
     assert np.array_equal(observations(decisions), observations(dense))
-    assert (dense_out / DECISIONS).stat().st_size > 0
+    # The dense tensor's few distinct floats are written as a dictionary: small on disk.
+    leaf = pq.ParquetFile(dense_out / DECISIONS).metadata.row_group(0)
+    [obs] = [leaf.column(i) for i in range(leaf.num_columns) if leaf.column(i).path_in_schema
+             == DENSE_LEAF]  # fmt: skip
+    assert "RLE_DICTIONARY" in obs.encodings
     rows = decisions.to_pylist()
     at = 0
     for game in games.to_pylist():

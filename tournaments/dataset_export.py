@@ -20,7 +20,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from referee.records import RecordError
+from referee.records import RecordError, open_record
 from referee.research.dataset import (
     DECISIONS,
     FORMAT,
@@ -89,10 +89,11 @@ def export_dataset(
         summary = writer.close()
         seconds = time.perf_counter() - start
         sheet = _datasheet(summary, sources, licence, command, dense)
-        (folder / DATASHEET_JSON).write_text(
-            json.dumps(sheet, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
-        )
-        (folder / DATASHEET).write_text(_markdown(sheet), encoding="utf-8")
+        # Readable by their owner alone, as the tables are: the seeds deal every hand.
+        with open_record(folder / DATASHEET_JSON, new=True) as out:
+            out.write(json.dumps(sheet, indent=1, ensure_ascii=False) + "\n")
+        with open_record(folder / DATASHEET, new=True) as out:
+            out.write(_markdown(sheet))
     except BaseException:
         writer.abort()
         for name in (DATASHEET, DATASHEET_JSON):

@@ -29,7 +29,15 @@ import pyarrow.parquet as pq
 from referee.engine.cards import cards_of
 from referee.engine.events import Incident
 from referee.engine.game_base import AnyGame, Termination
-from referee.records import FAULT_TYPES, Answer, Decision, rebuild_game, verify_file, verify_lines
+from referee.records import (
+    FAULT_TYPES,
+    Answer,
+    Decision,
+    open_record,
+    rebuild_game,
+    verify_file,
+    verify_lines,
+)
 from referee.research.encoding import (
     OBSERVATION_SIZE,
     dense,
@@ -85,6 +93,8 @@ SPARSE_OBSERVATION = [
 DENSE_OBSERVATION = [
     _column("obs", pa.list_(pa.float32(), OBSERVATION_SIZE), "the observation tensor, whole"),
 ]
+DENSE_LEAF = "obs.list.element"
+"""The Parquet column of the dense tensor's floats (a list's leaf, as Parquet names it)."""
 HIDDEN_DECISION_COLUMNS = [
     _column("hidden_hands", pa.list_(pa.list_(pa.int8())),
          "HIDDEN: every seat's cards at the decision, by seat (card ids, docs/deals.md)"),
@@ -236,8 +246,12 @@ class DatasetWriter:
         self._decision_schema = _schema(self._decision_columns, dense)
         self._game_schema = _schema(game_columns(), dense)
         self._writers: list[pq.ParquetWriter] = []
-        self._decision_file = self._writer(DECISIONS, self._decision_schema)
-        self._game_file = self._writer(GAMES, self._game_schema)
+        try:
+            self._decision_file = self._writer(DECISIONS, self._decision_schema)
+            self._game_file = self._writer(GAMES, self._game_schema)
+        except BaseException:
+            self.abort()
+            raise
         self._at: tuple[str, int | None, int] = ("", None, 0)
         self._game: _GameRows | None = None
 
@@ -245,11 +259,15 @@ class DatasetWriter:
         # Dictionaries pay for the strings and for the dense tensor's few distinct values;
         # on the sparse indices they cost more than they save. zstd 9 halves the indices
         # that zstd's default leaves (docs/benchmarks.md, "Datasets").
-        dictionary = [f.name for f in schema if pa.types.is_dictionary(f.type) or f.name == "obs"]
+        dictionary = [f.name for f in schema if pa.types.is_dictionary(f.type)]
+        if "obs" in schema.names:
+            dictionary.append(DENSE_LEAF)
+        path = self.folder / name
+        # Made new and readable by its owner alone, as a record is: it holds every hand.
+        open_record(path, new=True).close()
         writer = pq.ParquetWriter(
-            self.folder / name, schema, compression="zstd", compression_level=9,
-            use_dictionary=dictionary,
-        )  # fmt: skip
+            path, schema, compression="zstd", compression_level=9, use_dictionary=dictionary
+        )
         self._writers.append(writer)
         return writer
 
@@ -422,7 +440,7 @@ class DatasetWriter:
         return self.summary
 
     def abort(self) -> None:
-        """Close and delete both files: the dataset is not to be used."""
+        """Close and delete the files written: the dataset is not to be used."""
         self._close_files()
         for name in (DECISIONS, GAMES):
             (self.folder / name).unlink(missing_ok=True)
