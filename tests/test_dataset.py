@@ -437,3 +437,20 @@ def test_usage_errors_are_one_line(tmp_path: Path) -> None:
     (out / "keep.txt").write_text("mine")
     assert_one_error(export(GOLDEN[0], "-o", out), "not an empty folder")
     assert (out / "keep.txt").read_text() == "mine"
+
+
+# -- the benchmark --------------------------------------------------------------------------
+
+
+def test_bench_dataset_times_real_exports() -> None:
+    result = tavolo("bench", "dataset", "--game", "briscola", "--games", 3, "--rounds", 2, "--json")
+    assert result.exit_code == 0, result.output
+    figures = json.loads(result.stdout)
+    assert (figures["benchmark"], figures["game"], figures["layout"]) == (
+        "dataset", "briscola", "sparse"
+    )  # fmt: skip
+    # Three Briscola games to the target: every card of every deal is a decision.
+    assert figures["decisions"] % 40 == 0 and figures["decisions"] >= 3 * 40
+    rounds = figures["rounds"]
+    assert len(rounds) == 2 and min(rounds) <= figures["decisions_per_second"] <= max(rounds)
+    assert figures["bytes_per_decision"] > 0
