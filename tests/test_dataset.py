@@ -9,9 +9,10 @@ family, a match over gRPC with faulting bot processes), a tournament run into SQ
 from __future__ import annotations
 
 import json
-import random
+import os
 import shlex
 import sqlite3
+import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
@@ -46,6 +47,7 @@ from referee.research.encoding import (
 from tests.bots.harness import SCRIPTED
 from tests.test_cli import assert_one_error, tavolo
 from tests.test_tournament_run import tournament
+from tournaments.benchmarks.dataset import write_records
 from tournaments.storage import Store
 
 GOLDEN = sorted((Path(__file__).parent / "golden").glob("*.jsonl"))
@@ -182,22 +184,11 @@ def test_the_columns_hold_what_the_engine_says_at_each_decision(tmp_path: Path) 
     assert [list(np.flatnonzero(m)) for m in masks] == [sorted(r["legal"]) for r in rows[:5]]
 
 
-def _random_record(path: Path, rules_name: str, knobs: list[str], seed: str) -> Path:
-    rules = preset(rules_name).with_knobs(knobs)
-    seats = [f"bot-{s}" for s in range(rules.players)]
-    state = new_game(rules, seed, deals=2, seats=seats, record=True)
-    rng = random.Random(seed)
-    while not state.is_terminal():
-        state.apply_action(rng.choice(state.legal_actions()))
-    assert state.events is not None
-    path.write_text("".join(state.text(i) + "\n" for i in range(len(state.events))))
-    return path
-
-
 def test_derived_declarations_are_no_decisions(tmp_path: Path) -> None:
     """Under auto_declare the referee declares for everyone: those lines get no row, and
     the record still comes back whole."""
-    record = _random_record(tmp_path / "auto.jsonl", "tressette", ["auto_declare=true"], "ad-3")
+    rules = preset("tressette").with_knobs(["auto_declare=true"])
+    [record] = write_records(rules, 1, tmp_path, "auto-declare")
     derived = [line for game in game_lines(record) for _, line in game if line["type"] == "declare"]
     assert derived, "the seed deals a declaration"
     decisions, _ = exported(tmp_path / "out", record)
@@ -385,6 +376,37 @@ def test_a_tournament_comes_back_game_by_game(tmp_path: Path, tournament_db: Pat
     assert "| `hand` | 0 | 40 |" in markdown  # the encoding's first section
     for entry in entries:
         assert f"| {entry} | 6 |" in markdown  # its games: 3 matches of 2
+
+
+EXAMPLE = Path(__file__).parent.parent / "docs" / "examples" / "read_dataset.py"
+
+
+def test_the_documented_example_reads_a_tournament_dataset(
+    tmp_path: Path, tournament_db: Path
+) -> None:
+    page = (EXAMPLE.parent.parent / "research.md").read_text(encoding="utf-8")
+    datasets = page.split("\n## Datasets\n", 1)[1]
+    shown = datasets.split("```python\n", 1)[1].split("```", 1)[0]
+    assert shown == EXAMPLE.read_text(encoding="utf-8"), "the page shows the whole file"
+    out = tmp_path / "quick-dataset"
+    decisions, _ = exported(out, "--db", tournament_db)
+    env = {**os.environ, "PYTHONPATH": str(EXAMPLE.parent.parent.parent)}
+    run = subprocess.run(
+        [sys.executable, str(EXAMPLE), str(out)], capture_output=True, text=True, env=env,
+        timeout=120, check=False,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    for entry in ENTRIES:
+        [row] = [line.split() for line in lines if line.startswith(entry + " ")]
+        mine = [e for e in decisions.column("entry").to_pylist() if e == entry]
+        assert int(row[1]) == len(mine)
+    rows = decisions.num_rows
+    assert lines[-1].startswith(f"x ({rows}, {OBSERVATION_SIZE}), legal ({rows}, 322), y ({rows},)")
+    # What the tensor's hand section says is held is what the hidden hands hold.
+    hands = decisions.select(["seat", "hidden_hands"]).to_pylist()
+    held = sum(len(r["hidden_hands"][r["seat"]]) for r in hands) / rows
+    assert lines[-1].endswith(f"tressette, {held:.1f} cards held")
 
 
 # -- bad input ------------------------------------------------------------------------------
