@@ -28,11 +28,12 @@ from referee.engine.deal_book import parse_book
 from referee.engine.game_base import AnyGame, Termination
 from referee.engine.registry import family, new_game, preset
 from referee.engine.rules import Rules
-from referee.records import verify_file, verify_lines
+from referee.records import RecordError, verify_file, verify_lines
 from referee.research.dataset import (
     DECISIONS,
     DENSE_LEAF,
     GAMES,
+    DatasetWriter,
     legal_masks,
     observations,
     rebuild,
@@ -424,6 +425,27 @@ def test_a_bad_record_line_is_named_by_file_and_line(tmp_path: Path) -> None:
     broken = tmp_path / "broken.jsonl"
     broken.write_text(GOLDEN[0].read_text(encoding="utf-8")[:-1], encoding="utf-8")
     assert_one_error(export(broken, "-o", out), f"{broken}:", "truncated")
+
+
+def test_a_record_that_fails_leaves_nothing_in_the_dataset(tmp_path: Path) -> None:
+    """A record whose first game verifies and whose second is cut short: none of its rows
+    are kept, and what is added after it is written as if it had never been read."""
+    first, second = GOLDEN[0], GOLDEN[1]
+    cut = second.read_text(encoding="utf-8").splitlines()[:-1]  # no result: not over
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("".join(t + "\n" for t in [*first.read_text().splitlines(), *cut]))
+    alone, after = tmp_path / "alone", tmp_path / "after"
+    for folder, before in ((alone, []), (after, [bad])):
+        folder.mkdir()
+        writer = DatasetWriter(folder)
+        for path in before:
+            with pytest.raises(RecordError, match="record ends"):
+                writer.add_file(path)
+        writer.add_file(second)
+        summary = writer.close()
+        assert (summary.games, summary.records) == (1, 1)
+    for name in (DECISIONS, GAMES):
+        assert pq.read_table(after / name).equals(pq.read_table(alone / name))
 
 
 def test_a_bad_database_is_named(tmp_path: Path, tournament_db: Path) -> None:

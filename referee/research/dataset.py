@@ -13,6 +13,7 @@ what the decisions do not (each header, the faults' lines, the deals), so that
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
@@ -253,7 +254,11 @@ class DatasetWriter:
             self.abort()
             raise
         self._at: tuple[str, int | None, int] = ("", None, 0)
+        """The record being read: its source, match, and the number of its next game."""
         self._game: _GameRows | None = None
+        """The game being read, once it has a decision."""
+        self._finished: list[tuple[_GameRows, str, int | None, int]] = []
+        """The games of the record being read, over: added once all of it verifies."""
 
     def _writer(self, name: str, schema: pa.Schema) -> pq.ParquetWriter:
         # Dictionaries pay for the strings and for the dense tensor's few distinct values;
@@ -277,8 +282,8 @@ class DatasetWriter:
     def add_file(self, path: Path) -> None:
         """Add every game of a record file, verified as ``tavolo verify`` does."""
         self._at = (str(path), None, 1)
-        verify_file(path, on_decision=self._decision, on_game=self._game_over)
-        self.summary.records += 1
+        with self._record():
+            verify_file(path, on_decision=self._decision, on_game=self._game_over)
 
     def add_lines(
         self,
@@ -292,8 +297,29 @@ class DatasetWriter:
         """Add the games of a record's lines: of ``source``, ``match``, numbered from
         ``game``; ``where`` names the record in errors (default: ``source``)."""
         self._at = (source, match, game)
-        verify_lines(lines, where or source, on_decision=self._decision, on_game=self._game_over)
+        with self._record():
+            verify_lines(
+                lines, where or source, on_decision=self._decision, on_game=self._game_over
+            )
+
+    @contextlib.contextmanager
+    def _record(self) -> Iterator[None]:
+        """Add the games of the record read inside, once all of it verifies: a record that
+        does not leaves nothing of it in the dataset."""
+        self._finished.clear()
+        self._game = None
+        try:
+            yield
+        finally:
+            finished, self._finished = self._finished, []
+            self._game = None
+        for game, source, match, number in finished:
+            self._add_game(game, source, match, number)
         self.summary.records += 1
+        if len(self._decisions) >= self._rows_per_group:
+            self._decision_file.write_batch(self._decisions.batch(self._decision_schema))
+        if len(self._games) >= self._rows_per_group:
+            self._game_file.write_batch(self._games.batch(self._game_schema))
 
     def _decision(self, d: Decision) -> None:
         state = d.state
@@ -334,11 +360,7 @@ class DatasetWriter:
         self._game = None
         source, match, number = self._at
         self._at = (source, match, number + 1)
-        self._add_game(game, source, match, number)
-        if len(self._decisions) >= self._rows_per_group:
-            self._decision_file.write_batch(self._decisions.batch(self._decision_schema))
-        if len(self._games) >= self._rows_per_group:
-            self._game_file.write_batch(self._games.batch(self._game_schema))
+        self._finished.append((game, source, match, number))
 
     def _add_game(self, game: _GameRows, source: str, match: int | None, number: int) -> None:
         state = game.state
