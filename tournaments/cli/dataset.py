@@ -96,9 +96,10 @@ def export(
     try:
         total = records_in(db) if db is not None else len(given)
         output.mkdir(parents=True, exist_ok=True)
+        console = Console(stderr=True)
         with Progress(
-            TextColumn("records"), BarColumn(), MofNCompleteColumn(),
-            console=Console(stderr=True), disable=quiet, transient=True,
+            TextColumn("records"), BarColumn(), MofNCompleteColumn(), console=console,
+            disable=quiet or not console.is_terminal, transient=True,
         ) as progress:  # fmt: skip
             task = progress.add_task("records", total=total)
             done = export_dataset(
