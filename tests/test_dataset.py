@@ -365,6 +365,11 @@ def test_a_tournament_comes_back_game_by_game(tmp_path: Path, tournament_db: Pat
     )  # fmt: skip
     assert source["entries"]["random-b"] == {"bot": "random"}
     assert sheet["rows"]["decisions"] == decisions.num_rows
+    # Run from this checkout: the datasheet names its commit.
+    root = Path(__file__).resolve().parent.parent
+    head = subprocess.run(["git", "-C", root, "rev-parse", "HEAD"], capture_output=True,
+                          text=True, check=True).stdout.strip()  # fmt: skip
+    assert sheet["tavolo"]["git"]["commit"] == head
     assert sheet["command"] == (
         f"tavolo dataset export --db {tournament_db} --output {out} --licence {LICENCE}"
     )

@@ -139,8 +139,8 @@ def _tournament_facts(db: Path, meta: dict[str, str]) -> dict[str, Any]:
                            "tournament": meta.get("name")}  # fmt: skip
     try:
         config = tomllib.loads(meta.get("config", ""))
-    except tomllib.TOMLDecodeError:
-        config = {}  # the rows are read from the records, which verified: the file is extra
+    except tomllib.TOMLDecodeError as exc:
+        raise StorageError(f"{db}: the tournament file it keeps does not parse: {exc}") from None
     seed = config.get("seed")
     out["seed"] = seed if seed is not None else _json(meta.get(MADE_SEED))
     out["format"] = config.get("format")
@@ -167,7 +167,10 @@ def _tavolo_version() -> str:
 
 
 def _git_commit() -> dict[str, Any] | None:
-    """The commit of the source tree this Tavolo runs from, if it is a git checkout."""
+    """The commit of the source tree this Tavolo runs from, if it is a git checkout (an
+    installed Tavolo is not, even where its site-packages lie inside one)."""
+    if not (_SOURCE_TREE / ".git").exists():
+        return None
 
     def git(*args: str) -> str | None:
         try:
@@ -175,8 +178,8 @@ def _git_commit() -> dict[str, Any] | None:
                 ["git", "-C", str(_SOURCE_TREE), *args],
                 capture_output=True, text=True, timeout=10, check=False,
             )  # fmt: skip
-        except OSError:
-            return None  # no git on this machine: the datasheet says the commit is unknown
+        except (OSError, subprocess.TimeoutExpired):
+            return None  # no git here, or a stuck one: the datasheet says "commit unknown"
         return done.stdout.strip() if done.returncode == 0 else None
 
     commit = git("rev-parse", "HEAD")
