@@ -11,7 +11,7 @@ import dataclasses
 import functools
 import json
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -160,6 +160,28 @@ class Verified:
         return self.outcomes[-1]
 
 
+@dataclass(frozen=True)
+class Decision:
+    """A seat's action met as a record is replayed, with the game as the seat saw it."""
+
+    state: AnyGame
+    """The game just before the action. The replay goes on with it after the call: read
+    what you need of it then."""
+    seat: int
+    action: Action
+    """The action's id (the family's codec)."""
+    line: dict[str, Any]
+    """The record line, as read (with its ``ms`` if it was timed)."""
+    number: int
+    """Its line number in the record, from 1."""
+
+
+OnDecision = Callable[[Decision], None]
+"""Called for each seat's action of a record, before the replay applies it."""
+OnGame = Callable[[AnyGame], None]
+"""Called with each game of a record once the replay has reached its ``result``."""
+
+
 def _field(obj: dict[str, Any], key: str, kind: type | tuple[type, ...], where: str) -> Any:
     if key not in obj:
         raise ValueError(f"{where}: missing field '{key}'")
@@ -276,16 +298,22 @@ class _RecordDeals:
 
 
 def verify_lines(
-    lines: Iterable[str], source: str = "<record>", *, book: tuple[bytes, str] | None = None
+    lines: Iterable[str],
+    source: str = "<record>",
+    *,
+    book: tuple[bytes, str] | None = None,
+    on_decision: OnDecision | None = None,
+    on_game: OnGame | None = None,
 ) -> Verified:
     """Replay a record's lines (each without its newline) and check every one of them.
 
     A record holds one game or several in a row (the games of a match), each starting
     with its ``game`` line. ``book``: (bytes, file name) of the deal book the games were
     dealt from, to check their hands against; without it a game dealt from a book takes
-    its hands from its own deal lines.
+    its hands from its own deal lines. ``on_decision`` and ``on_game`` see each seat's
+    action and each finished game as the replay meets them (a dataset reads them).
     """
-    walk = _Walk(source, check=True, book=book)
+    walk = _Walk(source, check=True, book=book, on_decision=on_decision, on_game=on_game)
     outcomes, number = walk.run(lines)
     return Verified(source, tuple(outcomes), number, tuple(walk.books), book is not None)
 
@@ -302,6 +330,49 @@ def replay(lines: Iterable[str]) -> list[str]:
     return rebuilt
 
 
+Answer = tuple[int, Action, int | None]
+"""(seat, action id, think time in ms or None): a seat's action, as a dataset keeps it."""
+
+
+def rebuild_game(
+    header: str,
+    steps: Iterable[str | Answer],
+    deals: Sequence[str] = (),
+    source: str = "<rebuilt>",
+) -> list[str]:
+    """One game's record, rebuilt from what was done in it; every derived line is made anew.
+
+    ``header`` is the game's ``game`` line; ``steps``, in order, each a seat's action by
+    its id (an :data:`Answer`) or a line that is not a seat's action (``rejected``,
+    ``incident``, ``forfeit``) as written; ``deals`` the ``deal`` lines of a game dealt
+    from a book (a seeded game deals from its seed). :class:`RecordError` names a step
+    the game refuses (line 1 is the header, line ``n`` step ``n - 1``).
+    """
+    state = _Walk(source, check=False).new_game(_parsed(header, source, 1), [header, *deals], 0)
+    assert state.events is not None
+    for number, step in enumerate(steps, start=2):
+        if isinstance(step, str):
+            line = _parsed(step, source, number)
+            if not isinstance(line, dict) or line.get("type") not in FAULT_TYPES:
+                raise RecordError(
+                    source, number, "a line step must be a rejected, incident or forfeit line"
+                )
+            _apply_line(state, line, source, number)
+            continue
+        seat, action, ms = step
+        to_act = state.current_player()
+        if seat != to_act:
+            now = "the game is over" if to_act is None else f"it is seat {to_act}'s turn"
+            raise RecordError(source, number, f"seat {seat} acts, but {now}")
+        index = len(state.events)
+        _apply_action(state, seat, action, source, number)
+        if ms is not None:
+            state.think_ms[index] = ms
+    if state.outcome is None:
+        raise RecordError(source, None, "the steps end before the game is over")
+    return [state.text(i) for i in range(len(state.events))]
+
+
 class _Walk:
     """Feeds a record's actions to the engine, comparing every line when ``check``."""
 
@@ -312,16 +383,37 @@ class _Walk:
         check: bool,
         rebuilt: list[str] | None = None,
         book: tuple[bytes, str] | None = None,
+        on_decision: OnDecision | None = None,
+        on_game: OnGame | None = None,
     ) -> None:
         self.source = source
         self.check = check
         self.rebuilt = rebuilt
         self.book = book
+        self.on_decision = on_decision
+        self.on_game = on_game
         self.books: list[str] = []
         self._parsed: dict[Rules, DealBook] = {}
 
     def new_game(self, obj: Any, lines: list[str], index: int) -> AnyGame:
-        """The game a header line starts, dealt as its header says."""
+        """The game a header line starts, dealt as its header says, with its sandbox."""
+        state = self._dealt_game(obj, lines, index)
+        if isinstance(obj, dict) and "sandbox" in obj:
+            sandbox = obj["sandbox"]
+            players = state.rules.players
+            if not (
+                isinstance(sandbox, list)
+                and len(sandbox) == players
+                and all(isinstance(s, str) for s in sandbox)
+            ):
+                raise RecordError(
+                    self.source, index + 1, f"field 'sandbox' must be {players} words"
+                )
+            # What each seat ran under is a fact of the match, not of the game: kept.
+            _change_header(state, sandbox=tuple(sandbox))
+        return state
+
+    def _dealt_game(self, obj: Any, lines: list[str], index: int) -> AnyGame:
         number = index + 1
         try:
             rules, seed, deals, seats = _header(obj)
@@ -378,18 +470,11 @@ class _Walk:
                 outcomes.append(state.outcome)
                 if rebuilt is not None:
                     rebuilt.extend(dumps(line) for line in state.lines())
+                if self.on_game is not None:
+                    self.on_game(state)
 
         for number, text in enumerate(lines, start=1):
-            try:
-                obj = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise RecordError(
-                    source, number, f"not JSON ({exc.msg} at column {exc.colno})"
-                ) from None
-            except RecursionError:
-                raise RecordError(
-                    source, number, "not a record line (JSON nested too deeply)"
-                ) from None
+            obj = _parsed(text, source, number)
             if state is None or (state.outcome is not None and pos == len(events)):
                 if state is not None and (not isinstance(obj, dict) or obj.get("type") != "game"):
                     kind = obj.get("type") if isinstance(obj, dict) else None
@@ -401,32 +486,13 @@ class _Walk:
                     )
                 close_game()
                 state = self.new_game(obj, lines, number - 1)
-                rules = state.rules
                 assert state.events is not None
                 events = state.events
-                if isinstance(obj, dict) and "sandbox" in obj:
-                    sandbox = obj["sandbox"]
-                    if not (
-                        isinstance(sandbox, list)
-                        and len(sandbox) == rules.players
-                        and all(isinstance(s, str) for s in sandbox)
-                    ):
-                        raise RecordError(
-                            source, number, f"field 'sandbox' must be {rules.players} words"
-                        )
-                    # What each seat ran under is a fact of the match, not of the game: kept.
-                    _change_header(state, sandbox=tuple(sandbox))
                 pos = 0
             elif not isinstance(obj, dict) or not isinstance(obj.get("type"), str):
                 raise RecordError(source, number, "a line must be an object with a 'type'")
             elif pos == len(events):
-                _apply_line(state, obj, source, number)
-                if "ms" in obj and obj["type"] in timed_types():
-                    # A fact of the match, as the sandbox is: checked for its form, kept.
-                    try:
-                        state.think_ms[pos] = _think_time(obj)
-                    except ValueError as exc:
-                        raise RecordError(source, number, str(exc)) from None
+                _apply_line(state, obj, source, number, self.on_decision)
             expected = state.line(pos)
             if check and obj != expected:
                 raise RecordError(source, number, _difference(obj, expected, dealt_from))
@@ -450,8 +516,43 @@ class _Walk:
         return outcomes, number
 
 
-def _apply_line(state: AnyGame, obj: dict[str, Any], source: str, number: int) -> None:
-    """Apply the action a line records, or raise RecordError saying why it cannot be."""
+def _parsed(text: str, source: str, number: int) -> Any:
+    """A record line's JSON value, or RecordError."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise RecordError(source, number, f"not JSON ({exc.msg} at column {exc.colno})") from None
+    except RecursionError:
+        raise RecordError(source, number, "not a record line (JSON nested too deeply)") from None
+
+
+def _apply_line(
+    state: AnyGame,
+    obj: dict[str, Any],
+    source: str,
+    number: int,
+    on_decision: OnDecision | None = None,
+) -> None:
+    """Apply the action a line records, keeping its think time, or raise RecordError saying
+    why it cannot be; ``on_decision`` sees a seat's action before it is applied."""
+    assert state.events is not None
+    index = len(state.events)
+    _apply_untimed(state, obj, source, number, on_decision)
+    if "ms" in obj and obj["type"] in timed_types():
+        # A fact of the match, as the sandbox is: checked for its form, kept.
+        try:
+            state.think_ms[index] = _think_time(obj)
+        except ValueError as exc:
+            raise RecordError(source, number, str(exc)) from None
+
+
+def _apply_untimed(
+    state: AnyGame,
+    obj: dict[str, Any],
+    source: str,
+    number: int,
+    on_decision: OnDecision | None,
+) -> None:
     kind = obj["type"]
     to_act = state.current_player()
     if kind not in action_types():
@@ -487,6 +588,12 @@ def _apply_line(state: AnyGame, obj: dict[str, Any], source: str, number: int) -
         raise RecordError(source, number, str(exc)) from None
     if seat != to_act:
         raise RecordError(source, number, f"seat {seat} acts, but it is seat {to_act}'s turn")
+    if on_decision is not None:
+        on_decision(Decision(state, seat, action, obj, number))
+    _apply_action(state, seat, action, source, number)
+
+
+def _apply_action(state: AnyGame, seat: int, action: Action, source: str, number: int) -> None:
     try:
         state.apply_action(action)
     except IllegalActionError as exc:
@@ -495,11 +602,18 @@ def _apply_line(state: AnyGame, obj: dict[str, Any], source: str, number: int) -
         ) from None
 
 
-def verify_file(path: str | Path, *, book: tuple[bytes, str] | None = None) -> Verified:
+def verify_file(
+    path: str | Path,
+    *,
+    book: tuple[bytes, str] | None = None,
+    on_decision: OnDecision | None = None,
+    on_game: OnGame | None = None,
+) -> Verified:
     """Verify one record file; raise :class:`RecordError` naming the first violation.
 
     Lines end with ``\n`` alone: the file is read as bytes, so a ``\r`` stays on its line
-    and fails the canonical-form check. ``book`` as for :func:`verify_lines`.
+    and fails the canonical-form check. ``book``, ``on_decision`` and ``on_game`` as for
+    :func:`verify_lines`.
     """
     source = str(path)
     number = 0
@@ -517,6 +631,8 @@ def verify_file(path: str | Path, *, book: tuple[bytes, str] | None = None) -> V
 
     try:
         with open(path, "rb") as stream:
-            return verify_lines(lines(stream), source, book=book)
+            return verify_lines(
+                lines(stream), source, book=book, on_decision=on_decision, on_game=on_game
+            )
     except OSError as exc:
         raise RecordError(source, None, f"cannot read: {exc.strerror}") from None

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import ast
+import re
 import sys
+import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -134,16 +136,20 @@ def test_ratings_and_schedules_are_pure():
         assert not extra, f"{name} imports {sorted(extra)}"
 
 
-RESEARCH_EXTRA = {"numpy", "gymnasium", "pettingzoo", "pyspiel", "open_spiel", "pyarrow", "rlcard"}
-"""What the research extra (and its benchmark, RLCard) brings: only research code imports it."""
+RESEARCH_EXTRA = {"numpy", "gymnasium", "pettingzoo", "pyarrow"}
+"""The ``research`` extra's packages, by the names they are imported by (pyproject.toml)."""
+BENCH_ONLY = {"rlcard", "pyspiel"}
+"""What ``tavolo bench research`` times beside Tavolo's environments, where it is installed."""
+IMPORTED_AS = {"open-spiel": "pyspiel"}
+"""A distribution's import name, where the two differ."""
+RESEARCH_CODE = ("referee/research/", "tournaments/dataset_export.py", "tournaments/benchmarks/")
+"""Research code: it alone may import the research extra, so that a plain install of
+tavolo runs everything else (the CLI imports it inside the commands that need it)."""
 
 
 def is_research(path: Path) -> bool:
     """Whether ``path`` is research code, which alone may use the research extra."""
-    relative = path.relative_to(ROOT).as_posix()
-    return relative.startswith("referee/research/") or relative in (
-        "tournaments/benchmarks/research.py",
-    )
+    return path.relative_to(ROOT).as_posix().startswith(RESEARCH_CODE)
 
 
 def test_every_third_party_import_is_a_declared_dependency():
@@ -154,19 +160,38 @@ def test_every_third_party_import_is_a_declared_dependency():
         for path in sorted((ROOT / package).rglob("*.py")):
             # tavolo_bot: the Python SDK, which the tavolo distribution ships (pyproject.toml).
             third = imports(path) - stdlib - {"referee", "tournaments", "tavolo_bot"}
-            allowed = declared | RESEARCH_EXTRA if is_research(path) else declared
+            allowed = declared | RESEARCH_EXTRA | BENCH_ONLY if is_research(path) else declared
             assert third <= allowed, f"{path} imports undeclared {sorted(third - allowed)}"
 
 
-def test_nothing_but_research_code_imports_the_research_modules():
-    """``pip install .`` has no numpy: only research code, and the CLI from inside a
-    command, may import it."""
+def test_nothing_but_research_code_imports_the_research_modules_at_its_top():
+    """``pip install .`` has no numpy: research code is imported by research code, or by a
+    command of the CLI inside the function that needs it."""
     for package in ("referee", "tournaments"):
         for path in sorted((ROOT / package).rglob("*.py")):
-            if is_research(path) or path.name == "bench.py":
+            if is_research(path):
                 continue
-            used = {m for m in full_imports(path) if m.startswith("referee.research")}
-            assert not used, f"{path} imports {sorted(used)}"
+            top = ast.parse(path.read_text(encoding="utf-8")).body
+            used = {
+                node.module
+                for node in top
+                if isinstance(node, ast.ImportFrom) and node.module
+                and node.module.startswith(("referee.research", "tournaments.dataset_export",
+                                            "tournaments.benchmarks"))
+            }  # fmt: skip
+            if path.name == "bench.py":
+                # tavolo bench's own benchmarks are imported at its top: but not research's.
+                used = {m for m in used if m.endswith(("research", "dataset"))}
+            assert not used, f"{path} imports {sorted(used)} at its top"
+
+
+def test_the_research_extra_is_the_one_in_pyproject():
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    names = {
+        re.split(r"[<>=!~ ]", spec, maxsplit=1)[0]
+        for spec in extras["optional-dependencies"]["research"]
+    }
+    assert {IMPORTED_AS.get(n, n) for n in names} == RESEARCH_EXTRA
 
 
 def test_the_sdk_needs_nothing_from_the_referee():

@@ -22,7 +22,15 @@ from referee.research.encoding import (
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = (ROOT / "docs" / "research.md").read_text(encoding="utf-8")
-EXAMPLES = re.findall(r"```python\n(.*?)```", DOC, flags=re.S)
+RUN_HERE = ("PettingZoo", "Gymnasium: one seat against bots")
+"""The sections whose examples this file runs (the others' are run by their own tests:
+tests/test_dataset.py runs the dataset example on a real tournament's dataset)."""
+EXAMPLES = [
+    block
+    for part in re.split(r"^## ", DOC, flags=re.M)
+    if part.startswith(RUN_HERE)
+    for block in re.findall(r"```python\n(.*?)```", part, flags=re.S)
+]
 
 
 def test_the_section_tables_are_the_encodings() -> None:
@@ -50,6 +58,10 @@ def test_the_action_table_says_what_the_codecs_do() -> None:
         "bid scegliete",
         "discard 4B",
     )
+
+
+def test_the_examples_are_found() -> None:
+    assert len(EXAMPLES) == 2
 
 
 @pytest.mark.parametrize("number", range(len(EXAMPLES)))

@@ -70,6 +70,7 @@ from tournaments.benchmarks.tournament import (
     bench_tournament,
 )
 from tournaments.cli.common import fail, load_rules
+from tournaments.cli.dataset import RESEARCH_EXTRA
 from tournaments.cli.options import (
     DEADLINE_HELP,
     DEALS_HELP,
@@ -868,6 +869,50 @@ def sandbox_costs(
     headers = ["one sandboxed table", "decisions", "seconds", "ms a decision"]
     typer.echo(tabulate(freeze_rows, headers=headers))
     typer.echo(f"stopping and starting the bots: {cost:.3f} ms a decision")
+
+
+@bench_app.command()
+def dataset(
+    game: GameOption = "tressette",
+    games: Annotated[
+        int, typer.Option(help="Record files, a game each to the target.", callback=at_least(1))
+    ] = 100,
+    rounds: Annotated[
+        int, typer.Option(help="Timed exports; the median is reported.", callback=at_least(1))
+    ] = 3,
+    dense: Annotated[bool, typer.Option(help="Write each observation whole (--dense).")] = False,
+    rule: RuleOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Decisions a second of `tavolo dataset export` over record files of games of random
+    legal actions: each record read, verified, encoded and written as Parquet."""
+    rules = load_rules(game, rule)
+    try:
+        # pyarrow and numpy are the research extra's: loaded for this command alone.
+        from tournaments.benchmarks.dataset import bench_dataset
+    except ModuleNotFoundError as exc:
+        fail(f"tavolo bench dataset needs {exc.name}, of the research extra: {RESEARCH_EXTRA}")
+    figures = bench_dataset(rules, games=games, rounds=rounds, dense=dense)
+    out = {
+        "benchmark": "dataset",
+        "game": game,
+        "layout": "dense" if dense else "sparse",
+        "games": figures.games,
+        "decisions": figures.decisions,
+        "decisions_per_second": round(figures.decisions_per_second, 1),
+        "rounds": [round(r, 1) for r in figures.rates],
+        "bytes_per_decision": round(figures.bytes_per_decision, 1),
+        "python": platform.python_version(),
+    }
+    if as_json:
+        typer.echo(json.dumps(out))
+        return
+    spread = ", ".join(f"{r:,.0f}" for r in figures.rates)
+    typer.echo(
+        f"dataset export, {game}: {figures.decisions:,} decisions of {figures.games} games, "
+        f"{figures.decisions_per_second:,.0f} decisions/s (median; rounds: {spread}); "
+        f"decisions.parquet {figures.bytes_per_decision:.1f} bytes a decision ({out['layout']})"
+    )
 
 
 @bench_app.command()

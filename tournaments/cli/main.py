@@ -11,6 +11,7 @@ import typer.core
 from tournaments.cli.arena import arena_app
 from tournaments.cli.bench import bench_app
 from tournaments.cli.conformance import conformance
+from tournaments.cli.dataset import dataset_app
 from tournaments.cli.deal import deal
 from tournaments.cli.ladder import ladder
 from tournaments.cli.play import play
@@ -93,3 +94,4 @@ app.add_typer(match_app, name="match")
 app.add_typer(bench_app, name="bench")
 app.add_typer(tournament_app, name="tournament")
 app.add_typer(arena_app, name="arena")
+app.add_typer(dataset_app, name="dataset")
