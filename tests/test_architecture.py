@@ -138,7 +138,7 @@ def test_every_third_party_import_is_a_declared_dependency():
     declared = {"grpc", "grpc_health", "grpc_reflection", "google", "typer", "rich", "tabulate",
                 "jinja2", "starlette", "uvicorn", "distributed", "cryptography"}  # fmt: skip
     # The research extra (pyproject.toml), for referee/research alone.
-    research = {"numpy", "gymnasium", "pettingzoo"}
+    research = {"numpy", "gymnasium", "pettingzoo", "pyspiel", "open_spiel"}
     stdlib = set(sys.stdlib_module_names)
     for package in ("referee", "tournaments"):
         for path in sorted((ROOT / package).rglob("*.py")):
