@@ -144,7 +144,8 @@ def test_nothing_of_the_others_hidden_cards_reaches_a_seat(order: list[int]) -> 
     for state in (plain, mixed):
         state.apply_action(parse_action("AD striscio"))
     assert information_state_entries(plain, 0) == information_state_entries(mixed, 0)
-    assert plain.observation(1).hand != mixed.observation(1).hand or order == sorted(order)
+    # Seat 1's hand differs unless the order kept spade (20..29) in its first half.
+    assert plain.observation(1).hand != mixed.observation(1).hand or max(order[:10]) == 9
 
 
 @pytest.mark.parametrize("name", sorted(presets()))
