@@ -18,6 +18,7 @@ from referee.engine.deals import (
     first_dealer,
     shuffled_deck,
 )
+from referee.engine.registry import presets
 from tournaments.cli.main import app
 
 # -- the test vectors of docs/deals.md, copied by hand ---------------------------------------
@@ -411,6 +412,25 @@ def test_different_seeds_and_families_give_different_decks():
         for seed in ("a", "b", "A", "a ", " a", "caffè", "caffe\u0300", "x\x00y", "x\x00z")
     }
     assert len(decks) == 18
+
+
+@pytest.mark.parametrize("name", sorted(presets()))
+def test_a_family_deals_a_given_deck_as_it_deals_the_seeds_shuffle(name: str):
+    rules = presets()[name]
+    fam = rules.family
+    for k in range(40):
+        seed, number, dealer = f"deck-{k}", k % 5 + 1, k % rules.players
+        seeded = fam.deal(rules, seed, number, dealer)
+        given = fam.deal_deck(rules, shuffled_deck(rules.game, seed, number), number, dealer)
+        assert given == seeded._replace(seed="")
+
+
+def test_a_deck_must_hold_every_card_once():
+    with pytest.raises(ValueError, match="each of the 40 cards once"):
+        deals.deal_deck("tressette", [0] * 40, 1, 0, 4)
+    with pytest.raises(ValueError, match="each of the 40 cards once"):
+        briscola = presets()["briscola"]
+        briscola.family.deal_deck(briscola, list(range(39)), 1, 0)
 
 
 def test_the_dealer_passes_to_the_next_seat():

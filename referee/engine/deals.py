@@ -11,9 +11,10 @@ import functools
 import hashlib
 import operator
 import struct
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from referee.engine.cards import NUM_CARDS, CardSet
+from referee.engine.cards import NUM_CARDS, Card, CardSet
 
 DOMAIN = b"tavolo-deal-v1"
 _WORDS = struct.Struct(">16I")
@@ -165,6 +166,27 @@ def deal_cards(game: str, seed: str, number: int, dealer: int, players: int) -> 
     deck = list(_BITS)
     for i, j in zip(_SWAP_POSITIONS, _draws(game, seed, number), strict=True):
         deck[i], deck[j] = deck[j], deck[i]
+    return _in_packets(game, seed, number, dealer, players, deck)
+
+
+def deal_deck(game: str, deck: Sequence[Card], number: int, dealer: int, players: int) -> Deal:
+    """:func:`deal_cards`' packets from ``deck``, a given order of the 40 cards, instead of
+    the seed's shuffle: ``deal_deck(game, shuffled_deck(game, seed, number), ...)`` deals
+    what ``deal_cards(game, seed, number, ...)`` deals (its ``seed`` left empty)."""
+    return _in_packets(game, "", number, dealer, players, [_BITS[c] for c in check_deck(deck)])
+
+
+def check_deck(deck: Sequence[Card]) -> Sequence[Card]:
+    """``deck``, if it holds each of the 40 cards once; else ValueError."""
+    if sorted(deck) != _IDS:
+        raise ValueError(f"a deck holds each of the {NUM_CARDS} cards once, got {list(deck)}")
+    return deck
+
+
+def _in_packets(
+    game: str, seed: str, number: int, dealer: int, players: int, deck: list[CardSet]
+) -> Deal:
+    """The deal of ``deck``, the cards' bits in deck order."""
     pickers = _PICKERS[players]
     hands = [0] * players
     for offset in range(players):
@@ -178,6 +200,7 @@ def deal_cards(game: str, seed: str, number: int, dealer: int, players: int) -> 
 
 
 _BITS = tuple(1 << c for c in range(NUM_CARDS))
+_IDS = list(range(NUM_CARDS))
 _LEFT_OVER = {4: 0, 3: 4, 2: 20}
 """Cards not dealt: none with four, the widow of 4 with three, the stock of 20 with two."""
 

@@ -53,6 +53,9 @@ class Family:
     """One deal: ``deal_class(rules, hands, dealer, ...)``."""
     deal: Callable[[Rules, str, int, int], Deal]
     """``(rules, seed, number, dealer)``: deal ``number``'s cards by seat, as the game deals."""
+    deal_deck: Callable[[Rules, Sequence[int], int, int], Deal]
+    """``(rules, deck, number, dealer)``: the same deal from a given order of the 40 cards
+    instead of the seed's shuffle (``shuffled_deck``), e.g. one dealt card by card."""
     game: Callable[..., AnyGame]
     """The game class: ``game(rules, seed, deals=, seats=, record=, deal_source=, book=,
     book_start=)``."""

@@ -7,7 +7,12 @@ from __future__ import annotations
 from referee.engine.registry import Family, register
 from referee.engine.rules import Rules
 from referee.families.briscola.codec import BRISCOLA_CODEC
-from referee.families.briscola.deal import HAND_SIZE, BriscolaDeal, deal_briscola
+from referee.families.briscola.deal import (
+    HAND_SIZE,
+    BriscolaDeal,
+    deal_briscola,
+    deal_briscola_deck,
+)
 from referee.families.briscola.game import BriscolaGame
 from referee.families.briscola.knobs import CARD_VALUES, TARGET, check_knobs
 
@@ -25,6 +30,7 @@ def _family(name: str, seats: int) -> Family:
         kinds=("play",),
         deal_class=BriscolaDeal,
         deal=deal_briscola,
+        deal_deck=deal_briscola_deck,
         game=BriscolaGame,
         leftover="stock",
         trump_under_stock=True,

@@ -22,7 +22,7 @@ from typing import NamedTuple, Self
 from referee.engine.cards import CARD_NAMES, NUM_CARDS, CardSet, cards_of, mask_of
 from referee.engine.cloning import clone_state
 from referee.engine.codec import Action
-from referee.engine.deals import Deal, shuffled_deck
+from referee.engine.deals import Deal, check_deck, shuffled_deck
 from referee.engine.errors import IllegalActionError, Reason
 from referee.engine.observation import Observation, Phase
 from referee.engine.rules import Rules
@@ -63,8 +63,16 @@ def deal_briscola(rules: Rules, seed: str, number: int, dealer: int) -> Deal:
     result's ``stock`` is the rest in draw order, top first, with the trump last; its
     ``last_card`` is the trump and its ``widow`` the stock's cards.
     """
+    return _dealt(rules, shuffled_deck(rules.game, seed, number), seed, number, dealer)
+
+
+def deal_briscola_deck(rules: Rules, deck: Sequence[int], number: int, dealer: int) -> Deal:
+    """:func:`deal_briscola` from a given order of the deck (its ``seed`` left empty)."""
+    return _dealt(rules, check_deck(deck), "", number, dealer)
+
+
+def _dealt(rules: Rules, deck: Sequence[int], seed: str, number: int, dealer: int) -> Deal:
     players = rules.players
-    deck = shuffled_deck(rules.game, seed, number)
     dealt = HAND_SIZE * players
     hands = [0] * players
     for i, card in enumerate(deck[:dealt]):

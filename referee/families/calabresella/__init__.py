@@ -6,7 +6,11 @@ from __future__ import annotations
 from referee.engine.registry import Family, register
 from referee.engine.rules import Rules
 from referee.families.calabresella.codec import CALABRESELLA_CODEC
-from referee.families.calabresella.deal import CalabresellaDeal, deal_calabresella
+from referee.families.calabresella.deal import (
+    CalabresellaDeal,
+    deal_calabresella,
+    deal_calabresella_deck,
+)
 from referee.families.calabresella.game import CalabresellaGame
 
 ORDER = 1
@@ -36,6 +40,7 @@ def register_families() -> None:
             kinds=("bid", "call", "give", "discard", "split", "play"),
             deal_class=CalabresellaDeal,
             deal=deal_calabresella,
+            deal_deck=deal_calabresella_deck,
             game=CalabresellaGame,
             leftover="monte",
             check=_knobs,

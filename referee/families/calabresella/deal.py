@@ -44,7 +44,7 @@ from typing import Self
 
 from referee.engine.cards import CARD_NAMES, NUM_CARDS, SUIT_MASKS, CardSet, cards_of
 from referee.engine.cloning import clone_state
-from referee.engine.deals import Deal, deal_cards
+from referee.engine.deals import Deal, deal_cards, deal_deck
 from referee.engine.rules import Rules
 from referee.engine.trick_rules import floored_points, follow_suit_refusal, trick_winner
 from referee.families.calabresella.auction import (
@@ -108,7 +108,16 @@ def deal_calabresella(rules: Rules, seed: str, number: int, dealer: int) -> Deal
     first hand is the eldest's. The eldest is the seat after the table's dealer, and with
     four at the table the dealer gets no cards.
     """
-    dealt = deal_cards(GAME, seed, number, HANDS - 1, HANDS)
+    return _seated(rules, deal_cards(GAME, seed, number, HANDS - 1, HANDS), dealer)
+
+
+def deal_calabresella_deck(rules: Rules, deck: Sequence[int], number: int, dealer: int) -> Deal:
+    """:func:`deal_calabresella` from a given order of the deck (its ``seed`` left empty)."""
+    return _seated(rules, deal_deck(GAME, deck, number, HANDS - 1, HANDS), dealer)
+
+
+def _seated(rules: Rules, dealt: Deal, dealer: int) -> Deal:
+    """``dealt``'s three hands given to the active seats from the one after ``dealer``."""
     hands = [0] * rules.players
     for i in range(HANDS):
         hands[(dealer + 1 + i) % rules.players] = dealt.hands[i]

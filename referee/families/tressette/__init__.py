@@ -3,9 +3,10 @@ ciapanò and tressette a due; their deals, game, action codec, presets and adapt
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from referee.engine.deals import Deal, deal_cards
+from referee.engine.deals import Deal, deal_cards, deal_deck
 from referee.engine.registry import Family, register
 from referee.engine.rules import Rules
 from referee.families.tressette.a_due_deal import TressetteADueDeal
@@ -23,6 +24,11 @@ TRESSETTE_KINDS = ("play", "declare", "end-declarations", "call-out")
 def deal_in_packets(rules: Rules, seed: str, number: int, dealer: int) -> Deal:
     """The Tressette families' deal: packets from the seat after the dealer, to every seat."""
     return deal_cards(rules.game, seed, number, dealer, rules.players)
+
+
+def deck_in_packets(rules: Rules, deck: Sequence[int], number: int, dealer: int) -> Deal:
+    """:func:`deal_in_packets` from a given order of the deck."""
+    return deal_deck(rules.game, deck, number, dealer, rules.players)
 
 
 def no_briscola(rules: Rules) -> str | None:
@@ -48,6 +54,7 @@ def _tressette_family(
         kinds=TRESSETTE_KINDS,
         deal_class=deal_class,
         deal=deal_in_packets,
+        deal_deck=deck_in_packets,
         game=TressetteGame,
         check=None if briscola else no_briscola,
         leftover=leftover,
