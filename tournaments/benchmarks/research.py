@@ -1,5 +1,6 @@
 """The research benchmark: environment steps a second with masks and tensors, Tavolo's
-environments beside RLCard's own card games, in one process on one core.
+environments beside RLCard's own card games, and Parquet export rows a second, in one
+process on one core.
 
 Every loop is the same: observe, draw a uniformly random legal action from the mask (or
 RLCard's legal actions) with one numpy generator (``integers``), step; episodes are reset
@@ -18,6 +19,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from referee.engine.registry import preset
+from tournaments.benchmarks.dataset import bench_dataset
 
 GOAL = 3.0
 """Tavolo's PettingZoo Tressette over RLCard's fastest card game: at least this."""
@@ -162,6 +166,8 @@ class ResearchBench:
     core: str
     tavolo: list[StepRate]
     rlcard: list[StepRate]
+    export: StepRate
+    """``tavolo dataset export``'s rows (decisions) a second, of random games' records."""
     missing: list[str]
     """What could not be timed here, and why."""
 
@@ -195,4 +201,6 @@ def bench_research(game: str, seconds: float, rounds: int) -> ResearchBench:
             missing.append("rlcard: not installed (pip install rlcard)")
             break
         rlcard.append(timed(f"rlcard {name}", loop, seconds, rounds))
-    return ResearchBench(core, tavolo, rlcard, missing)
+    exported = bench_dataset(preset(game), games=20, rounds=rounds)
+    export = StepRate("dataset export (rows)", exported.decisions_per_second, exported.rates)
+    return ResearchBench(core, tavolo, rlcard, export, missing)

@@ -760,7 +760,8 @@ def research(
 ) -> None:
     """Environment steps a second with masks and tensors, on one core: Tavolo's PettingZoo,
     Gymnasium and OpenSpiel environments of GAME beside RLCard's own card games
-    (pip install rlcard), in one run (docs/research.md)."""
+    (pip install rlcard), in one run; and tavolo dataset export's rows a second
+    (docs/research.md)."""
     if seconds <= 0 or rounds < 1:
         fail("--seconds must be positive and --rounds at least 1")
     load_rules(game, None)
@@ -777,6 +778,7 @@ def research(
             "steps_per_second": {
                 r.name: round(r.steps_per_second) for r in (*result.tavolo, *result.rlcard)
             },
+            "export_rows_per_second": round(result.export.steps_per_second),
             "ratio": None if ratio is None else round(ratio, 2),
             "ratio_wrapped": None if wrapped is None else round(wrapped, 2),
             "goal": GOAL, "missing": result.missing,
@@ -784,7 +786,7 @@ def research(
         }))  # fmt: skip
         return
     typer.echo(f"one core (cpu {result.core}); steps a second, median of {rounds} rounds:")
-    for r in (*result.tavolo, *result.rlcard):
+    for r in (*result.tavolo, *result.rlcard, result.export):
         typer.echo(f"  {r.name:<34} {r.steps_per_second:>10,.0f}")
     for line in result.missing:
         typer.echo(f"  not timed: {line}")
