@@ -21,10 +21,13 @@ from tournaments.arena.api import leaderboard
 from tournaments.arena.archives import ArchiveLimits, pack
 from tournaments.arena.config import load_arena
 from tournaments.arena.ladder import (
+    LEADERS,
     LEADERS_EVERY,
+    NEW_GAMES,
     REFIT_SECONDS,
     Meeting,
     choose_pair,
+    current_elo,
     expected,
     games_and_meetings,
     pair_results,
@@ -63,6 +66,38 @@ def test_every_fifth_meeting_the_leaders_meet() -> None:
     assert choose_pair(list(elo), games, met, elo, LEADERS_EVERY) == (2, 3)
     # Otherwise the most informative pair, here the two close ones at the bottom.
     assert choose_pair(list(elo), games, met, elo, LEADERS_EVERY + 1) == (5, 6)
+
+
+def test_twelve_submissions_all_play_the_leaders_meet_and_a_late_one_is_rated_at_once() -> None:
+    """The complaints of issue 29 at a field users run: nobody starves, the leaders keep
+    meeting, and a submission that arrives late gets its first games straight away."""
+    rng = random.Random(12)
+    strength = {s: 1500.0 + 60 * (12 - s) for s in range(1, 13)}  # 1 the strongest
+    results: list[PairResult] = []
+    active = list(range(1, 12))  # 12 arrives after 200 meetings
+
+    def meet(number: int) -> tuple[int, int]:
+        games, met = games_and_meetings(results)
+        pair = choose_pair(active, games, met, current_elo(results), number)
+        assert pair is not None
+        a, b = pair
+        p = expected(strength[a], strength[b])
+        results.extend(
+            PairResult(f"{number}:{k}", str(a), str(b), float(rng.random() < p)) for k in (1, 2)
+        )
+        return pair
+
+    pairs = [meet(n) for n in range(1, 201)]
+    games, _ = games_and_meetings(results)
+    assert min(games[s] for s in active) >= 16, games  # every one of the 11 plays
+    ranked = sorted(active, key=lambda s: -current_elo(results)[s])
+    top = [p for p in pairs[100:] if p[0] in ranked[:LEADERS] and p[1] in ranked[:LEADERS]]
+    assert len(top) >= 100 // LEADERS_EVERY, "the leaders keep meeting"
+    active.append(12)
+    late = [meet(n) for n in range(201, 201 + NEW_GAMES // 2)]
+    # Each of its first meetings is the late one's, until it has its first games.
+    assert all(12 in pair for pair in late)
+    assert games_and_meetings(results)[0][12] == NEW_GAMES
 
 
 def test_no_meeting_without_two_submissions() -> None:
