@@ -36,7 +36,13 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     (tmp / "arena.toml").write_text(ARENA, encoding="utf-8")
     store = ArenaStore(tmp / "arena.db")
     ids = []
-    for name, module in (("alice", "heuristic"), ("bob", "random"), ("carol", "random")):
+    # Four rated: a field of the size users run (a 4-entry table once broke a report).
+    for name, module in (
+        ("alice", "heuristic"),
+        ("bob", "random"),
+        ("carol", "random"),
+        ("erin", "heuristic"),
+    ):
         entrant, _ = store.invite(name)
         ids.append(ready(store, entrant, tmp / name, module))
     dave, _ = store.invite("dave")
@@ -53,8 +59,8 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
         url = serve.stdout.readline().split()[-1]
         deadline = time.monotonic() + 240
         with httpx.Client(base_url=url, timeout=30) as http:
-            # Three ready submissions: the ladder meets each new one first, at once.
-            while len(http.get("/api/v1/leaderboard").json()["submissions"]) < 3:
+            # Four ready submissions: the ladder meets each new one first, at once.
+            while len(http.get("/api/v1/leaderboard").json()["submissions"]) < 4:
                 assert time.monotonic() < deadline, "the ladder rated nobody"
                 time.sleep(0.5)
         yield Site(url, failed, ids)
