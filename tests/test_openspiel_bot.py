@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -26,8 +28,10 @@ from referee.research.dealt_game import DealtGame
 from referee.research.openspiel_bot import knobs
 from referee.research.resample import game_from_view
 from tests.sandboxing import require_sandbox
-from tests.test_cli import assert_one_error, run, runner
+from tests.test_cli import assert_one_error, console_script, run, runner
 from tournaments.cli.main import app
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def faults(record: Path) -> list[str]:
@@ -152,3 +156,34 @@ def test_a_game_drawn_from_a_view_shows_the_seat_that_view(name: str) -> None:
             assert drawn.game.observation(seat) == table.game.observation(seat)
             assert drawn.legal_actions() == table.legal_actions()
             table.apply(rng.choice(table.legal_actions()))
+
+
+def test_the_research_docs_ladder_runs_with_one_set(tmp_path: Path) -> None:
+    """docs/research.md's command, "IS-MCTS against pimc", with ``--sets 1``: IS-MCTS
+    meets random and pimc over real gRPC in the sandbox, every game is counted, and
+    nobody faults."""
+    require_sandbox()
+    text = (ROOT / "docs" / "research.md").read_text(encoding="utf-8")
+    section = text.split("### IS-MCTS against pimc", 1)[1].split("\n### ", 1)[0]
+    (command,) = re.findall(r"```sh\n(.*?)\n```", section, flags=re.S)
+    argv = shlex.split(command)
+    assert argv[:3] == ["tavolo", "ladder", "openspiel:ismcts"]
+    argv[argv.index("--sets") + 1] = "1"
+    done = subprocess.run(
+        [console_script(), *argv[1:], "--json", "--quiet"],
+        capture_output=True, text=True, timeout=900, check=False, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    table = json.loads(done.stdout)
+    assert table["ladder"]["rungs"] == ["random", "pimc"]
+    assert table["ladder"]["games"] == 6  # three meetings of one set: two games each
+    rows = {row["name"]: row for row in table["entries"]}
+    assert set(rows) == {"ismcts", "random", "pimc"}
+    ismcts = rows["ismcts"]
+    assert ismcts["bot"] == "openspiel:ismcts" and not ismcts["rung"]
+    assert {rung: cell["games"] for rung, cell in ismcts["vs"].items()} == {
+        "random": 2,
+        "pimc": 2,
+    }
+    for row in rows.values():
+        assert (row["timeouts"], row["illegal"], row["crashes"]) == (0, 0, 0), row
