@@ -26,6 +26,12 @@ BUILT_IN_BOTS = {
 """Built-in bots and the module each runs as (``pimc`` searches with the engine, so it is
 the referee's; the others are the SDK's)."""
 
+OPENSPIEL_BOTS = {"openspiel:ismcts": "referee.research.openspiel_bot"}
+"""Entries that play an algorithm of OpenSpiel, and the module each runs as: the referee's,
+like pimc, and needing the ``research`` extra (OpenSpiel and numpy) besides."""
+OPENSPIEL_INSTALL = "pip install 'tavolo[research]'"
+"""How OpenSpiel is installed for the OpenSpiel entries."""
+
 SEARCH_BOT_PARTS = ("bots", "search", "engine", "families")
 """The folders of ``referee`` whose files make a built-in bot of the referee's (pimc): its
 search plays by the engine and every family's rules."""
@@ -114,14 +120,16 @@ def built_in_bot(entry: Entry) -> str | None:
     """Which of :data:`BUILT_IN_BOTS` ``entry`` runs, whatever its name; None for another."""
     if not entry.built_in or not entry.command:
         return None
-    modules = {module: name for name, module in BUILT_IN_BOTS.items()}
+    bots = {**BUILT_IN_BOTS, **OPENSPIEL_BOTS}
+    modules = {module: name for name, module in bots.items()}
     return modules.get(entry.command[-1])
 
 
 def parse_entry(text: str, *, folder: Path | None = None) -> Entry:
     """An entry from its command-line form.
 
-    ``random``, ``heuristic`` or ``pimc`` (built in), ``remote``, ``cmd:<command line>``,
+    ``random``, ``heuristic`` or ``pimc`` (built in), ``openspiel:ismcts`` (built in, with
+    the research extra), ``remote``, ``cmd:<command line>``,
     ``py:MODULE:NAME`` (:func:`python_entry`: the module is looked for in ``folder``, by
     default the current folder, then on ``sys.path``), or the path of a ``.toml`` bot
     manifest.
@@ -137,6 +145,8 @@ def parse_entry(text: str, *, folder: Path | None = None) -> Entry:
             read_only=(*python_paths(sys.executable, editable=False), *folders),
             built_in=True,
         )
+    if text in OPENSPIEL_BOTS:
+        return openspiel_entry(text)
     if text == "remote":
         return Entry("remote", remote=True)
     if text.startswith("cmd:"):
@@ -156,7 +166,30 @@ def parse_entry(text: str, *, folder: Path | None = None) -> Entry:
         return load_manifest(Path(text))
     raise EntryError(
         f"unknown entry {text!r}: use a built-in bot ({', '.join(BUILT_IN_BOTS)}), "
+        f"{', '.join(OPENSPIEL_BOTS)}, "
         "remote, cmd:<command line>, py:MODULE:NAME or a .toml bot manifest"
+    )
+
+
+def openspiel_entry(text: str) -> Entry:
+    """An entry of :data:`OPENSPIEL_BOTS` at its default knobs, run as pimc is, its sandbox
+    reading this Python (its site-packages hold OpenSpiel), the SDK and the referee;
+    EntryError saying how to install OpenSpiel where this Python cannot import it."""
+    # Found, not imported: tavolo starts without the research extra.
+    if importlib.util.find_spec("pyspiel") is None:
+        raise EntryError(
+            f"entry {text!r} needs OpenSpiel, which this Python ({sys.executable}) cannot "
+            f"import: {OPENSPIEL_INSTALL}"
+        )
+    return Entry(
+        text.partition(":")[2],
+        command=(sys.executable, "-m", OPENSPIEL_BOTS[text]),
+        read_only=(
+            *python_paths(sys.executable, editable=False),
+            sdk_folder(),
+            package_folder("referee"),
+        ),
+        built_in=True,
     )
 
 
@@ -523,9 +556,13 @@ def program_files(entry: Entry) -> list[str]:
         if not module.startswith("referee."):
             return [str(sdk / (module.removeprefix("tavolo_bot.").replace(".", "/") + ".py"))]
         # A searching bot plays by the engine's rules, its search and the heuristic's
-        # choices (pimc): a change to any of them changes what it plays.
+        # choices (pimc): a change to any of them changes what it plays. An OpenSpiel bot
+        # also plays by the research package's game and worlds.
+        parts: tuple[str, ...] = SEARCH_BOT_PARTS
+        if module in OPENSPIEL_BOTS.values():
+            parts = (*parts, "research")
         referee = Path(package_folder("referee"))
-        files = [p for part in SEARCH_BOT_PARTS for p in sorted((referee / part).rglob("*.py"))]
+        files = [p for part in parts for p in sorted((referee / part).rglob("*.py"))]
         return [*map(str, files), str(sdk / "bots" / "heuristic.py")]
     out = [entry.manifest] if entry.manifest is not None else []
     named = [a for a in entry.command if os.path.isabs(a) and os.path.isfile(a)]

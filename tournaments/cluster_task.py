@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from referee import engine
-from referee.entries import BUILT_IN_BOTS, Entry, EntryError, parse_entry, program_files
+from referee.entries import Entry, EntryError, built_in_bot, parse_entry, program_files
 from referee.match.config import MatchConfig
 from referee.match.match import Match
 from referee.match.results import DealReport, GameReport
@@ -171,8 +171,8 @@ def on_this_machine(entry: Entry) -> Entry:
     head's paths may not exist here); any other entry as it is."""
     if not entry.built_in:
         return entry
-    module = entry.command[-1]
-    name = next(k for k, v in BUILT_IN_BOTS.items() if v == module)
+    name = built_in_bot(entry)
+    assert name is not None, entry.command
     return dataclasses.replace(parse_entry(name), name=entry.name)
 
 

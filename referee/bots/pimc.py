@@ -72,36 +72,57 @@ def card_search(rules: Rules) -> TrickSearch[Any, Any] | None:
     return CARD_SEARCHES.get(rules.game, search_tressette)
 
 
-class PimcConfigError(ValueError):
-    """A knob given a value it cannot take."""
+class KnobError(ValueError):
+    """A bot's knob given a value it cannot take."""
+
+
+PimcConfigError = KnobError
+"""A pimc knob given a value it cannot take."""
 
 
 def knobs(argv: Sequence[str], env: Mapping[str, str]) -> tuple[int, int]:
     """``(worlds, ms_per_decision)`` from the arguments, else the environment, else defaults."""
-    values = {
-        "worlds": env.get("TAVOLO_PIMC_WORLDS", str(DEFAULT_WORLDS)),
-        "ms-per-decision": env.get("TAVOLO_PIMC_MS_PER_DECISION", str(DEFAULT_MS_PER_DECISION)),
-    }
+    worlds, ms = read_knobs(
+        "pimc",
+        argv,
+        env,
+        {
+            "worlds": ("TAVOLO_PIMC_WORLDS", DEFAULT_WORLDS, 1),
+            "ms-per-decision": ("TAVOLO_PIMC_MS_PER_DECISION", DEFAULT_MS_PER_DECISION, 0),
+        },
+    )
+    return worlds, ms
+
+
+def read_knobs(
+    bot: str,
+    argv: Sequence[str],
+    env: Mapping[str, str],
+    defaults: Mapping[str, tuple[str, int, int]],
+) -> list[int]:
+    """Whole-number knobs, in the order of ``defaults`` (name: environment variable,
+    default, least value), each from ``--name VALUE`` or ``--name=VALUE`` in ``argv``, else
+    the environment, else the default; KnobError naming ``bot`` for anything else."""
+    values = {key: env.get(var, str(default)) for key, (var, default, _) in defaults.items()}
     args = list(argv)
     while args:
         name = args.pop(0)
         key, eq, value = name.removeprefix("--").partition("=")
         if not name.startswith("--") or key not in values:
-            raise PimcConfigError(
-                f"unknown argument {name!r}; pimc takes --worlds, --ms-per-decision"
-            )
+            takes = ", ".join(f"--{k}" for k in defaults)
+            raise KnobError(f"unknown argument {name!r}; {bot} takes {takes}")
         if not eq:
             if not args:
-                raise PimcConfigError(f"--{key} needs a value")
+                raise KnobError(f"--{key} needs a value")
             value = args.pop(0)
         values[key] = value
     out = []
     for key, text in values.items():
-        least = 0 if key == "ms-per-decision" else 1  # 0 ms: no clock at all
+        least = defaults[key][2]
         if not text.strip().isdigit() or int(text) < least:
-            raise PimcConfigError(f"{key} must be a whole number from {least}, not {text!r}")
+            raise KnobError(f"{key} must be a whole number from {least}, not {text!r}")
         out.append(int(text))
-    return out[0], out[1]
+    return out
 
 
 def engine_observation(turn: Turn) -> Observation:

@@ -19,6 +19,7 @@ same observation, totals and deal: so the seat's information state is the same.
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections.abc import Sequence
 
@@ -38,6 +39,7 @@ from referee.families.tressette.a_due_deal import TressetteADueDeal
 from referee.families.tressette.deal import TressetteDeal
 from referee.research.dealt_game import DealtGame
 from referee.search import briscola_worlds, calabresella_worlds, tressette_worlds
+from referee.search.world_checks import plays_in_order
 
 TRIES = 2000
 """Worlds drawn, at the most, before :func:`resample` gives up."""
@@ -80,6 +82,73 @@ def resample(table: DealtGame, seat: int, rng: random.Random) -> DealtGame:
         ):
             return candidate
     raise RuntimeError(f"no world consistent with seat {seat}'s view in {TRIES} draws")
+
+
+def game_from_view(
+    rules: Rules, obs: Observation | CalabresellaObservation, rng: random.Random
+) -> DealtGame:
+    """A game of one deal in which ``obs.seat`` is to act and has seen in the deal what
+    ``obs`` shows, the cards it has not seen drawn with ``rng`` by the world samplers
+    :func:`resample` draws with: what a bot that knows only its observation searches
+    from. The game starts at no points (the totals before the deal are not in it), so an
+    action that depends on them (a call-out) may not be legal in it. RuntimeError if
+    :data:`TRIES` draws found none."""
+    seat = obs.seat
+    for _ in range(TRIES):
+        world = _sample(rules, obs, rng)
+        if world is None:
+            continue
+        table = DealtGame(rules, 1)
+        table.apply(obs.dealer)
+        for card in deck_of(rules, _start(rules, world, 1)):
+            table.apply(card)
+        game = table.game
+        assert game is not None
+        if isinstance(world, CalabresellaDeal):
+            assert isinstance(obs, CalabresellaObservation)
+            replayed = _play(table, _story_actions(obs, world))
+        elif isinstance(world, BriscolaDeal):
+            replayed = _play(table, [card for _, card in plays_in_order(obs)])
+        else:
+            assert isinstance(obs, Observation) and isinstance(game.deal, TressetteDeal)
+            replayed = tressette_worlds.play_public(rules, obs, game.deal, table.apply)
+        if replayed and table.to_act() == seat and _same_deal(game.observation(seat), obs):
+            return table
+    raise RuntimeError(f"no world consistent with seat {seat}'s view in {TRIES} draws")
+
+
+def _play(table: DealtGame, actions: Sequence[Action]) -> bool:
+    """Play ``actions`` on ``table`` in order; False at the first that is not legal."""
+    for action in actions:
+        if action not in table.legal_actions():
+            return False
+        table.apply(action)
+    return True
+
+
+def _story_actions(obs: CalabresellaObservation, world: CalabresellaDeal) -> list[Action]:
+    """The actions that bring ``world`` from its deal to where ``obs`` stands, the steps
+    the seat did not see (the give, other seats' discards) the world's."""
+    seats = range(world.seats)
+    given = () if world.soloist is None else world.observation(world.soloist).given
+    told = calabresella_worlds.Story(
+        dealt=tuple(world.dealt_hand(s) for s in seats),
+        monte=world.monte,
+        give=given[0] if given else None,
+        discards=tuple(world.discards(s) for s in seats),
+    )
+    return calabresella_worlds.story_actions(obs, calabresella_worlds.setting(obs), told)
+
+
+def _same_deal(
+    got: Observation | CalabresellaObservation, obs: Observation | CalabresellaObservation
+) -> bool:
+    """Whether ``got`` shows what ``obs`` does of the deal: all but the totals and what
+    follows from them (the legal actions, a score)."""
+    if isinstance(got, CalabresellaObservation):
+        return dataclasses.replace(got, legal_actions=obs.legal_actions, score=None) == obs
+    assert isinstance(obs, Observation)
+    return got == dataclasses.replace(obs, legal_actions=got.legal_actions, totals=got.totals)
 
 
 def _sample(

@@ -25,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from referee.engine.cards import FULL_DECK, SUIT_MASKS, CardSet, cards_of, mask_of
+from referee.engine.codec import Action
 from referee.engine.errors import IllegalActionError
 from referee.engine.rules import Rules
 from referee.families.calabresella.auction import Contract
@@ -368,6 +369,17 @@ def replay(
     """The deal of ``told`` played on to where ``obs`` (whose setting is ``st``) stands: the
     public history with the story's hidden steps; None if the engine refuses any of them."""
     deal = CalabresellaDeal(rules, told.dealt, obs.dealer, told.monte)
+    try:
+        for action in story_actions(obs, st, told):
+            deal.apply_action(action)
+    except IllegalActionError:
+        return None
+    return deal
+
+
+def story_actions(obs: CalabresellaObservation, st: Setting, told: Story) -> list[Action]:
+    """Every action of the deal of ``told`` up to where ``obs`` (whose setting is ``st``)
+    stands, in order: the public history with the story's hidden steps."""
     actions = [bid for _, bid in obs.bids]
     if obs.called is not None:
         actions.append(CALL_BASE + obs.called)
@@ -379,12 +391,7 @@ def replay(
     for seat in st.queue[: st.done]:
         actions.append(DISCARD_BASE + left[seat].pop())
     actions.extend(card for _, card in plays_in_order(obs))
-    try:
-        for action in actions:
-            deal.apply_action(action)
-    except IllegalActionError:
-        return None
-    return deal
+    return actions
 
 
 def sample_world(

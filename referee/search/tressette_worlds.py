@@ -18,6 +18,7 @@ seat exactly the observation it was given. So no kept world contradicts what the
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from referee.engine.cards import (
@@ -30,6 +31,7 @@ from referee.engine.cards import (
     make_card,
     mask_of,
 )
+from referee.engine.codec import Action
 from referee.engine.errors import IllegalActionError
 from referee.engine.observation import Observation, Phase
 from referee.engine.rules import Rules
@@ -328,6 +330,16 @@ def _replay(
     deal = new_deal(
         rules, dealt, obs.dealer, widow=widow, totals=obs.totals, trump=obs.trump, stock=stock
     )
+    return deal if play_public(rules, obs, deal, deal.apply_action) else None
+
+
+def play_public(
+    rules: Rules, obs: Observation, deal: TressetteDeal, apply: Callable[[Action], None]
+) -> bool:
+    """Play the public history of ``obs`` on ``deal``, from its start to where ``obs``
+    stands, each action through ``apply`` (the deal's own ``apply_action``, or that of a
+    game whose deal ``deal`` is): the declarations (unless ``auto_declare``) where the deal
+    allows them, the end of declaring, the plays. False if the engine refuses one."""
     plays = plays_in_order(obs)
     pending: list[list[int]] = [[] for _ in range(rules.players)]
     if not rules.auto_declare:
@@ -339,21 +351,21 @@ def _replay(
         while (to_act := deal.current_player()) is not None:
             seat = to_act
             if pending[seat] and (deal.phase == Phase.DECLARE or deal.tricks_played == 0):
-                deal.apply_action(pending[seat].pop(0))
+                apply(pending[seat].pop(0))
             elif i == len(plays) and seat == me and deal.phase == obs.phase:
                 break
             elif deal.phase == Phase.DECLARE:
-                deal.apply_action(END_DECLARATIONS)
+                apply(END_DECLARATIONS)
             elif i < len(plays):
                 if plays[i][0] != seat:
-                    return None
-                deal.apply_action(plays[i][1])
+                    return False
+                apply(plays[i][1])
                 i += 1
             else:
-                return None
+                return False
     except IllegalActionError:
-        return None
-    return deal
+        return False
+    return True
 
 
 def sample_world(
