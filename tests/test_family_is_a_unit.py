@@ -28,7 +28,6 @@ OUTSIDE_ALLOWED = {
     "referee/search/briscola_*.py": "the pimc bot's worlds and playouts: a bot's strategy",
     "referee/search/pimc.py": "the pimc bot's search: which worlds each family samples",
     "referee/bots/pimc*.py": "the pimc bot: which search each family uses",
-    "referee/research/encoding.py": "the tensors: Briscola's card points, in their own unit",
     "referee/research/resample.py": "IS-MCTS's worlds: which worlds each family samples",
     "clients/*": "bots of every SDK: their own strategies and READMEs",
     "tournaments/web/assets/*.js": "the views' table of how each family is shown",

@@ -66,7 +66,7 @@ def test_seat_0_after_the_first_trick_by_hand() -> None:
     expected[AT["phase"] + 1] = 1.0  # play
     expected[AT["to_act"] + 3] = 1.0
     expected[AT["dealer"] + 2] = 1.0
-    expected[AT["captured"] + 1] = 1 / 35  # the other side's third of a point
+    expected[AT["captured"] + 1] = 1 / 32  # the other side's third, of the 32 tricks hold
     expected[AT["progress"]] = 1 / 10
     assert observation_entries(state, 0) == expected
 
@@ -78,7 +78,7 @@ def test_seat_1_sees_the_same_trick_from_its_own_chair() -> None:
     assert entries[AT["played"] + 2 * 40 + parse_card("3D")] == 1.0
     assert entries[AT["played"] + 3 * 40 + parse_card("4C")] == 1.0
     assert all(entries[i] == 1.0 for i in cards("won", "3D 4C 4S 4B"))  # its side's
-    assert entries[AT["captured"]] == 1 / 35
+    assert entries[AT["captured"]] == 1 / 32
     assert entries[AT["signals"] + (2 * 6 + 0) * 4 + 0] == 1.0
     assert entries[AT["to_act"] + 2] == 1.0 and entries[AT["dealer"] + 1] == 1.0
     assert set(cards("hand", "3S 2S AS KS QS JS 7S 6S 5S")) <= set(entries)

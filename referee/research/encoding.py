@@ -22,7 +22,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
 
-from referee.engine.cards import NUM_CARDS
+from referee.engine.cards import NUM_CARDS, RANKS_PER_SUIT
 from referee.engine.codec import Action, ActionError
 from referee.engine.game_base import AnyGame
 from referee.engine.observation import Observation
@@ -34,6 +34,7 @@ from referee.families.calabresella.deal import CalabresellaObservation
 from referee.families.calabresella.deal import Phase as AuctionPhase
 from referee.families.tressette.declarations import DECLARATION_NAMES
 
+SUITS = NUM_CARDS // RANKS_PER_SUIT
 MAX_SEATS = 4
 """Seats the layout has room for; a game of fewer leaves the rest 0."""
 SIGNALS = 6
@@ -49,9 +50,6 @@ PHASES = (
 )  # fmt: skip
 """Every family's phases, one entry each: Tressette's declaration round, playing tricks,
 the deal over, and Calabresella's auction and the steps of its contracts."""
-_CARD_POINTS = {"briscola": 120, "briscola-a-quattro": 120}
-"""A deal's card points, in the unit ``captured`` counts, where it is not 35 thirds of a
-point (the Tressette families and Calabresella: 11 points and the last trick's 2/3)."""
 
 
 @dataclass(frozen=True)
@@ -99,7 +97,7 @@ OBSERVATION_SECTIONS = _laid_out([
     ("dealer", MAX_SEATS, "the dealer's relative seat"),
     ("leader", MAX_SEATS, "the relative seat that led the current trick"),
     ("captured", MAX_SEATS,
-     "card points captured this deal by relative side i, as a share of the deal's points"),
+     "card points captured this deal by relative side i, over all the cards' points"),
     ("totals", MAX_SEATS,
      "game points of relative side i before this deal over the target, clipped to -1..1"),
     ("progress", 2, "tricks completed over the deal's tricks; cards left in the stock over 40"),
@@ -224,7 +222,9 @@ def _seating_of(rules: Rules) -> _Seating:
         rel_side=tuple(tuple((x - side[o]) % sides for x in range(sides)) for o in range(n)),
         other_side=tuple(tuple(int(side[s] != side[o]) for s in range(n)) for o in range(n)),
         tricks=tricks_a_deal(rules),
-        points=_CARD_POINTS.get(rules.game, 35),
+        # Every card's value, in the unit captured counts (thirds of a point in Tressette
+        # and Calabresella, Briscola's points): what tricks can capture.
+        points=SUITS * sum(rules.card_values),
     )
 
 
