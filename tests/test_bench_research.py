@@ -20,7 +20,8 @@ def test_the_research_bench_times_every_environment_and_rlcards() -> None:
     figures = json.loads(done.stdout)
     rates = figures["steps_per_second"]
     names = {"pettingzoo tressette (raw)", "pettingzoo tressette (wrapped)",
-             "gymnasium tressette seat", "rlcard uno", "rlcard doudizhu",
+             "gymnasium tressette seat", "pettingzoo tressette, zero tensor (floor)",
+             "rlcard uno", "rlcard doudizhu",
              "rlcard limit-holdem", "rlcard leduc-holdem"}  # fmt: skip
     assert names <= set(rates) and all(rate > 0 for rate in rates.values())
     fastest = max(v for k, v in rates.items() if k.startswith("rlcard"))

@@ -63,11 +63,23 @@ def timed(name: str, loop: Loop, seconds: float, rounds: int) -> StepRate:
     return StepRate(name, statistics.median(rates), tuple(rates))
 
 
-def pettingzoo_loop(game: str, *, wrapped: bool) -> Loop:
-    """Random legal play of Tavolo's PettingZoo environment of ``game``."""
+def pettingzoo_loop(game: str, *, wrapped: bool, floor: bool = False) -> Loop:
+    """Random legal play of Tavolo's PettingZoo environment of ``game``; ``floor``: the raw
+    one handing out its mask and a tensor of zeros, to measure what the rest costs."""
+    from referee.research.arrays import action_mask
+    from referee.research.encoding import OBSERVATION_SIZE
     from referee.research.pettingzoo_env import env, raw_env
 
-    table: Any = env(game) if wrapped else raw_env(game)
+    class Floor(raw_env):
+        """The environment without its encoding: the engine, the mask, PettingZoo."""
+
+        zeros = np.zeros(OBSERVATION_SIZE, np.float32)
+
+        def observe(self, agent: str) -> dict[str, Any]:
+            mask = action_mask(self.state, self.seat(agent))
+            return {"observation": self.zeros.copy(), "action_mask": mask}
+
+    table: Any = Floor(game) if floor else env(game) if wrapped else raw_env(game)
     table.reset(seed=1)
     rng = np.random.default_rng(0)
 
@@ -187,6 +199,12 @@ def bench_research(game: str, seconds: float, rounds: int) -> ResearchBench:
         timed(f"pettingzoo {game} (raw)", pettingzoo_loop(game, wrapped=False), seconds, rounds),
         timed(f"pettingzoo {game} (wrapped)", pettingzoo_loop(game, wrapped=True), seconds, rounds),
         timed(f"gymnasium {game} seat", gymnasium_loop(game), seconds, rounds),
+        timed(
+            f"pettingzoo {game}, zero tensor (floor)",
+            pettingzoo_loop(game, wrapped=False, floor=True),
+            seconds,
+            rounds,
+        ),
     ]
     missing = []
     spiel = openspiel_loop(game)

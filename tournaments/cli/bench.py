@@ -787,7 +787,7 @@ def research(
         return
     typer.echo(f"one core (cpu {result.core}); steps a second, median of {rounds} rounds:")
     for r in (*result.tavolo, *result.rlcard, result.export):
-        typer.echo(f"  {r.name:<34} {r.steps_per_second:>10,.0f}")
+        typer.echo(f"  {r.name:<42} {r.steps_per_second:>10,.0f}")
     for line in result.missing:
         typer.echo(f"  not timed: {line}")
     if ratio is not None and wrapped is not None:
