@@ -32,6 +32,9 @@ short is said on stderr.
 
 from __future__ import annotations
 
+from referee import grpc_transport  # noqa: F401 - first: tavolo_bot (its proto) loads grpc
+
+# isort: split
 import hashlib
 import os
 import random
