@@ -41,6 +41,7 @@ from referee.records import (
 )
 from referee.research.encoding import (
     OBSERVATION_SIZE,
+    SettledCache,
     dense,
     legal_ids,
     num_actions,
@@ -257,6 +258,8 @@ class DatasetWriter:
         """The record being read: its source, match, and the number of its next game."""
         self._game: _GameRows | None = None
         """The game being read, once it has a decision."""
+        self._settled = SettledCache()
+        """Each seat's completed tricks, encoded once a deal rather than at every decision."""
         self._finished: list[tuple[_GameRows, str, int | None, int]] = []
         """The games of the record being read, over: added once all of it verifies."""
 
@@ -329,7 +332,7 @@ class DatasetWriter:
         assert state.events is not None
         seat = d.seat
         game.decision_events.append(len(state.events))
-        entries = observation_entries(state, seat)
+        entries = observation_entries(state, seat, self._settled)
         last = state.events[-1]
         rows = game.rows
         rows["deal"].append(state.deal_number)

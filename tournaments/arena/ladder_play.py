@@ -24,7 +24,7 @@ from tournaments.arena.config import ArenaConfig
 from tournaments.arena.ladder import Meeting, choose_pair, games_and_meetings
 from tournaments.arena.ladder_cluster import MeetingCluster
 from tournaments.arena.remote_bots import RemoteBots
-from tournaments.arena.store import ArenaStore, State, now_utc
+from tournaments.arena.store import ArenaStore, State, Submission, now_utc
 from tournaments.ladder import match_entries, play_matches
 
 STDERR_BYTES = 32_768
@@ -116,14 +116,15 @@ class LadderRunner:
         store = self.store
         for meeting in self._waiting:
             sides = (meeting.a, meeting.b)
-            if not self._playing.intersection(sides) and all(map(self._can_play, sides)):
+            ready = all(self._can_play(store.submission(n)) for n in sides)
+            if not self._playing.intersection(sides) and ready:
                 self._waiting.remove(meeting)
                 self._playing.update(sides)
                 return meeting
         active = [
             s.id
             for s in store.refresh_active(self.config.submissions.active)
-            if s.id not in self._playing and self._can_play(s.id)
+            if s.id not in self._playing and self._can_play(s)
         ]
         results, elo = store.ladder.point_fit()
         games, met = games_and_meetings(results)
@@ -133,9 +134,8 @@ class LadderRunner:
         self._playing.update(pair)
         return store.ladder.start(*pair, secrets.token_hex(8), now_utc().isoformat())
 
-    def _can_play(self, number: int) -> bool:
-        """Whether submission ``number`` can be seated now: a remote one's bot must wait."""
-        submission = self.store.submission(number)
+    def _can_play(self, submission: Submission) -> bool:
+        """Whether ``submission`` can be seated now: a remote one's bot must wait."""
         if not submission.remote:
             return True
         return self.remote is not None and self.remote.ready(submission)

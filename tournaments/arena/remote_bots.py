@@ -64,9 +64,7 @@ class RemoteBots:
         if found is None:
             return None
         submission, revoked = found
-        if not self.keys.knows(submission.label):
-            # Matches left: never known, for a ladder that goes on until it is stopped.
-            self.keys.add(submission.label, None)
+        self.know(submission)
         return submission.label, revoked
 
     def ready(self, submission: Submission) -> bool:
@@ -80,15 +78,15 @@ class RemoteBots:
         return self.keys.idle(label) if self.keys.knows(label) else 0
 
     def know(self, submission: Submission) -> None:
-        """Expect ``submission``'s bot (its key was just made)."""
+        """Expect ``submission``'s bot (its key was just made, or it connects)."""
         if not self.keys.knows(submission.label):
+            # Matches left: never known, for a ladder that goes on until it is stopped.
             self.keys.add(submission.label, None)
 
     def forget_ended(self) -> None:
         """End the waiting streams of submissions that will never play again."""
-        for submission in self.store.submissions():
-            ended = submission.state in (State.FAILED, State.DISABLED)
-            if submission.remote and ended and self.keys.knows(submission.label):
+        for submission in self.store.remote_submissions(State.FAILED, State.DISABLED):
+            if self.keys.knows(submission.label):
                 self.keys.set_matches_left(submission.label, 0)
 
     async def stop(self) -> None:

@@ -299,6 +299,13 @@ class ArenaStore:
         revoked = bool(row[1]) or submission.state in (State.FAILED, State.DISABLED)
         return submission, revoked
 
+    def remote_submissions(self, *states: State) -> list[Submission]:
+        """The remote submissions in one of ``states``, oldest first."""
+        marks = ", ".join("?" * len(states))
+        return self._submission_where(
+            f"s.digest LIKE '{REMOTE}%' AND s.state IN ({marks})", *(s.value for s in states)
+        )
+
     def remote_key_digest(self, number: int) -> str:
         """The digest of remote submission ``number``'s key."""
         row = self._db.execute(
