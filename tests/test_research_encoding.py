@@ -1,6 +1,7 @@
 """The research encoding: one trick worked out by hand, entry by entry, from two seats;
 and, by Hypothesis, what holds for every preset: entries inside their sections, masks that
-are the legal actions, and nothing of another seat's hidden cards in a seat's tensor."""
+are the legal actions, nothing of another seat's hidden cards in a seat's tensor, and the
+environments' caches giving what is computed afresh."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from referee.research.encoding import (
     INFORMATION_STATE_SIZE,
     OBSERVATION_SECTIONS,
     OBSERVATION_SIZE,
+    SettledCache,
     action_table,
     information_state_entries,
     legal_ids,
@@ -155,3 +157,24 @@ def test_the_layout_has_no_gap(name: str) -> None:
     assert [s.start for s in sections[1:]] == ends[:-1] and ends[-1] == INFORMATION_STATE_SIZE
     state = new_game(preset(name), "layout", deals=1)
     assert max(observation_entries(state, 0)) < OBSERVATION_SIZE
+
+
+@settings(max_examples=25, deadline=None)
+@given(name=st.sampled_from(sorted(presets())), seed=st.integers(0, 10**6))
+def test_what_the_caches_keep_gives_the_encoding_computed_afresh(name: str, seed: int) -> None:
+    """The environments' cache of the completed tricks' part gives every seat's encoding
+    as computed from nothing, whichever seats are asked when, so that several tricks may
+    end between two asks, and from one deal to the next."""
+    rules = preset(name)
+    state = new_game(rules, f"c{seed}", deals=2)
+    rng = random.Random(seed)
+    cache = SettledCache()
+    while not state.is_terminal():
+        for seat in range(rules.players):
+            if rng.random() < 0.3:
+                continue
+            observed = observation_entries(state, seat)
+            history = information_state_entries(state, seat)
+            assert observation_entries(state, seat, cache) == observed
+            assert information_state_entries(state, seat, cache) == history
+        state.apply_action(rng.choice(state.legal_actions()))

@@ -129,26 +129,39 @@ class SettledCache:
     deal goes on: an environment keeps one, so a step encodes only what changed."""
 
     def __init__(self) -> None:
-        self._by_seat: dict[int, tuple[object, int, Entries]] = {}
+        self._by_seat: dict[tuple[int, bool], tuple[object, int, Entries]] = {}
 
-    def get(self, seat: int, deal: object) -> tuple[int, Entries]:
-        """How many of ``deal``'s completed tricks are encoded for ``seat``, and their
-        entries (0 and none for a deal it has not seen)."""
-        found = self._by_seat.get(seat)
+    def get(self, seat: int, deal: object, history: bool = False) -> tuple[int, Entries]:
+        """How many of ``deal``'s completed tricks are encoded for ``seat`` (with the
+        history sections if ``history``), and their entries (0 and none for a deal it has
+        not seen)."""
+        found = self._by_seat.get((seat, history))
         if found is None or found[0] is not deal:
             return 0, {}
         return found[1], found[2]
 
-    def put(self, seat: int, deal: object, tricks: int, entries: Entries) -> None:
+    def extend(
+        self, seat: int, deal: object, history: bool, tricks: int, added: Entries
+    ) -> Entries:
+        """``deal``'s first ``tricks`` completed tricks are now encoded for ``seat``:
+        ``added`` is what the tricks after those encoded before add; the whole entries."""
+        found = self._by_seat.get((seat, history))
+        if found is None or found[0] is not deal:
+            entries = dict(added)
+        else:
+            entries = found[2]  # the cache's own: extended in place
+            entries.update(added)
         # The deal itself is held, so that its id is never another deal's.
-        self._by_seat[seat] = (deal, tricks, entries)
+        self._by_seat[(seat, history)] = (deal, tricks, entries)
+        return entries
 
 
 def observation_entries(state: AnyGame, seat: int, cache: SettledCache | None = None) -> Entries:
     """What ``seat`` knows of ``state`` now, encoded (:data:`OBSERVATION_SECTIONS`);
     ``cache`` keeps the completed tricks' part from one call to the next."""
-    out: Entries = {}
-    _observed(state, seat, out, cache)
+    live: Entries = {}
+    out = dict(_observed(state, seat, live, cache, False)[1])
+    out.update(live)
     return out
 
 
@@ -157,16 +170,67 @@ def information_state_entries(
 ) -> Entries:
     """:func:`observation_entries`, and every play and bid of the deal in order
     (:data:`HISTORY_SECTIONS`): what ``seat`` has seen, with perfect recall of the deal."""
-    out: Entries = {}
-    obs = _observed(state, seat, out, cache)
-    rel = _seating(state.rules).rel[seat]
-    plays = [(s, a) for trick, _ in obs.tricks for s, a in trick] + list(obs.trick)
-    signals = isinstance(obs, Observation)
-    for i, (s, action) in enumerate(plays):
-        at = _AT["plays"] + i * _PLAY
-        out[at + action % NUM_CARDS] = 1.0
-        out[at + NUM_CARDS + rel[s]] = 1.0
-        out[at + NUM_CARDS + MAX_SEATS + (action // NUM_CARDS if signals else 0)] = 1.0
+    live: Entries = {}
+    out = dict(_observed(state, seat, live, cache, True)[1])
+    out.update(live)
+    return out
+
+
+def _observed(
+    state: AnyGame, seat: int, out: Entries, cache: SettledCache | None, history: bool
+) -> tuple[Observation | CalabresellaObservation, Entries]:
+    """Writes into ``out`` what does not come from completed tricks; returns the
+    observation and the completed tricks' entries."""
+    obs: Observation | CalabresellaObservation = state.observation(seat)
+    rules = state.rules
+    table = _seating(rules)
+    rel = table.rel[seat]
+    tricks, trick = obs.tricks, obs.trick
+    if cache is None:
+        settled = _settled(obs, table, seat, 0, history)
+    else:
+        done, settled = cache.get(seat, state.deal, history)
+        if done != len(tricks):
+            added = _settled(obs, table, seat, done, history)
+            settled = cache.extend(seat, state.deal, history, len(tricks), added)
+    if isinstance(obs, CalabresellaObservation):
+        _calabresella(obs, rel, out)
+        captured_by: tuple[int, ...] = _calabresella_sides(obs, seat)
+    else:
+        _trick_family(obs, rel, out)
+        captured_by = table.rel_side[seat]
+    at = _AT["hand"]
+    for card in obs.hand:
+        out[at + card] = 1.0
+    at = _AT["trick"]
+    for s, action in trick:
+        out[at + rel[s] * NUM_CARDS + action % NUM_CARDS] = 1.0
+    if trick:
+        out[_AT["leader"] + rel[trick[0][0]]] = 1.0
+    if obs.current_player is not None:
+        out[_AT["to_act"] + rel[obs.current_player]] = 1.0
+    out[_AT["dealer"] + rel[obs.dealer]] = 1.0
+    for side, points in zip(captured_by, obs.captured, strict=True):
+        if points:
+            out[_AT["captured"] + side] = points / table.points
+    rel_side = table.rel_side[seat]
+    for side, points in enumerate(state.totals):
+        if points:
+            # Calabresella's totals go below 0, and far: a share of the target, clipped.
+            share = max(-1.0, min(1.0, points / rules.target))
+            out[_AT["totals"] + rel_side[side]] = share
+    if history:
+        _history(obs, rel, out)
+    return obs, settled
+
+
+def _history(
+    obs: Observation | CalabresellaObservation, rel: tuple[int, ...], out: Entries
+) -> None:
+    """The history sections but the completed tricks' plays (:func:`_settled`'s): the
+    current trick's plays, after those, and the auction."""
+    first = sum(len(plays) for plays, _ in obs.tricks)
+    _plays(out, obs.trick, first, rel, isinstance(obs, Observation))
     if isinstance(obs, CalabresellaObservation):
         if len(obs.bids) > MAX_BIDS:
             raise EncodingError(
@@ -176,7 +240,21 @@ def information_state_entries(
             at = _AT["auction"] + i * _BID
             out[at + rel[s]] = 1.0
             out[at + MAX_SEATS + bid - BID_PASS] = 1.0
-    return out
+
+
+def _plays(
+    out: Entries,
+    plays: Iterable[tuple[int, Action]],
+    first: int,
+    rel: tuple[int, ...],
+    signals: bool,
+) -> None:
+    """``plays`` as the deal's plays ``first``, ``first + 1``, ... (the ``plays`` section)."""
+    for i, (s, action) in enumerate(plays, first):
+        at = _AT["plays"] + i * _PLAY
+        out[at + action % NUM_CARDS] = 1.0
+        out[at + NUM_CARDS + rel[s]] = 1.0
+        out[at + NUM_CARDS + MAX_SEATS + (action // NUM_CARDS if signals else 0)] = 1.0
 
 
 def dense(entries: Entries, size: int) -> list[float]:
@@ -228,63 +306,22 @@ def _seating_of(rules: Rules) -> _Seating:
     )
 
 
-def _observed(
-    state: AnyGame, seat: int, out: Entries, cache: SettledCache | None
-) -> Observation | CalabresellaObservation:
-    obs: Observation | CalabresellaObservation = state.observation(seat)
-    rules = state.rules
-    table = _seating(rules)
-    rel = table.rel[seat]
-    tricks, trick = obs.tricks, obs.trick
-    done, settled = cache.get(seat, state.deal) if cache is not None else (0, {})
-    if done != len(tricks):
-        settled = _settled(obs, table, seat, done, settled)
-        if cache is not None:
-            cache.put(seat, state.deal, len(tricks), settled)
-    out.update(settled)
-    if isinstance(obs, CalabresellaObservation):
-        _calabresella(obs, rel, out)
-        captured_by: tuple[int, ...] = _calabresella_sides(obs, seat)
-    else:
-        _trick_family(obs, rel, out)
-        captured_by = table.rel_side[seat]
-    at = _AT["hand"]
-    for card in obs.hand:
-        out[at + card] = 1.0
-    at = _AT["trick"]
-    for s, action in trick:
-        out[at + rel[s] * NUM_CARDS + action % NUM_CARDS] = 1.0
-    if trick:
-        out[_AT["leader"] + rel[trick[0][0]]] = 1.0
-    if obs.current_player is not None:
-        out[_AT["to_act"] + rel[obs.current_player]] = 1.0
-    out[_AT["dealer"] + rel[obs.dealer]] = 1.0
-    for side, points in zip(captured_by, obs.captured, strict=True):
-        if points:
-            out[_AT["captured"] + side] = points / table.points
-    rel_side = table.rel_side[seat]
-    for side, points in enumerate(state.totals):
-        if points:
-            # Calabresella's totals go below 0, and far: a share of the target, clipped.
-            share = max(-1.0, min(1.0, points / rules.target))
-            out[_AT["totals"] + rel_side[side]] = share
-    return obs
-
-
 def _settled(
     obs: Observation | CalabresellaObservation,
     table: _Seating,
     seat: int,
     done: int,
-    before: Entries,
+    history: bool,
 ) -> Entries:
-    """The part of ``seat``'s encoding its deal's completed tricks make, which no later
-    action of the deal changes: ``before``, the first ``done`` tricks', and the others'."""
-    out: Entries = dict(before)
+    """What the deal's completed tricks after the first ``done`` add to ``seat``'s
+    encoding (with their plays in the history sections if ``history``); no later action of
+    the deal changes it."""
+    out: Entries = {}
     rel, other = table.rel[seat], table.other_side[seat]
     played, won = _AT["played"], _AT["won"]
     signals = _AT["signals"] if isinstance(obs, Observation) else None
-    for plays, winner in obs.tricks[done:]:
+    new = obs.tricks[done:]
+    for plays, winner in new:
         won_at = won + other[winner] * NUM_CARDS
         for s, action in plays:
             card = action % NUM_CARDS
@@ -293,6 +330,9 @@ def _settled(
             if signals is not None and action >= NUM_CARDS:
                 index = (rel[s] * SIGNALS + action // NUM_CARDS - 1) * 4 + card // 10
                 out[signals + index] = 1.0
+    if history:
+        first = sum(len(plays) for plays, _ in obs.tricks[:done])
+        _plays(out, (p for plays, _ in new for p in plays), first, rel, signals is not None)
     if obs.tricks:
         out[_AT["progress"]] = len(obs.tricks) / table.tricks
     return out
