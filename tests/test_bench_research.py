@@ -21,12 +21,13 @@ def test_the_research_bench_times_every_environment_and_rlcards() -> None:
     rates = figures["steps_per_second"]
     names = {"pettingzoo tressette (raw)", "pettingzoo tressette (wrapped)",
              "gymnasium tressette seat", "pettingzoo tressette, zero tensor (floor)",
-             "rlcard uno", "rlcard doudizhu",
+             "pettingzoo, no game (ceiling)", "rlcard uno", "rlcard doudizhu",
              "rlcard limit-holdem", "rlcard leduc-holdem"}  # fmt: skip
     assert names <= set(rates) and all(rate > 0 for rate in rates.values())
     fastest = max(v for k, v in rates.items() if k.startswith("rlcard"))
     # The rates are printed rounded to a step: the ratio agrees with them to its 2 decimals.
     assert abs(figures["ratio"] - rates["pettingzoo tressette (raw)"] / fastest) <= 0.011
+    assert abs(figures["ceiling"] - rates["pettingzoo, no game (ceiling)"] / fastest) <= 0.011
     assert figures["goal"] == 3.0 and figures["export_rows_per_second"] > 0
     assert rates["openspiel tressette apply_action"] > 0
 

@@ -16,7 +16,7 @@ import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -27,6 +27,10 @@ GOAL = 3.0
 """Tavolo's PettingZoo Tressette over RLCard's fastest card game: at least this."""
 RLCARD_GAMES = ("uno", "doudizhu", "limit-holdem", "leduc-holdem")
 """RLCard's card games that are timed (its fastest decides the goal)."""
+
+
+CEILING = "pettingzoo, no game (ceiling)"
+"""The row of :func:`ceiling_loop`."""
 
 
 @dataclass(frozen=True)
@@ -79,7 +83,64 @@ def pettingzoo_loop(game: str, *, wrapped: bool, floor: bool = False) -> Loop:
             mask = action_mask(self.state, self.seat(agent))
             return {"observation": self.zeros.copy(), "action_mask": mask}
 
-    table: Any = Floor(game) if floor else env(game) if wrapped else raw_env(game)
+    return _aec_loop(Floor(game) if floor else env(game) if wrapped else raw_env(game))
+
+
+def ceiling_loop(game: str) -> Loop:
+    """Random legal play of a PettingZoo environment with no game in it (:class:`NoGame`):
+    the most any PettingZoo environment can make in this loop."""
+    return _aec_loop(no_game(game))
+
+
+def no_game(game: str) -> Any:
+    """An AEC environment shaped as Tavolo's ``game`` that plays nothing: its agents take
+    turns, each observing a copy of one tensor and one mask (ten legal ids), and an episode
+    ends after 40 steps with no reward; PettingZoo's bookkeeping as Tavolo's own."""
+    from pettingzoo import AECEnv
+    from pettingzoo.utils import AgentSelector
+
+    from referee.research.encoding import OBSERVATION_SIZE, num_actions
+
+    rules = preset(game)
+
+    class NoGame(AECEnv):  # type: ignore[misc]  # PettingZoo is not typed
+        metadata: ClassVar[dict[str, Any]] = {"name": "no_game_v0"}
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.possible_agents = [f"player_{seat}" for seat in range(rules.players)]
+            self.tensor = np.zeros(OBSERVATION_SIZE, np.float32)
+            self.mask = np.zeros(num_actions(rules.game), np.int8)
+            self.mask[:10] = 1
+            self.steps = 0
+
+        def observe(self, agent: str) -> dict[str, Any]:
+            return {"observation": self.tensor.copy(), "action_mask": self.mask.copy()}
+
+        def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+            self.agents = self.possible_agents[:]
+            self.rewards = dict.fromkeys(self.agents, 0.0)
+            self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+            self.terminations = dict.fromkeys(self.agents, False)
+            self.truncations = dict.fromkeys(self.agents, False)
+            self.infos: dict[str, dict[str, Any]] = {agent: {} for agent in self.agents}
+            self._selector = AgentSelector(self.agents)
+            self.agent_selection = self._selector.next()
+            self.steps = 0
+
+        def step(self, action: int) -> None:
+            self._clear_rewards()
+            self.steps += 1
+            if self.steps == 40:
+                self.terminations = dict.fromkeys(self.agents, True)
+            else:
+                self.agent_selection = self._selector.next()
+            self._accumulate_rewards()
+
+    return NoGame()
+
+
+def _aec_loop(table: Any) -> Loop:
     table.reset(seed=1)
     rng = np.random.default_rng(0)
 
@@ -191,6 +252,12 @@ class ResearchBench:
         fastest = max(r.steps_per_second for r in self.rlcard)
         return self.tavolo[index].steps_per_second / fastest
 
+    def ceiling(self) -> float | None:
+        """The environment with no game (:func:`no_game`) over RLCard's fastest: no
+        PettingZoo environment's ratio in this loop goes above it; None without RLCard."""
+        index = next(i for i, r in enumerate(self.tavolo) if r.name == CEILING)
+        return self.ratio(index)
+
 
 def bench_research(game: str, seconds: float, rounds: int) -> ResearchBench:
     """Time every environment on one core."""
@@ -205,6 +272,7 @@ def bench_research(game: str, seconds: float, rounds: int) -> ResearchBench:
             seconds,
             rounds,
         ),
+        timed(CEILING, ceiling_loop(game), seconds, rounds),
     ]
     missing = []
     spiel = openspiel_loop(game)
