@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from importlib.machinery import ModuleSpec, PathFinder
 from pathlib import Path
 
-from referee.sandbox.bwrap import SandboxMode, under_runtime
+from referee.sandbox.bwrap import PATH_INSIDE, SandboxMode, under_runtime
 
 BUILT_IN_BOTS = {
     "random": "tavolo_bot.bots.random",
@@ -114,6 +114,8 @@ class Entry:
     bot (:func:`referee.sandbox.seccomp.seccomp_program`)."""
     python: PythonTarget | None = None
     """A ``py:`` entry's function or bot, which its command plays with the SDK."""
+    program_on_path: bool = False
+    """Its program was named bare (``python3``) and found on PATH: the machine's."""
 
 
 def built_in_bot(entry: Entry) -> str | None:
@@ -156,10 +158,13 @@ def parse_entry(text: str, *, folder: Path | None = None) -> Entry:
             raise EntryError(f"entry {text!r}: bad command line ({exc})") from None
         if not argv:
             raise EntryError(f"entry {text!r}: the command is empty")
-        _check_program(argv[0], None, f"entry {text!r}")
-        argv = absolute_paths(argv)
+        program = _check_program(argv[0], None, f"entry {text!r}")
+        on_path = "/" not in argv[0]
+        argv = (program, *absolute_paths(argv)[1:])
         name = check_name(Path(argv[0]).name, f"entry {printable(text)!r}")
-        return Entry(name, command=argv, read_only=tuple(program_paths(argv)))
+        return Entry(
+            name, command=argv, read_only=tuple(program_paths(argv)), program_on_path=on_path
+        )
     if text.startswith("py:"):
         return python_entry(text, Path.cwd() if folder is None else folder)
     if text.endswith(".toml"):
@@ -418,7 +423,8 @@ def load_manifest(path: Path, *, allow: tuple[str | Path, ...] = ()) -> Entry:
         values[key] = value
     # Paths start from the manifest's folder, as a cmd: line's start where it was typed.
     program = _check_program(argv[0], base, f"{path}: key 'command'")
-    if "/" in program and not under_runtime(program) and not _same_file(program, sys.executable):
+    # A program named by a path is held to the manifest's folder; one found on PATH is not.
+    if "/" in argv[0] and not under_runtime(program) and not _same_file(program, sys.executable):
         contain("command", argv[0], program)
     written = argv
     argv = (program, *(_from_folder(arg, base) for arg in argv[1:]))
@@ -452,6 +458,7 @@ def load_manifest(path: Path, *, allow: tuple[str | Path, ...] = ()) -> Entry:
         read_only=(str(base), str(cwd), *program_paths(argv), *extra),
         sandbox=None if sandbox is None else SandboxMode(sandbox),
         manifest=str(path.resolve()),
+        program_on_path="/" not in written[0],
     )
 
 
@@ -469,8 +476,9 @@ def _from_folder(arg: str, base: Path) -> str:
 
 
 def _check_program(program: str, folder: Path | None, where: str) -> str:
-    """The program to run, made absolute (from ``folder`` if given) when it is a relative
-    path; it must exist."""
+    """The program to run: a relative path made absolute (from ``folder`` if given); a
+    bare name as found on this PATH, absolute where a sandbox's PATH would find another
+    program or none and it is no script. It must exist."""
     if "/" in program:
         path = Path(program)
         if not path.is_absolute() and folder is not None:
@@ -479,9 +487,25 @@ def _check_program(program: str, folder: Path | None, where: str) -> str:
             raise EntryError(f"{where}: program {program!r} not found")
         # abspath, not resolve: a virtualenv's python is a symlink that must stay one.
         return os.path.abspath(path)
-    if shutil.which(program) is None:
+    found = shutil.which(program)
+    if found is None:
         raise EntryError(f"{where}: program {program!r} not found on PATH")
-    return program
+    # The bot runs the program found here. A sandbox's PATH is the system's alone: there
+    # "python" of a virtualenv is the system's, without its packages, or nothing at all.
+    # But a script found here (a shim of pyenv or asdf) picks its program by settings
+    # no sandbox has: the sandbox's own is run then.
+    if shutil.which(program, path=PATH_INSIDE) == found or _is_script(found):
+        return program
+    return os.path.abspath(found)
+
+
+def _is_script(path: str) -> bool:
+    """Whether ``path`` (links followed) starts with ``#!``."""
+    try:
+        with open(path, "rb") as file:
+            return file.read(2) == b"#!"
+    except OSError:
+        return False
 
 
 def absolute_paths(argv: tuple[str, ...]) -> tuple[str, ...]:
@@ -565,7 +589,8 @@ def program_files(entry: Entry) -> list[str]:
         files = [p for part in parts for p in sorted((referee / part).rglob("*.py"))]
         return [*map(str, files), str(sdk / "bots" / "heuristic.py")]
     out = [entry.manifest] if entry.manifest is not None else []
-    named = [a for a in entry.command if os.path.isabs(a) and os.path.isfile(a)]
+    named_by_entry = entry.command[1:] if entry.program_on_path else entry.command
+    named = [a for a in named_by_entry if os.path.isabs(a) and os.path.isfile(a)]
     return out + [a for a in named if a not in out]
 
 

@@ -7,12 +7,13 @@ commands run from another working directory, where a path left relative finds no
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
 import pytest
 
-from referee.entries import EntryError, load_manifest, parse_entry
+from referee.entries import EntryError, load_manifest, parse_entry, program_files
 from referee.records import verify_file
 from tests.sandboxing import require_sandbox
 from tests.test_cli import tavolo
@@ -217,3 +218,45 @@ def test_an_unconfined_manifest_is_not_held_to_its_folder(tmp_path: Path) -> Non
     body = 'command = ["python3", "../event/evil.py"]\nsandbox = "off"'
     entry = load_manifest(_escaping(tmp_path, body))
     assert entry.command[1] == str(tmp_path / "event" / "evil.py")
+
+
+def test_a_program_named_bare_is_the_one_found_here(
+    tmp_path: Path, elsewhere: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/bots.md's manifests say ``python``: the one on the PATH where tavolo runs (here
+    this virtualenv's), which the sandbox, with a PATH of its own, would not find (or
+    would find another, without Tavolo's packages)."""
+    require_sandbox()
+    bin_folder = Path(sys.executable).parent
+    assert (bin_folder / "python").exists()
+    monkeypatch.setenv("PATH", f"{bin_folder}{os.pathsep}{os.environ.get('PATH', '')}")
+    manifest = tmp_path / "pimc-fast.toml"
+    command = ["python", "-m", "referee.bots.pimc", "--worlds", "4", "--ms-per-decision", "0"]
+    manifest.write_text(f'name = "pimc-fast"\ncommand = {json.dumps(command)}\n', "utf-8")
+    entry = load_manifest(manifest)
+    assert entry.command[0] == str(bin_folder / "python")
+    assert program_files(entry) == [str(manifest)]  # the interpreter is the machine's
+    record = tmp_path / "m.jsonl"
+    result = tavolo(
+        "play", manifest, "cmd:python -m tavolo_bot.bots.random", "--seed", "bare", "--deals", "1",
+        "--quiet", "--record", record,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "incident" not in result.stdout
+    assert [o.termination.value for o in verify_file(record).outcomes] == ["deals_played"] * 2
+
+
+def test_a_shim_found_on_path_leaves_the_program_to_the_sandboxs_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pyenv's and asdf's ``python3`` are scripts that pick a program by settings no sandbox
+    has: a manifest's bare ``python3`` is then the sandbox's own, as it always was."""
+    shims = tmp_path / "shims"
+    shims.mkdir()
+    (shims / "python3").write_text('#!/bin/sh\nexec pyenv exec python3 "$@"\n', "utf-8")
+    (shims / "python3").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{shims}{os.pathsep}{os.environ.get('PATH', '')}")
+    manifest = tmp_path / "bot.toml"
+    manifest.write_text('name = "bot"\ncommand = ["python3", "-m", "bot"]\n', "utf-8")
+    assert load_manifest(manifest).command[0] == "python3"
+    assert parse_entry("cmd:python3 -m bot").command[0] == "python3"

@@ -20,6 +20,7 @@ from referee.match.match import Match
 from referee.match_maker import LocalMatchMaker
 from referee.records import verify_file, verify_lines, without_think_times
 from referee.sandbox.bot_process import start_bot
+from referee.sandbox.bwrap import PATH_INSIDE
 from referee.sandbox.probe import sandbox_problem
 from referee.service.server import start_referee
 from tavolo_bot.proto import referee_pb2 as pb
@@ -496,5 +497,7 @@ def test_cmd_entry_paths_are_made_absolute(tmp_path: Path, monkeypatch: pytest.M
     """A bot runs in its own folder: a script named relative to here must still be found."""
     (tmp_path / "mybot.py").write_text("", encoding="utf-8")
     monkeypatch.chdir(tmp_path)
+    # The system's PATH, a sandbox's: its python3 is the one a sandbox finds, so it stays bare.
+    monkeypatch.setenv("PATH", PATH_INSIDE)
     entry = parse_entry("cmd:python3 mybot.py --level 3 missing.txt")
     assert entry.command == ("python3", str(tmp_path / "mybot.py"), "--level", "3", "missing.txt")
