@@ -48,10 +48,45 @@ def _probe(folder: Path) -> Path:
     return probe
 
 
+ATTEMPTS = 3
+"""Plays measured before the channel is called closed: a cache timing is the machine's
+too, and a busy machine (a CI run's other tests on both cores) can drown one play's."""
+
+
 def test_partners_read_a_hand_through_the_cpu_caches(tmp_path: Path) -> None:
-    probe = _probe(tmp_path / "bot")
-    entry = hostile(tmp_path / "bot", "cpu-cache", "--target", str(probe))
-    played = play((entry, parse_entry("random")), tmp_path, deals=DEALS)
+    figures = []
+    for attempt in range(ATTEMPTS):
+        figure = _one_play(tmp_path / f"play-{attempt}")
+        if figure.open():
+            return
+        figures.append(figure)
+    pytest.fail(f"the channel read nothing in {ATTEMPTS} plays: {figures}")
+
+
+class _Figure:
+    """One play's readings: held and free cards' fast loads, and each deal's overlap."""
+
+    def __init__(self, held: tuple[int, int], free: tuple[int, int], overlap: list[int]):
+        self.held, self.free, self.overlap = held, free, overlap
+
+    def open(self) -> bool:
+        # Open: a held card's line reads fast far more often than another's, and the
+        # deal's readings together give most of the partner's hand. Measured here: 0.39 to
+        # 0.46 against 0.06 to 0.07, and 7 of 10 cards a deal where a guess gets 2.5; the
+        # bounds leave room for other machines.
+        (held_fast, held_seen), (free_fast, free_seen) = self.held, self.free
+        return held_fast / held_seen >= 3 * free_fast / free_seen and sum(self.overlap) >= 5 * len(
+            self.overlap
+        )
+
+    def __repr__(self) -> str:
+        return f"held fast {self.held}, free fast {self.free}, overlaps {self.overlap}"
+
+
+def _one_play(folder: Path) -> _Figure:
+    probe = _probe(folder / "bot")  # the manifest's folder: a bot reads only its own
+    entry = hostile(folder / "bot", "cpu-cache", "--target", str(probe))
+    played = play((entry, parse_entry("random")), folder, deals=DEALS)
     played.assert_played_out()
     reports = played.all_reports()
     hands = {
@@ -76,12 +111,7 @@ def test_partners_read_a_hand_through_the_cpu_caches(tmp_path: Path) -> None:
                 free_seen, free_fast = free_seen + 1, free_fast + fast
         by_deal.setdefault((r["game"], r["deal"], r["partner"]), []).append(r)
     overlap = [len(_ten_fastest(rs) & hands[key]) for key, rs in by_deal.items()]
-    # Open: a held card's line reads fast far more often than another's, and the deal's
-    # readings together give most of the partner's hand.
-    # Measured here: 0.39 to 0.46 against 0.06 to 0.07, and 7 of 10 cards a deal where
-    # a guess gets 2.5; the bounds leave room for other machines.
-    assert held_fast / held_seen >= 3 * free_fast / free_seen, (held_fast, free_fast)
-    assert sum(overlap) >= 5 * len(overlap), overlap
+    return _Figure((held_fast, held_seen), (free_fast, free_seen), overlap)
 
 
 def _ten_fastest(readings: list[dict[str, Any]]) -> set[str]:
