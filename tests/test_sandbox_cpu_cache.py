@@ -8,7 +8,10 @@ the cache for the next decision. ``clflush`` and ``rdtscp`` are instructions, no
 calls: no seccomp filter sees them.
 
 This test pins the figure docs/security.md gives. It needs x86-64 and a C compiler for
-the timer (tests/bots/cache_probe.c); elsewhere it is skipped.
+the timer (tests/bots/cache_probe.c); elsewhere it is skipped. It is skipped too, saying
+so with its figures, where lines of cards nobody holds load fast as often as held ones:
+another process (another tenant of a virtual machine's host) keeps libc's lines in the
+shared cache, and there the reading measures that, not the partner.
 """
 
 from __future__ import annotations
@@ -49,6 +52,9 @@ def _probe(folder: Path) -> Path:
 
 
 ATTEMPTS = 3
+DROWNED = 0.1
+"""Free cards' lines loading fast this often (half again as often as measured quiet): the
+cache is others' (:meth:`_Figure.drowned`)."""
 """Plays measured before the channel is called closed: a cache timing is the machine's
 too, and a busy machine (a CI run's other tests on both cores) can drown one play's."""
 
@@ -60,6 +66,9 @@ def test_partners_read_a_hand_through_the_cpu_caches(tmp_path: Path) -> None:
         if figure.open():
             return
         figures.append(figure)
+    if all(f.drowned() for f in figures):
+        # Not this test's to judge: lines of cards nobody holds were cached by others.
+        pytest.skip(f"other processes keep libc's lines cached here: {figures}")
     pytest.fail(f"the channel read nothing in {ATTEMPTS} plays: {figures}")
 
 
@@ -78,6 +87,13 @@ class _Figure:
         return held_fast / held_seen >= 3 * free_fast / free_seen and sum(self.overlap) >= 5 * len(
             self.overlap
         )
+
+    def drowned(self) -> bool:
+        """Whether lines of cards nobody at the table holds loaded fast often (measured
+        quiet: 0.06 to 0.07): another process on the host keeps libc's lines in the shared
+        cache, and the reading measures it, not the partner (a busy CI machine: 0.42)."""
+        free_fast, free_seen = self.free
+        return free_fast / free_seen > DROWNED
 
     def __repr__(self) -> str:
         return f"held fast {self.held}, free fast {self.free}, overlaps {self.overlap}"
