@@ -160,7 +160,7 @@ def observation_entries(state: AnyGame, seat: int, cache: SettledCache | None = 
     """What ``seat`` knows of ``state`` now, encoded (:data:`OBSERVATION_SECTIONS`);
     ``cache`` keeps the completed tricks' part from one call to the next."""
     live: Entries = {}
-    out = dict(_observed(state, seat, live, cache, False)[1])
+    out = dict(_observed(state, seat, live, cache, False))
     out.update(live)
     return out
 
@@ -171,16 +171,16 @@ def information_state_entries(
     """:func:`observation_entries`, and every play and bid of the deal in order
     (:data:`HISTORY_SECTIONS`): what ``seat`` has seen, with perfect recall of the deal."""
     live: Entries = {}
-    out = dict(_observed(state, seat, live, cache, True)[1])
+    out = dict(_observed(state, seat, live, cache, True))
     out.update(live)
     return out
 
 
 def _observed(
     state: AnyGame, seat: int, out: Entries, cache: SettledCache | None, history: bool
-) -> tuple[Observation | CalabresellaObservation, Entries]:
+) -> Entries:
     """Writes into ``out`` what does not come from completed tricks; returns the
-    observation and the completed tricks' entries."""
+    completed tricks' entries."""
     obs: Observation | CalabresellaObservation = state.observation(seat)
     rules = state.rules
     table = _seating(rules)
@@ -221,7 +221,7 @@ def _observed(
             out[_AT["totals"] + rel_side[side]] = share
     if history:
         _history(obs, rel, out)
-    return obs, settled
+    return settled
 
 
 def _history(
