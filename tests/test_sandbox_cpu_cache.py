@@ -20,6 +20,7 @@ import platform
 import shutil
 import statistics
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -52,11 +53,11 @@ def _probe(folder: Path) -> Path:
 
 
 ATTEMPTS = 3
+"""Plays measured before the channel is called closed: a cache timing is the machine's
+too, and a busy machine (a CI run's other tests on both cores) can drown one play's."""
 DROWNED = 0.1
 """Free cards' lines loading fast this often (half again as often as measured quiet): the
 cache is others' (:meth:`_Figure.drowned`)."""
-"""Plays measured before the channel is called closed: a cache timing is the machine's
-too, and a busy machine (a CI run's other tests on both cores) can drown one play's."""
 
 
 def test_partners_read_a_hand_through_the_cpu_caches(tmp_path: Path) -> None:
@@ -72,11 +73,14 @@ def test_partners_read_a_hand_through_the_cpu_caches(tmp_path: Path) -> None:
     pytest.fail(f"the channel read nothing in {ATTEMPTS} plays: {figures}")
 
 
+@dataclass(frozen=True)
 class _Figure:
-    """One play's readings: held and free cards' fast loads, and each deal's overlap."""
+    """One play's readings: held and free cards' fast loads (fast, seen), and each deal's
+    overlap."""
 
-    def __init__(self, held: tuple[int, int], free: tuple[int, int], overlap: list[int]):
-        self.held, self.free, self.overlap = held, free, overlap
+    held: tuple[int, int]
+    free: tuple[int, int]
+    overlap: list[int]
 
     def open(self) -> bool:
         # Open: a held card's line reads fast far more often than another's, and the
@@ -84,9 +88,8 @@ class _Figure:
         # 0.46 against 0.06 to 0.07, and 7 of 10 cards a deal where a guess gets 2.5; the
         # bounds leave room for other machines.
         (held_fast, held_seen), (free_fast, free_seen) = self.held, self.free
-        return held_fast / held_seen >= 3 * free_fast / free_seen and sum(self.overlap) >= 5 * len(
-            self.overlap
-        )
+        apart = held_fast / held_seen >= 3 * free_fast / free_seen
+        return apart and sum(self.overlap) >= 5 * len(self.overlap)
 
     def drowned(self) -> bool:
         """Whether lines of cards nobody at the table holds loaded fast often (measured
@@ -94,9 +97,6 @@ class _Figure:
         cache, and the reading measures it, not the partner (a busy CI machine: 0.42)."""
         free_fast, free_seen = self.free
         return free_fast / free_seen > DROWNED
-
-    def __repr__(self) -> str:
-        return f"held fast {self.held}, free fast {self.free}, overlaps {self.overlap}"
 
 
 def _one_play(folder: Path) -> _Figure:
